@@ -1,0 +1,125 @@
+import CZlib
+
+// The one file of this module that calls zlib.
+
+/// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
+public final class ZlibDeflater {
+  private let stream: UnsafeMutablePointer<z_stream>
+  private var output = [UInt8](repeating: 0, count: 256 * 1024)
+
+  /// - Parameter level: 0 (store) to 9 (best); -1 is zlib's default (6).
+  public init(level: Int32) {
+    stream = .allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    let status = pkgtool_deflateInit2(stream, level, 15)
+    precondition(status == Z_OK, "deflateInit2 failed: \(status)")
+  }
+
+  deinit {
+    deflateEnd(stream)
+    stream.deinitialize(count: 1)
+    stream.deallocate()
+  }
+
+  /// Compresses `input`; with `finish`, ends the stream. Output goes to `sink` as it is made.
+  public func deflate(
+    _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    stream.pointee.next_in = UnsafeMutablePointer(
+      mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = uInt(input.count)
+    let flush = finish ? Z_FINISH : Z_NO_FLUSH
+    while true {
+      let (status, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
+        stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(out.count)
+        let status = CZlib.deflate(stream, flush)
+        return (status, out.count - Int(stream.pointee.avail_out))
+      }
+      if produced > 0 {
+        try output.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<produced])) }
+      }
+      if status == Z_STREAM_END { return }
+      guard status == Z_OK || status == Z_BUF_ERROR else {
+        preconditionFailure("deflate failed: \(status)")
+      }
+      if !finish && stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return }
+    }
+  }
+
+  /// Compresses a whole buffer into a new array.
+  public static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {
+    let deflater = ZlibDeflater(level: level)
+    var out: [UInt8] = []
+    bytes.withUnsafeBytes { raw in
+      try! deflater.deflate(raw, finish: true) { out.append(contentsOf: $0) }
+    }
+    return out
+  }
+}
+
+/// A zlib or gzip decompressor that streams and stops at the end of the first stream.
+public final class ZlibInflater {
+  private let stream: UnsafeMutablePointer<z_stream>
+  private var output = [UInt8](repeating: 0, count: 256 * 1024)
+  /// True once the compressed stream has ended.
+  public private(set) var finished = false
+
+  public init() {
+    stream = .allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    // 15 + 32: accept a zlib or a gzip header.
+    let status = pkgtool_inflateInit2(stream, 15 + 32)
+    precondition(status == Z_OK, "inflateInit2 failed: \(status)")
+  }
+
+  deinit {
+    inflateEnd(stream)
+    stream.deinitialize(count: 1)
+    stream.deallocate()
+  }
+
+  /// Total bytes consumed so far.
+  public var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
+
+  /// Decompresses `input`. Output goes to `sink`; returns how many input bytes were used (fewer
+  /// than given only when the stream ended). Throws a message when the data is not valid.
+  public func inflate(
+    _ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> Int {
+    guard !finished else { return 0 }
+    stream.pointee.next_in = UnsafeMutablePointer(
+      mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = uInt(input.count)
+    while true {
+      let (status, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
+        stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(out.count)
+        let status = CZlib.inflate(stream, Z_NO_FLUSH)
+        return (status, out.count - Int(stream.pointee.avail_out))
+      }
+      if produced > 0 {
+        try output.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<produced])) }
+      }
+      switch status {
+      case Z_STREAM_END:
+        finished = true
+        return input.count - Int(stream.pointee.avail_in)
+      case Z_OK:
+        if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return input.count }
+      case Z_BUF_ERROR:
+        // No progress possible: all input used (or none given).
+        return input.count - Int(stream.pointee.avail_in)
+      default:
+        let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
+        throw ZlibError(message: message)
+      }
+    }
+  }
+}
+
+/// A zlib failure, with zlib's own message.
+public struct ZlibError: Error, CustomStringConvertible {
+  public var message: String
+  public var description: String { message }
+}

@@ -1,0 +1,55 @@
+/// Standard base64 (RFC 4648) for names the TOC stores with `enctype="base64"`.
+enum Base64 {
+  private static let alphabet = Array(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  static func encode(_ bytes: [UInt8]) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var i = 0
+    while i < bytes.count {
+      let b0 = UInt32(bytes[i])
+      let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
+      let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
+      let v = b0 << 16 | b1 << 8 | b2
+      out.append(alphabet[Int(v >> 18 & 63)])
+      out.append(alphabet[Int(v >> 12 & 63)])
+      out.append(i + 1 < bytes.count ? alphabet[Int(v >> 6 & 63)] : UInt8(ascii: "="))
+      out.append(i + 2 < bytes.count ? alphabet[Int(v & 63)] : UInt8(ascii: "="))
+      i += 3
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Decodes, ignoring whitespace; nil if anything else is not base64.
+  static func decode(_ text: String) -> [UInt8]? {
+    var values: [UInt8] = []
+    var padding = 0
+    for c in text.utf8 {
+      switch c {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): values.append(c - 65)
+      case UInt8(ascii: "a")...UInt8(ascii: "z"): values.append(c - 97 + 26)
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - 48 + 52)
+      case UInt8(ascii: "+"): values.append(62)
+      case UInt8(ascii: "/"): values.append(63)
+      case UInt8(ascii: "="): padding += 1
+      case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+      default: return nil
+      }
+      if padding > 0 && c != UInt8(ascii: "=") { return nil }
+    }
+    guard (values.count + padding) % 4 == 0, padding <= 2 else { return nil }
+    var out: [UInt8] = []
+    var i = 0
+    while i + 1 < values.count {
+      let chunk = values[i..<min(i + 4, values.count)]
+      var v: UInt32 = 0
+      for (k, x) in chunk.enumerated() { v |= UInt32(x) << (18 - 6 * k) }
+      out.append(UInt8(v >> 16 & 255))
+      if chunk.count > 2 { out.append(UInt8(v >> 8 & 255)) }
+      if chunk.count > 3 { out.append(UInt8(v & 255)) }
+      i += 4
+    }
+    return out
+  }
+}

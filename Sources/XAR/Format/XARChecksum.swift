@@ -1,0 +1,169 @@
+import Crypto
+
+/// A hash algorithm XAR names in `style` attributes and in the header.
+public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
+  case none
+  case sha1
+  case md5
+  case sha256
+  case sha512
+
+  /// Recognizes a `style` attribute value (`sha1`, `SHA1`, `md5`, `sha256`, `sha512`).
+  public init?(styleName: String) {
+    switch styleName.lowercased() {
+    case "none": self = .none
+    case "sha1", "sha-1": self = .sha1
+    case "md5": self = .md5
+    case "sha256", "sha-256": self = .sha256
+    case "sha512", "sha-512": self = .sha512
+    default: return nil
+    }
+  }
+
+  /// The name written in `style` attributes.
+  public var styleName: String { rawValue }
+
+  /// The code in the header's checksum field.
+  var headerCode: UInt32 {
+    switch self {
+    case .none: return 0
+    case .sha1: return 1
+    case .md5: return 2
+    case .sha256, .sha512: return 3
+    }
+  }
+
+  /// The digest size in bytes.
+  public var digestSize: Int {
+    switch self {
+    case .none: return 0
+    case .sha1: return 20
+    case .md5: return 16
+    case .sha256: return 32
+    case .sha512: return 64
+    }
+  }
+}
+
+/// A digest with the algorithm that produced it.
+public struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertible {
+  public var algorithm: XARChecksumAlgorithm
+  public var digest: [UInt8]
+
+  public init(algorithm: XARChecksumAlgorithm, digest: [UInt8]) {
+    self.algorithm = algorithm
+    self.digest = digest
+  }
+
+  /// Parses a hex digest as found in the TOC; nil if it is not hex of the right length.
+  public init?(algorithm: XARChecksumAlgorithm, hex: String) {
+    let text = hex.trimmingASCIIWhitespace()
+    guard text.utf8.count == algorithm.digestSize * 2 else { return nil }
+    var digest: [UInt8] = []
+    digest.reserveCapacity(algorithm.digestSize)
+    var high: UInt8? = nil
+    for byte in text.utf8 {
+      guard let nibble = hexValue(byte) else { return nil }
+      if let h = high {
+        digest.append(h << 4 | nibble)
+        high = nil
+      } else {
+        high = nibble
+      }
+    }
+    self.init(algorithm: algorithm, digest: digest)
+  }
+
+  /// The digest in lower-case hex.
+  public var hex: String { hexString(digest) }
+
+  public var description: String { "\(algorithm.styleName):\(hex)" }
+}
+
+/// An incremental hasher for any ``XARChecksumAlgorithm``.
+public struct XARHasher {
+  private enum State {
+    case none
+    case sha1(Insecure.SHA1)
+    case md5(Insecure.MD5)
+    case sha256(SHA256)
+    case sha512(SHA512)
+  }
+  private var state: State
+  public let algorithm: XARChecksumAlgorithm
+
+  public init(_ algorithm: XARChecksumAlgorithm) {
+    self.algorithm = algorithm
+    switch algorithm {
+    case .none: state = .none
+    case .sha1: state = .sha1(Insecure.SHA1())
+    case .md5: state = .md5(Insecure.MD5())
+    case .sha256: state = .sha256(SHA256())
+    case .sha512: state = .sha512(SHA512())
+    }
+  }
+
+  public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    switch state {
+    case .none: break
+    case .sha1(var h):
+      h.update(bufferPointer: bytes)
+      state = .sha1(h)
+    case .md5(var h):
+      h.update(bufferPointer: bytes)
+      state = .md5(h)
+    case .sha256(var h):
+      h.update(bufferPointer: bytes)
+      state = .sha256(h)
+    case .sha512(var h):
+      h.update(bufferPointer: bytes)
+      state = .sha512(h)
+    }
+  }
+
+  public mutating func update(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { update($0) }
+  }
+
+  public func finalize() -> XARChecksum {
+    let digest: [UInt8]
+    switch state {
+    case .none: digest = []
+    case .sha1(let h): digest = Array(h.finalize())
+    case .md5(let h): digest = Array(h.finalize())
+    case .sha256(let h): digest = Array(h.finalize())
+    case .sha512(let h): digest = Array(h.finalize())
+    }
+    return XARChecksum(algorithm: algorithm, digest: digest)
+  }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+  switch byte {
+  case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+  case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+  case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+  default: return nil
+  }
+}
+
+/// Lower-case hex of `bytes`.
+public func hexString(_ bytes: [UInt8]) -> String {
+  let digits = Array("0123456789abcdef".utf8)
+  var out = [UInt8]()
+  out.reserveCapacity(bytes.count * 2)
+  for b in bytes {
+    out.append(digits[Int(b >> 4)])
+    out.append(digits[Int(b & 15)])
+  }
+  return String(decoding: out, as: UTF8.self)
+}
+
+extension String {
+  func trimmingASCIIWhitespace() -> String {
+    let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
+    guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
+    let last = lastIndex(where: { !isSpace($0) })!
+    return String(self[first...last])
+  }
+}

@@ -1,0 +1,157 @@
+/// What kind of file system object a TOC `<file>` describes.
+public enum XAREntryKind: Equatable, Hashable, Sendable {
+  case file
+  case directory
+  case symlink
+  /// A second name for a file stored earlier; see ``XAREntry/hardLinkTarget``.
+  case hardLink
+  case fifo
+  case characterDevice
+  case blockDevice
+  case socket
+  /// A `<type>` this reader does not know, kept verbatim.
+  case unknown(String)
+
+  /// The name used in `<type>`.
+  public var typeName: String {
+    switch self {
+    case .file: return "file"
+    case .directory: return "directory"
+    case .symlink: return "symlink"
+    case .hardLink: return "hardlink"
+    case .fifo: return "fifo"
+    case .characterDevice: return "character special"
+    case .blockDevice: return "block special"
+    case .socket: return "socket"
+    case .unknown(let name): return name
+    }
+  }
+
+  init(typeName: String) {
+    switch typeName {
+    case "file": self = .file
+    case "directory": self = .directory
+    case "symlink": self = .symlink
+    case "hardlink": self = .hardLink
+    case "fifo": self = .fifo
+    case "character special": self = .characterDevice
+    case "block special": self = .blockDevice
+    case "socket": self = .socket
+    default: self = .unknown(typeName)
+    }
+  }
+}
+
+/// How a file's bytes are stored in the heap.
+public enum XAREncoding: Equatable, Hashable, Sendable {
+  /// Stored as they are (`application/octet-stream`).
+  case none
+  /// A zlib stream (`application/x-gzip`, despite the name).
+  case gzip
+  /// `application/x-bzip2`.
+  case bzip2
+  /// `application/x-xz`.
+  case xz
+  /// `application/x-lzma`.
+  case lzma
+  /// A style this reader cannot decode, kept verbatim.
+  case unknown(String)
+
+  /// The MIME-like name written in `<encoding style="…">`.
+  public var style: String {
+    switch self {
+    case .none: return "application/octet-stream"
+    case .gzip: return "application/x-gzip"
+    case .bzip2: return "application/x-bzip2"
+    case .xz: return "application/x-xz"
+    case .lzma: return "application/x-lzma"
+    case .unknown(let s): return s
+    }
+  }
+
+  init(style: String) {
+    switch style {
+    case "application/octet-stream", "": self = .none
+    case "application/x-gzip", "application/zlib", "application/x-zlib": self = .gzip
+    case "application/x-bzip2": self = .bzip2
+    case "application/x-xz": self = .xz
+    case "application/x-lzma": self = .lzma
+    default: self = .unknown(style)
+    }
+  }
+}
+
+/// Where a file's bytes are in the heap and how to check them.
+public struct XARData: Equatable, Hashable, Sendable {
+  /// Offset from the start of the heap.
+  public var offset: UInt64
+  /// Stored (possibly compressed) length.
+  public var length: UInt64
+  /// Length once decoded: the file's size.
+  public var size: UInt64
+  public var encoding: XAREncoding
+  /// Checksum of the stored bytes.
+  public var archivedChecksum: XARChecksum?
+  /// Checksum of the decoded bytes.
+  public var extractedChecksum: XARChecksum?
+
+  public init(
+    offset: UInt64, length: UInt64, size: UInt64, encoding: XAREncoding,
+    archivedChecksum: XARChecksum?, extractedChecksum: XARChecksum?
+  ) {
+    self.offset = offset
+    self.length = length
+    self.size = size
+    self.encoding = encoding
+    self.archivedChecksum = archivedChecksum
+    self.extractedChecksum = extractedChecksum
+  }
+}
+
+/// One `<file>` of a TOC, with its full path.
+public struct XAREntry: Equatable, Sendable {
+  /// The TOC's `id` attribute.
+  public var id: String
+  /// Names from the root down, joined with `/`. Names are never empty and never hold `/` or NUL.
+  public var path: String
+  public var kind: XAREntryKind
+  /// Permission bits, as in `<mode>` (octal in the TOC); nil if the TOC has none.
+  public var mode: UInt32?
+  public var uid: UInt64?
+  public var gid: UInt64?
+  public var user: String?
+  public var group: String?
+  public var mtime: XARTimestamp?
+  /// A symlink's target, verbatim.
+  public var linkTarget: String?
+  /// For ``XAREntryKind/hardLink``: the path of the entry that holds the data.
+  public var hardLinkTarget: String?
+  /// Present for files (and hard-link originals) with data in the heap.
+  public var data: XARData?
+  /// The line of the TOC where the `<file>` starts, for messages.
+  public var tocLine: Int
+
+  public init(
+    id: String, path: String, kind: XAREntryKind, mode: UInt32? = nil, uid: UInt64? = nil,
+    gid: UInt64? = nil, user: String? = nil, group: String? = nil, mtime: XARTimestamp? = nil,
+    linkTarget: String? = nil, hardLinkTarget: String? = nil, data: XARData? = nil,
+    tocLine: Int = 0
+  ) {
+    self.id = id
+    self.path = path
+    self.kind = kind
+    self.mode = mode
+    self.uid = uid
+    self.gid = gid
+    self.user = user
+    self.group = group
+    self.mtime = mtime
+    self.linkTarget = linkTarget
+    self.hardLinkTarget = hardLinkTarget
+    self.data = data
+    self.tocLine = tocLine
+  }
+
+  /// The decoded size of the entry's data, 0 if it has none.
+  public var size: UInt64 { data?.size ?? 0 }
+}

@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A failed system call, with the file it concerned and a message a person can act on.
+///
+/// Reads as `cannot read 'levels/1.json': permission denied (EACCES)`.
+public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
+  /// What was being done, as a verb phrase: `"read"`, `"create"`, `"rename"`.
+  public var operation: String
+  /// The path concerned.
+  public var path: String
+  /// The `errno` value.
+  public var code: Int32
+
+  public init(_ operation: String, path: String, code: Int32 = errno) {
+    self.operation = operation
+    self.path = path
+    self.code = code
+  }
+
+  /// The symbolic name of ``code``, such as `ENOENT`.
+  public var codeName: String { SystemError.names[code] ?? "errno \(code)" }
+
+  /// The C library's message for ``code``, in lower case.
+  public var reason: String {
+    guard let cString = strerror(code) else { return "unknown error" }
+    let text = String(cString: cString)
+    return text.prefix(1).lowercased() + text.dropFirst()
+  }
+
+  public var description: String { "cannot \(operation) '\(path)': \(reason) (\(codeName))" }
+
+  private static let names: [Int32: String] = [
+    EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", EBADF: "EBADF", EACCES: "EACCES",
+    EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR", EINVAL: "EINVAL",
+    ENFILE: "ENFILE", EMFILE: "EMFILE", EFBIG: "EFBIG", ENOSPC: "ENOSPC", EROFS: "EROFS",
+    EMLINK: "EMLINK", ENAMETOOLONG: "ENAMETOOLONG", ENOTEMPTY: "ENOTEMPTY", ELOOP: "ELOOP",
+    EDQUOT: "EDQUOT", ENOMEM: "ENOMEM", EBUSY: "EBUSY", EINTR: "EINTR", ENOSYS: "ENOSYS",
+  ]
+}

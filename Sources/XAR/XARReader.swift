@@ -1,0 +1,321 @@
+/// Reads a XAR archive without trusting it.
+///
+/// Opening checks the header, bounds the TOC before inflating it, parses it with libxml2 with no
+/// entity substitution, no DTD and no network, verifies the TOC checksum, and checks that every
+/// entry's name is sane and every data range lies inside the heap. Entries come in TOC order.
+/// Data is streamed by ``XARDataReader``, which never yields more than the declared size and
+/// verifies both checksums when the data ends.
+public final class XARReader {
+  /// Bounds that keep a hostile archive from exhausting memory or time.
+  public struct Limits: Sendable {
+    /// Largest TOC accepted, compressed or inflated, in bytes.
+    public var maxTOCBytes: UInt64 = 256 << 20
+    /// Most `<file>` elements accepted.
+    public var maxEntries = 2_000_000
+    /// Deepest folder nesting accepted.
+    public var maxDepth = 256
+    /// Longest full path accepted, in UTF-8 bytes.
+    public var maxPathBytes = 4096
+
+    public init() {}
+  }
+
+  /// The archive's path, for messages.
+  public let path: String
+  public let header: XARHeader
+  /// Every `<file>` of the TOC, in document order.
+  public let entries: [XAREntry]
+  /// The TOC's `<creation-time>`, if any.
+  public let creationTime: XARTimestamp?
+  /// The TOC checksum as stored (and verified).
+  public let tocChecksum: XARChecksum?
+  /// The size of the archive file.
+  public let fileSize: UInt64
+  /// The size of the heap: everything after the compressed TOC.
+  public var heapSize: UInt64 { fileSize - header.heapStart }
+  /// The TOC XML, inflated.
+  public let tocXML: [UInt8]
+  private let file: FileDescriptor
+
+  /// Opens and checks the archive at `path`.
+  public convenience init(path: String, limits: Limits = Limits()) throws {
+    try self.init(file: FileDescriptor.open(reading: path), limits: limits)
+  }
+
+  /// Opens and checks an archive already open for reading.
+  public init(file: FileDescriptor, limits: Limits = Limits()) throws {
+    self.file = file
+    self.path = file.path
+    fileSize = try file.size()
+    let headerBytes = try file.read(count: 4096, at: 0)
+    header = try XARHeader.decode(headerBytes)
+
+    // The TOC: bounded, then inflated; the zlib stream must end exactly where the heap starts.
+    let declared = header.tocCompressedLength
+    guard declared <= limits.maxTOCBytes, header.tocUncompressedLength <= limits.maxTOCBytes else {
+      throw XARError.tocTooLarge(
+        compressed: declared, uncompressed: header.tocUncompressedLength, limit: limits.maxTOCBytes)
+    }
+    guard UInt64(header.headerSize) + declared <= fileSize else {
+      throw XARError.truncatedTOC(
+        declared: declared, available: fileSize - min(fileSize, UInt64(header.headerSize)))
+    }
+    let compressed = try file.read(count: Int(declared), at: UInt64(header.headerSize))
+    tocXML = try XARReader.inflateTOC(compressed, header: header)
+
+    let toc = try TOCParser.parse(tocXML, limits: limits)
+    creationTime = toc.creationTime
+    entries = toc.entries
+
+    // The TOC checksum, at the place the TOC says, in the algorithm the header says.
+    let heapSize = fileSize - header.heapStart
+    if header.checksumAlgorithm != .none {
+      let algorithm = header.checksumAlgorithm
+      guard let location = toc.checksum else { throw XARError.tocChecksumMissing }
+      guard location.algorithm == algorithm else {
+        throw XARError.tocChecksumAlgorithmMismatch(
+          header: algorithm.styleName, toc: location.algorithm.styleName)
+      }
+      guard location.size == UInt64(algorithm.digestSize),
+        location.offset <= heapSize, location.size <= heapSize - location.offset
+      else {
+        throw XARError.tocChecksumOutOfHeap(
+          offset: location.offset, size: location.size, heapSize: heapSize)
+      }
+      let stored = try file.read(count: Int(location.size), at: header.heapStart + location.offset)
+      var hasher = XARHasher(algorithm)
+      hasher.update(compressed)
+      let actual = hasher.finalize()
+      guard stored == actual.digest else {
+        throw XARError.tocChecksumMismatch(expected: hexString(stored), actual: actual.hex)
+      }
+      tocChecksum = actual
+    } else {
+      tocChecksum = nil
+    }
+
+    for entry in entries {
+      guard let data = entry.data else { continue }
+      guard data.offset <= heapSize, data.length <= heapSize - data.offset else {
+        throw XARError.dataOutOfHeap(
+          path: entry.path, offset: data.offset, length: data.length, heapSize: heapSize)
+      }
+    }
+  }
+
+  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> [UInt8] {
+    let inflater = ZlibInflater()
+    var xml: [UInt8] = []
+    xml.reserveCapacity(Int(min(header.tocUncompressedLength, 64 << 20)))
+    let consumed: Int
+    do {
+      consumed = try compressed.withUnsafeBytes { raw in
+        try inflater.inflate(raw) { chunk in
+          guard UInt64(xml.count + chunk.count) <= header.tocUncompressedLength else {
+            throw XARError.tocLengthMismatch(
+              declared: header.tocUncompressedLength, actual: UInt64(xml.count + chunk.count))
+          }
+          xml.append(contentsOf: chunk)
+        }
+      }
+    } catch let error as ZlibError {
+      throw XARError.tocNotDecodable(error.message)
+    }
+    guard inflater.finished else {
+      throw XARError.tocNotDecodable("the stream is truncated")
+    }
+    guard consumed == compressed.count else {
+      throw XARError.heapStartMismatch(
+        declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(consumed))
+    }
+    guard UInt64(xml.count) == header.tocUncompressedLength else {
+      throw XARError.tocLengthMismatch(declared: header.tocUncompressedLength, actual: UInt64(xml.count))
+    }
+    return xml
+  }
+
+  /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.
+  public func dataReader(for entry: XAREntry) -> XARDataReader {
+    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data)
+  }
+
+  /// All of `entry`'s decoded bytes, verified; refuses entries larger than `limit`.
+  public func readData(of entry: XAREntry, limit: UInt64 = 16 << 20) throws -> [UInt8] {
+    guard entry.size <= limit else {
+      throw XARError.corruptData(path: entry.path, reason: "larger than \(limit) bytes")
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(Int(entry.size))
+    let reader = dataReader(for: entry)
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+      if n == 0 { return out }
+      out.append(contentsOf: buffer[..<n])
+    }
+  }
+}
+
+/// The decoded bytes of one entry, streamed.
+///
+/// Bytes are provisional until ``read(into:)`` returns 0: that last call is the one that checks
+/// the decoded size and both checksums, and throws if anything disagrees. It never yields more
+/// than the declared size.
+public final class XARDataReader: XARByteSource {
+  private enum Decoder {
+    case none
+    case zlib(ZlibInflater)
+    case filter(ArchiveFilterDecoder)
+  }
+
+  /// The entry's path, for messages.
+  public let path: String
+  private let file: FileDescriptor
+  private let start: UInt64
+  private let data: XARData?
+  private var consumed: UInt64 = 0
+  /// Decoded bytes delivered so far.
+  public private(set) var produced: UInt64 = 0
+  private var archived: XARHasher
+  private var extracted: XARHasher
+  private var decoder: Decoder = .none
+  private var pending: [UInt8] = []
+  private var pendingStart = 0
+  private var finished = false
+  private var failed: Error?
+  private static let chunkSize = 256 * 1024
+
+  init(file: FileDescriptor, heapStart: UInt64, path: String, data: XARData?) {
+    self.file = file
+    self.path = path
+    self.data = data
+    start = heapStart + (data?.offset ?? 0)
+    archived = XARHasher(data?.archivedChecksum?.algorithm ?? .none)
+    extracted = XARHasher(data?.extractedChecksum?.algorithm ?? .none)
+  }
+
+  /// The declared decoded size.
+  public var declaredSize: UInt64 { data?.size ?? 0 }
+
+  public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    if let failed { throw failed }
+    do {
+      return try readChecked(into: buffer)
+    } catch {
+      failed = error
+      throw error
+    }
+  }
+
+  private func readChecked(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    guard let data, !finished else { return 0 }
+    if case .none = decoder, consumed == 0 {
+      switch data.encoding {
+      case .none: break
+      case .gzip: decoder = .zlib(ZlibInflater())
+      case let encoding where ArchiveFilterDecoder.supports(encoding):
+        decoder = .filter(ArchiveFilterDecoder(encoding: encoding) { [unowned self] in try self.pullStored() })
+      default:
+        throw XARError.unsupportedEncoding(path: path, style: data.encoding.style)
+      }
+    }
+    while true {
+      if pendingStart < pending.count {
+        let n = min(buffer.count, pending.count - pendingStart)
+        pending.withUnsafeBytes {
+          buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[pendingStart..<(pendingStart + n)]))
+        }
+        pendingStart += n
+        return n
+      }
+      pending.removeAll(keepingCapacity: true)
+      pendingStart = 0
+      switch decoder {
+      case .filter(let filter):
+        let n: Int
+        do {
+          n = try filter.read(into: buffer)
+        } catch let error as ZlibError {
+          throw XARError.corruptData(path: path, reason: error.message)
+        }
+        if n == 0 {
+          try finish()
+          return 0
+        }
+        try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<n]))
+        return n
+      case .none, .zlib:
+        guard let stored = try pullStored() else {
+          try finish()
+          return 0
+        }
+        if case .zlib(let inflater) = decoder {
+          let used: Int
+          do {
+            used = try stored.withUnsafeBytes { raw in
+              try inflater.inflate(raw) { chunk in
+                try accept(UnsafeRawBufferPointer(rebasing: chunk[...]))
+                pending.append(contentsOf: chunk)
+              }
+            }
+          } catch let error as ZlibError {
+            throw XARError.corruptData(path: path, reason: error.message)
+          }
+          if inflater.finished && (used < stored.count || consumed < data.length) {
+            throw XARError.storedLengthMismatch(
+              path: path, declared: data.length, consumed: consumed - UInt64(stored.count - used))
+          }
+        } else {
+          try stored.withUnsafeBytes { try accept($0) }
+          pending = stored
+        }
+      }
+    }
+  }
+
+  /// The next chunk of stored bytes, hashed; nil when the declared length is used up.
+  private func pullStored() throws -> [UInt8]? {
+    guard let data, consumed < data.length else { return nil }
+    let count = Int(min(UInt64(XARDataReader.chunkSize), data.length - consumed))
+    let chunk = try file.read(count: count, at: start + consumed)
+    guard chunk.count == count else { throw XARError.truncatedHeap(path: path) }
+    consumed += UInt64(count)
+    archived.update(chunk)
+    return chunk
+  }
+
+  private func accept(_ chunk: UnsafeRawBufferPointer) throws {
+    let size = data?.size ?? 0
+    guard UInt64(chunk.count) <= size - produced else {
+      throw XARError.dataLongerThanDeclared(path: path, declared: size)
+    }
+    produced += UInt64(chunk.count)
+    extracted.update(chunk)
+  }
+
+  private func finish() throws {
+    guard let data else { return }
+    if case .zlib(let inflater) = decoder, !inflater.finished {
+      throw XARError.corruptData(path: path, reason: "the compressed stream is truncated")
+    }
+    guard consumed == data.length else {
+      throw XARError.storedLengthMismatch(path: path, declared: data.length, consumed: consumed)
+    }
+    guard produced == data.size else {
+      throw XARError.dataSizeMismatch(path: path, declared: data.size, actual: produced)
+    }
+    if let expected = data.archivedChecksum {
+      let actual = archived.finalize()
+      guard actual.digest == expected.digest else {
+        throw XARError.archivedChecksumMismatch(path: path, expected: expected.hex, actual: actual.hex)
+      }
+    }
+    if let expected = data.extractedChecksum {
+      let actual = extracted.finalize()
+      guard actual.digest == expected.digest else {
+        throw XARError.extractedChecksumMismatch(path: path, expected: expected.hex, actual: actual.hex)
+      }
+    }
+    finished = true
+  }
+}

@@ -1,0 +1,414 @@
+/// Something that yields bytes once, in order: a file, a buffer, a pipe.
+public protocol XARByteSource {
+  /// Fills up to `buffer.count` bytes; returns how many, 0 at the end.
+  mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension FileDescriptor: XARByteSource {}
+
+/// Bytes in memory, as a ``XARByteSource``.
+public struct XARBytes: XARByteSource {
+  private let bytes: [UInt8]
+  private var position = 0
+
+  public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    let n = min(buffer.count, bytes.count - position)
+    guard n > 0 else { return 0 }
+    bytes.withUnsafeBytes {
+      buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)]))
+    }
+    position += n
+    return n
+  }
+}
+
+/// Writes a XAR archive, deterministically: the same calls give the same bytes.
+///
+/// Entries are added one at a time; their data streams into a temporary heap file beside the
+/// output, and only compact records are kept in memory. ``finish()`` writes the header, the
+/// compressed TOC and the heap to another temporary file and renames it into place, so the
+/// output appears whole or not at all. Nothing about the host (time, owner, inode) is written:
+/// the caller gives every attribute.
+///
+/// ```swift
+/// let writer = try XARWriter(path: "out.pkg")
+/// try writer.addDirectory("Contents", attributes: .init(mode: 0o755))
+/// var bytes = XARBytes(Array("hello".utf8))
+/// try writer.addFile("Contents/a.txt", attributes: .init(mode: 0o644), encoding: .zlib(level: 6), data: &bytes)
+/// try writer.finish()
+/// ```
+public final class XARWriter {
+  /// The attributes written for an entry. Nothing is taken from the host.
+  public struct Attributes: Equatable, Sendable {
+    public var mode: UInt32
+    public var uid: UInt64
+    public var gid: UInt64
+    /// Owner names; omitted from the TOC when nil.
+    public var user: String?
+    public var group: String?
+    public var mtime: XARTimestamp
+
+    public init(
+      mode: UInt32, uid: UInt64 = 0, gid: UInt64 = 0, user: String? = nil, group: String? = nil,
+      mtime: XARTimestamp = XARWriter.defaultTimestamp
+    ) {
+      self.mode = mode
+      self.uid = uid
+      self.gid = gid
+      self.user = user
+      self.group = group
+      self.mtime = mtime
+    }
+  }
+
+  /// How a file's data is stored.
+  public enum Compression: Equatable, Sendable {
+    case none
+    /// zlib at a level from 1 (fast) to 9 (best).
+    case zlib(level: Int32)
+  }
+
+  /// Archive-wide settings.
+  public struct Options: Sendable {
+    /// The algorithm for the TOC checksum and every file checksum.
+    public var checksum: XARChecksumAlgorithm = .sha1
+    /// Written as the TOC's `<creation-time>`; omitted when nil.
+    public var creationTime: XARTimestamp? = XARWriter.defaultTimestamp
+    /// Replace an existing file at the output path; when false, ``finish()`` fails with `EEXIST`.
+    public var overwrite = true
+
+    public init() {}
+  }
+
+  /// 2000-01-01T00:00:00Z: the time written when the caller has none (and no
+  /// `SOURCE_DATE_EPOCH`), chosen to be obviously not a real build time.
+  public static let defaultTimestamp = XARTimestamp(secondsSinceEpoch: 946_684_800)
+
+  private struct Record {
+    var parent: Int32
+    var firstChild: Int32 = -1
+    var lastChild: Int32 = -1
+    var nextSibling: Int32 = -1
+    var name: String
+    var kind: XAREntryKind
+    var attributes: Attributes
+    var linkTarget: String? = nil
+    var hardLinkOf: Int32 = -1
+    var isHardLinkOriginal = false
+    var data: XARData? = nil
+  }
+
+  /// The path of the archive this writer makes.
+  public let path: String
+  public let options: Options
+  private var records: [Record] = []
+  private var index: [String: Int32] = [:]
+  private var rootFirst: Int32 = -1
+  private var rootLast: Int32 = -1
+  private let heapPath: String
+  private var heap: FileDescriptor?
+  private var heapSize: UInt64 = 0
+  private var finished = false
+  private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
+
+  /// Starts an archive that will appear at `path` when ``finish()`` succeeds.
+  public init(path: String, options: Options = Options()) throws {
+    self.path = path
+    self.options = options
+    heapPath = FileSystem.temporarySibling(of: path, purpose: "heap")
+    heap = try FileDescriptor.create(heapPath, mode: 0o600)
+    // The heap starts with the TOC checksum; file data follows it.
+    heapSize = UInt64(options.checksum.digestSize)
+  }
+
+  deinit { cancel() }
+
+  /// The number of entries added so far.
+  public var entryCount: Int { records.count }
+
+  /// Abandons the archive: removes the temporary heap. Nothing appears at ``path``.
+  public func cancel() {
+    if heap != nil {
+      heap = nil
+      FileSystem.removeFile(heapPath)
+    }
+    finished = true
+  }
+
+  /// Adds a folder.
+  public func addDirectory(_ path: String, attributes: Attributes) throws {
+    _ = try addRecord(path, kind: .directory, attributes: attributes)
+  }
+
+  /// Adds a symbolic link whose target is stored verbatim.
+  public func addSymlink(_ path: String, target: String, attributes: Attributes) throws {
+    let i = try addRecord(path, kind: .symlink, attributes: attributes)
+    records[Int(i)].linkTarget = target
+  }
+
+  /// Adds a second name for a file added before; it shares that file's data.
+  public func addHardLink(_ path: String, to original: String, attributes: Attributes) throws {
+    guard let target = index[original], records[Int(target)].kind == .file else {
+      throw XARError.hardLinkTargetNotAFile(path: path, target: original)
+    }
+    let i = try addRecord(path, kind: .hardLink, attributes: attributes)
+    records[Int(i)].hardLinkOf = target
+    records[Int(target)].isHardLinkOriginal = true
+  }
+
+  /// Adds a regular file, streaming its bytes from `data` until it ends.
+  ///
+  /// The archived and extracted SHA-1 (or the chosen algorithm) are computed in the same pass as
+  /// the compression.
+  public func addFile<Source: XARByteSource>(
+    _ path: String, attributes: Attributes, compression: Compression, data: inout Source
+  ) throws {
+    let i = try addRecord(path, kind: .file, attributes: attributes)
+    guard let heap else { throw XARError.writerFinished }
+    let offset = heapSize
+    var archived = XARHasher(options.checksum)
+    var extracted = XARHasher(options.checksum)
+    var size: UInt64 = 0
+    var length: UInt64 = 0
+    let deflater: ZlibDeflater?
+    if case .zlib(let level) = compression { deflater = ZlibDeflater(level: level) } else { deflater = nil }
+    let emit: (UnsafeRawBufferPointer) throws -> Void = { chunk in
+      archived.update(chunk)
+      try heap.write(chunk)
+      length += UInt64(chunk.count)
+    }
+    while true {
+      let n = try readBuffer.withUnsafeMutableBytes { try data.read(into: $0) }
+      if n == 0 { break }
+      try readBuffer.withUnsafeBytes { raw in
+        let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
+        extracted.update(chunk)
+        if let deflater {
+          try deflater.deflate(chunk, finish: false, sink: emit)
+        } else {
+          try emit(chunk)
+        }
+      }
+      size += UInt64(n)
+    }
+    if size == 0 {
+      // An empty file has no data. A deflater may have been started; its output is unused
+      // because nothing was written yet.
+      return
+    }
+    if let deflater {
+      try deflater.deflate(UnsafeRawBufferPointer(start: nil, count: 0), finish: true, sink: emit)
+    }
+    heapSize += length
+    let checksumsWanted = options.checksum != .none
+    records[Int(i)].data = XARData(
+      offset: offset, length: length, size: size, encoding: deflater == nil ? .none : .gzip,
+      archivedChecksum: checksumsWanted ? archived.finalize() : nil,
+      extractedChecksum: checksumsWanted ? extracted.finalize() : nil)
+  }
+
+  /// Convenience for in-memory data.
+  public func addFile(
+    _ path: String, attributes: Attributes, compression: Compression, bytes: [UInt8]
+  ) throws {
+    var source = XARBytes(bytes)
+    try addFile(path, attributes: attributes, compression: compression, data: &source)
+  }
+
+  private func addRecord(_ path: String, kind: XAREntryKind, attributes: Attributes) throws -> Int32 {
+    guard !finished else { throw XARError.writerFinished }
+    let (parentPath, name) = try XARWriter.split(path)
+    guard index[path] == nil else { throw XARError.duplicatePath(path) }
+    var parent: Int32 = -1
+    if let parentPath {
+      guard let p = index[parentPath], records[Int(p)].kind == .directory else {
+        throw XARError.missingParent(path: path, parent: parentPath)
+      }
+      parent = p
+    }
+    let i = Int32(records.count)
+    records.append(Record(parent: parent, name: name, kind: kind, attributes: attributes))
+    index[path] = i
+    if parent >= 0 {
+      if records[Int(parent)].lastChild >= 0 {
+        records[Int(records[Int(parent)].lastChild)].nextSibling = i
+      } else {
+        records[Int(parent)].firstChild = i
+      }
+      records[Int(parent)].lastChild = i
+    } else {
+      if rootLast >= 0 { records[Int(rootLast)].nextSibling = i } else { rootFirst = i }
+      rootLast = i
+    }
+    return i
+  }
+
+  static func split(_ path: String) throws -> (parent: String?, name: String) {
+    guard !path.isEmpty else { throw XARError.invalidPath(path, reason: "the path is empty") }
+    guard !path.hasPrefix("/") else {
+      throw XARError.invalidPath(path, reason: "absolute paths are not allowed")
+    }
+    guard !path.utf8.contains(0) else {
+      throw XARError.invalidPath(path, reason: "the path holds a NUL byte")
+    }
+    let components = path.split(separator: "/", omittingEmptySubsequences: false)
+    for component in components {
+      if component.isEmpty || component == "." || component == ".." {
+        throw XARError.invalidPath(path, reason: "empty, '.' or '..' components are not allowed")
+      }
+    }
+    guard let slash = path.lastIndex(of: "/") else { return (nil, path) }
+    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+  }
+
+  /// Writes the header, TOC and heap, and renames the result to ``path``.
+  ///
+  /// On failure nothing appears at ``path`` and the temporary files are removed.
+  public func finish() throws {
+    guard !finished, let heap else { throw XARError.writerFinished }
+    defer { cancel() }
+    let tocXML = makeTOC()
+    let compressedTOC = ZlibDeflater.compress(tocXML, level: 9)
+    var hasher = XARHasher(options.checksum)
+    hasher.update(compressedTOC)
+    let tocChecksum = hasher.finalize().digest
+
+    let header = XARHeader(
+      tocCompressedLength: UInt64(compressedTOC.count),
+      tocUncompressedLength: UInt64(tocXML.count), checksumAlgorithm: options.checksum)
+    let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
+    do {
+      let out = try FileDescriptor.create(outputTemp, mode: 0o644)
+      try out.write(header.encoded() + compressedTOC + tocChecksum)
+      // The temporary heap holds the file data only; the TOC checksum goes before it.
+      try out.append(from: heap, offset: 0, length: heapSize - UInt64(options.checksum.digestSize))
+      try out.sync()
+      if options.overwrite {
+        try FileSystem.rename(outputTemp, to: path)
+      } else {
+        try FileSystem.link(outputTemp, to: path)
+        FileSystem.removeFile(outputTemp)
+      }
+    } catch {
+      FileSystem.removeFile(outputTemp)
+      throw error
+    }
+  }
+
+  /// The TOC XML, written with libxml2's text writer from the compact records.
+  func makeTOC() -> [UInt8] {
+    let xml = XMLTextWriter()
+    xml.startElement("xar")
+    xml.startElement("toc")
+    if let creationTime = options.creationTime {
+      xml.element("creation-time", creationTime.iso8601)
+    }
+    if options.checksum != .none {
+      xml.startElement("checksum")
+      xml.attribute("style", options.checksum.styleName)
+      xml.element("offset", "0")
+      xml.element("size", String(options.checksum.digestSize))
+      xml.endElement()
+    }
+    // Depth-first over the tree without recursion: a stack of next siblings.
+    var stack: [Int32] = []
+    var current = rootFirst
+    while true {
+      if current < 0 {
+        guard let resume = stack.popLast() else { break }
+        xml.endElement()  // </file> of the parent
+        current = resume
+        continue
+      }
+      let record = records[Int(current)]
+      writeFileElement(xml, id: current, record: record)
+      if record.firstChild >= 0 {
+        stack.append(record.nextSibling)
+        current = record.firstChild
+      } else {
+        xml.endElement()
+        current = record.nextSibling
+      }
+    }
+    xml.endElement()  // toc
+    xml.endElement()  // xar
+    return xml.finish()
+  }
+
+  private func writeFileElement(_ xml: XMLTextWriter, id: Int32, record: Record) {
+    xml.startElement("file")
+    xml.attribute("id", String(id + 1))
+    if XARWriter.isXMLSafe(record.name) {
+      xml.element("name", record.name)
+    } else {
+      xml.startElement("name")
+      xml.attribute("enctype", "base64")
+      xml.text(Base64.encode(Array(record.name.utf8)))
+      xml.endElement()
+    }
+    switch record.kind {
+    case .hardLink:
+      xml.startElement("type")
+      xml.attribute("link", String(record.hardLinkOf + 1))
+      xml.text("hardlink")
+      xml.endElement()
+    case .file where record.isHardLinkOriginal:
+      xml.startElement("type")
+      xml.attribute("link", "original")
+      xml.text("hardlink")
+      xml.endElement()
+    default:
+      xml.element("type", record.kind.typeName)
+    }
+    if let target = record.linkTarget {
+      xml.startElement("link")
+      if XARWriter.isXMLSafe(target) {
+        xml.text(target)
+      } else {
+        xml.attribute("enctype", "base64")
+        xml.text(Base64.encode(Array(target.utf8)))
+      }
+      xml.endElement()
+    }
+    let a = record.attributes
+    let octal = String(a.mode & 0o7777, radix: 8)
+    xml.element("mode", String(repeating: "0", count: max(1, 4 - octal.count)) + octal)
+    xml.element("uid", String(a.uid))
+    if let user = a.user { xml.element("user", user) }
+    xml.element("gid", String(a.gid))
+    if let group = a.group { xml.element("group", group) }
+    xml.element("mtime", a.mtime.iso8601)
+    if let data = record.data {
+      xml.startElement("data")
+      xml.element("length", String(data.length))
+      xml.element("offset", String(data.offset))
+      xml.element("size", String(data.size))
+      xml.startElement("encoding")
+      xml.attribute("style", data.encoding.style)
+      xml.endElement()
+      for (element, checksum) in [
+        ("archived-checksum", data.archivedChecksum), ("extracted-checksum", data.extractedChecksum),
+      ] {
+        guard let checksum else { continue }
+        xml.startElement(element)
+        xml.attribute("style", checksum.algorithm.styleName)
+        xml.text(checksum.hex)
+        xml.endElement()
+      }
+      xml.endElement()
+    }
+  }
+
+  /// True when `text` survives an XML round trip as element content: no control characters
+  /// (whitespace ones included, since parsers normalize them) and no non-characters.
+  static func isXMLSafe(_ text: String) -> Bool {
+    for scalar in text.unicodeScalars {
+      let v = scalar.value
+      if v < 0x20 || v == 0x7F || v == 0xFFFE || v == 0xFFFF { return false }
+    }
+    // Leading or trailing spaces survive, but keep names unambiguous anyway.
+    return true
+  }
+}
