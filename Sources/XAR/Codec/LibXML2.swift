@@ -135,8 +135,14 @@ public final class XMLStreamReader {
     bytes.deallocate()
   }
 
-  /// The current line.
-  public var line: Int { Int(xmlTextReaderGetParserLineNumber(reader)) }
+  /// The line of the current node (where the parser is, if the node has none).
+  public var line: Int {
+    if let node = xmlTextReaderCurrentNode(reader) {
+      let line = xmlGetLineNo(node)
+      if line > 0 { return Int(line) }
+    }
+    return Int(xmlTextReaderGetParserLineNumber(reader))
+  }
 
   /// The next event, or nil at the end of the document.
   public func next() throws -> XMLEvent? {

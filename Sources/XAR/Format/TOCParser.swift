@@ -103,7 +103,7 @@ struct TOCParser {
             let relative = event.depth - top.depth
             if relative == 1 && !top.inData {
               if fileFields.contains(name) {
-                guard top.seen.insert(name).inserted else {
+                guard stack[stack.count - 1].seen.insert(name).inserted else {
                   throw XARError.duplicateElement(
                     line: event.line, element: name, path: top.name ?? "(unnamed)")
                 }
@@ -127,7 +127,7 @@ struct TOCParser {
             }
             if relative == 2 && top.inData {
               if dataFields.contains(name) {
-                guard top.data!.seen.insert(name).inserted else {
+                guard stack[stack.count - 1].data!.seen.insert(name).inserted else {
                   throw XARError.duplicateElement(
                     line: event.line, element: name, path: top.name ?? "(unnamed)")
                 }

@@ -1,0 +1,85 @@
+import Foundation
+import XAR
+
+/// Builds XAR bytes by hand, so tests can make every kind of broken archive on purpose.
+///
+/// By default the result is valid: a SHA-1 TOC checksum at heap offset 0 that matches. Each knob
+/// breaks one thing.
+public struct CraftedXAR {
+  /// The TOC XML; `{TOCCHECKSUM}` is replaced by the standard `<checksum>` element.
+  public var toc: String
+  /// The heap after the TOC checksum.
+  public var heap: [UInt8] = []
+  public var magic: [UInt8] = Array("xar!".utf8)
+  public var version: UInt16 = 1
+  public var headerSize: UInt16 = 28
+  public var checksumCode: UInt32 = 1
+  /// Replaces the compressed TOC length in the header.
+  public var declaredTOCLength: UInt64? = nil
+  /// Replaces the uncompressed TOC length in the header.
+  public var declaredTOCUncompressed: UInt64? = nil
+  /// Bytes appended to the compressed TOC (inside the declared length).
+  public var tocTrailer: [UInt8] = []
+  /// Flips the stored TOC checksum.
+  public var corruptTOCChecksum = false
+
+  public init(toc: String, heap: [UInt8] = []) {
+    self.toc = toc
+    self.heap = heap
+  }
+
+  /// A TOC document around `files`.
+  public static func document(_ files: String) -> String {
+    """
+    <?xml version="1.0" encoding="UTF-8"?>
+    <xar>
+     <toc>
+      <checksum style="sha1"><offset>0</offset><size>20</size></checksum>
+      \(files)
+     </toc>
+    </xar>
+    """
+  }
+
+  /// A `<data>` element for `bytes` stored at heap offset `offset` (20 + position in `heap`),
+  /// with correct checksums unless overridden.
+  public static func dataElement(
+    stored: [UInt8], plain: [UInt8], offset: Int, encoding: String = "application/octet-stream",
+    size: Int? = nil, length: Int? = nil, extracted: String? = nil, archived: String? = nil
+  ) -> String {
+    var a = XARHasher(.sha1)
+    a.update(stored)
+    var e = XARHasher(.sha1)
+    e.update(plain)
+    return """
+      <data><length>\(length ?? stored.count)</length><offset>\(offset)</offset><size>\(size ?? plain.count)</size>\
+      <encoding style="\(encoding)"/>\
+      <archived-checksum style="sha1">\(archived ?? a.finalize().hex)</archived-checksum>\
+      <extracted-checksum style="sha1">\(extracted ?? e.finalize().hex)</extracted-checksum></data>
+      """
+  }
+
+  public func bytes() -> [UInt8] {
+    let xml = Array(toc.utf8)
+    let compressed = ZlibDeflater.compress(xml, level: 6) + tocTrailer
+    var hasher = XARHasher(.sha1)
+    hasher.update(compressed)
+    var checksum = hasher.finalize().digest
+    if corruptTOCChecksum { checksum[0] ^= 0xFF }
+    var out = magic
+    out += be(headerSize) + be(version)
+    out += be(declaredTOCLength ?? UInt64(compressed.count))
+    out += be(declaredTOCUncompressed ?? UInt64(xml.count))
+    out += be(checksumCode)
+    while out.count < Int(headerSize) { out.append(0) }
+    return out + compressed + checksum + heap
+  }
+
+  public func write(to path: String) throws {
+    try Data(bytes()).write(to: URL(fileURLWithPath: path))
+  }
+
+  private func be<T: FixedWidthInteger>(_ v: T) -> [UInt8] {
+    withUnsafeBytes(of: v.bigEndian) { Array($0) }
+  }
+}
