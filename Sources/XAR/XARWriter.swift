@@ -160,53 +160,80 @@ public final class XARWriter {
 
   /// Adds a regular file, streaming its bytes from `data` until it ends.
   ///
-  /// The archived and extracted SHA-1 (or the chosen algorithm) are computed in the same pass as
-  /// the compression.
+  /// The archived and extracted checksums are computed in the same pass as the compression.
   public func addFile<Source: XARByteSource>(
     _ path: String, attributes: Attributes, compression: Compression, data: inout Source
   ) throws {
-    let i = try addRecord(path, kind: .file, attributes: attributes)
-    guard let heap else { throw XARError.writerFinished }
-    let offset = heapSize
-    var archived = XARHasher(options.checksum)
-    var extracted = XARHasher(options.checksum)
-    var size: UInt64 = 0
-    var length: UInt64 = 0
-    let deflater: ZlibDeflater?
-    if case .zlib(let level) = compression { deflater = ZlibDeflater(level: level) } else { deflater = nil }
-    let emit: (UnsafeRawBufferPointer) throws -> Void = { chunk in
-      archived.update(chunk)
-      try heap.write(chunk)
-      length += UInt64(chunk.count)
-    }
+    try beginFile(path, attributes: attributes, compression: compression)
     while true {
       let n = try readBuffer.withUnsafeMutableBytes { try data.read(into: $0) }
       if n == 0 { break }
-      try readBuffer.withUnsafeBytes { raw in
-        let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
-        extracted.update(chunk)
-        if let deflater {
-          try deflater.deflate(chunk, finish: false, sink: emit)
-        } else {
-          try emit(chunk)
-        }
+      try readBuffer.withUnsafeBytes { try writeFileData(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+    try endFile()
+  }
+
+  private struct OpenFile {
+    var record: Int32
+    var offset: UInt64
+    var archived: XARHasher
+    var extracted: XARHasher
+    var size: UInt64 = 0
+    var length: UInt64 = 0
+    var deflater: ZlibDeflater?
+  }
+  private var openFile: OpenFile?
+
+  /// Starts a regular file whose bytes follow through ``writeFileData(_:)``; ``endFile()`` ends it.
+  /// For producers that push data rather than being pulled.
+  public func beginFile(_ path: String, attributes: Attributes, compression: Compression) throws {
+    guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
+    let i = try addRecord(path, kind: .file, attributes: attributes)
+    var deflater: ZlibDeflater? = nil
+    if case .zlib(let level) = compression { deflater = ZlibDeflater(level: level) }
+    openFile = OpenFile(
+      record: i, offset: heapSize, archived: XARHasher(options.checksum), extracted: XARHasher(options.checksum),
+      deflater: deflater)
+  }
+
+  /// The next bytes of the file begun with ``beginFile(_:attributes:compression:)``.
+  public func writeFileData(_ chunk: UnsafeRawBufferPointer) throws {
+    guard var file = openFile, let heap else { throw XARError.writerFinished }
+    defer { openFile = file }
+    file.extracted.update(chunk)
+    file.size += UInt64(chunk.count)
+    let emit: (UnsafeRawBufferPointer) throws -> Void = { piece in
+      file.archived.update(piece)
+      try heap.write(piece)
+      file.length += UInt64(piece.count)
+    }
+    if let deflater = file.deflater {
+      try deflater.deflate(chunk, finish: false, sink: emit)
+    } else {
+      try emit(chunk)
+    }
+  }
+
+  /// Ends the open file and records where its data lies.
+  public func endFile() throws {
+    guard var file = openFile, let heap else { throw XARError.writerFinished }
+    openFile = nil
+    // An empty file has no data: nothing was written to the heap.
+    guard file.size > 0 else { return }
+    if let deflater = file.deflater {
+      try deflater.deflate(UnsafeRawBufferPointer(start: nil, count: 0), finish: true) { piece in
+        file.archived.update(piece)
+        try heap.write(piece)
+        file.length += UInt64(piece.count)
       }
-      size += UInt64(n)
     }
-    if size == 0 {
-      // An empty file has no data. A deflater may have been started; its output is unused
-      // because nothing was written yet.
-      return
-    }
-    if let deflater {
-      try deflater.deflate(UnsafeRawBufferPointer(start: nil, count: 0), finish: true, sink: emit)
-    }
-    heapSize += length
-    let checksumsWanted = options.checksum != .none
-    records[Int(i)].data = XARData(
-      offset: offset, length: length, size: size, encoding: deflater == nil ? .none : .gzip,
-      archivedChecksum: checksumsWanted ? archived.finalize() : nil,
-      extractedChecksum: checksumsWanted ? extracted.finalize() : nil)
+    heapSize += file.length
+    let checksums = options.checksum != .none
+    records[Int(file.record)].data = XARData(
+      offset: file.offset, length: file.length, size: file.size,
+      encoding: file.deflater == nil ? .none : .gzip,
+      archivedChecksum: checksums ? file.archived.finalize() : nil,
+      extractedChecksum: checksums ? file.extracted.finalize() : nil)
   }
 
   /// Convenience for in-memory data.
@@ -267,7 +294,13 @@ public final class XARWriter {
   ///
   /// On failure nothing appears at ``path`` and the temporary files are removed.
   public func finish() throws {
-    guard !finished, let heap else { throw XARError.writerFinished }
+    try finish(checkingSize: nil)
+  }
+
+  /// Like ``finish()``, but first calls `check` with the size the archive will have; if it
+  /// throws, nothing is written and the error is passed on.
+  public func finish(checkingSize check: ((UInt64) throws -> Void)?) throws {
+    guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
     let tocXML = makeTOC()
     let compressedTOC = ZlibDeflater.compress(tocXML, level: 9)
@@ -278,6 +311,7 @@ public final class XARWriter {
     let header = XARHeader(
       tocCompressedLength: UInt64(compressedTOC.count),
       tocUncompressedLength: UInt64(tocXML.count), checksumAlgorithm: options.checksum)
+    try check?(UInt64(header.headerSize) + UInt64(compressedTOC.count) + heapSize)
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
       let out = try FileDescriptor.create(outputTemp, mode: 0o644)

@@ -1,0 +1,59 @@
+/// What a file's first bytes say it is, whatever its name.
+public enum FileSignature {
+  /// The kind of executable code `head` starts with, or nil.
+  ///
+  /// Mach-O (32/64-bit, both byte orders), universal binaries (fat and fat64, told apart from
+  /// Java class files by the architecture count), ELF, PE (`MZ` with a `PE\0\0` header where
+  /// `e_lfanew` points), `!<arch>` static libraries and `#!` scripts.
+  public static func executableKind(_ head: [UInt8]) -> String? {
+    guard head.count >= 2 else { return nil }
+    if head[0] == 0x23 && head[1] == 0x21 { return "a script (#!)" }
+    guard head.count >= 4 else { return nil }
+    let be = UInt32(head[0]) << 24 | UInt32(head[1]) << 16 | UInt32(head[2]) << 8 | UInt32(head[3])
+    switch be {
+    case 0xFEED_FACE, 0xCEFA_EDFE: return "a Mach-O executable (32-bit)"
+    case 0xFEED_FACF, 0xCFFA_EDFE: return "a Mach-O executable (64-bit)"
+    case 0xCAFE_BABF: return "a universal (fat64) Mach-O binary"
+    case 0xCAFE_BABE, 0xBEBA_FECA:
+      // Java class files share this magic; their next word is the version (45 and up), a fat
+      // header's is the architecture count (a handful).
+      guard head.count >= 8 else { return nil }
+      let word = be == 0xCAFE_BABE
+        ? UInt32(head[4]) << 24 | UInt32(head[5]) << 16 | UInt32(head[6]) << 8 | UInt32(head[7])
+        : UInt32(head[7]) << 24 | UInt32(head[6]) << 16 | UInt32(head[5]) << 8 | UInt32(head[4])
+      return word > 0 && word < 45 ? "a universal (fat) Mach-O binary" : nil
+    case 0x7F45_4C46: return "an ELF executable"
+    default: break
+    }
+    if head.starts(with: Array("!<arch>\n".utf8)) { return "a static library (!<arch>)" }
+    if head[0] == 0x4D && head[1] == 0x5A && head.count >= 0x40 {
+      let offset = Int(head[0x3C]) | Int(head[0x3D]) << 8 | Int(head[0x3E]) << 16 | Int(head[0x3F]) << 24
+      if offset >= 0x40, offset <= head.count - 4,
+        head[offset] == 0x50, head[offset + 1] == 0x45, head[offset + 2] == 0, head[offset + 3] == 0
+      {
+        return "a Windows PE executable"
+      }
+    }
+    return nil
+  }
+
+  /// True when `head` starts a format that is already compressed, so deflating it again would
+  /// waste time for nothing: PNG, JPEG, GIF, WebP, MP3, AAC, M4A/MP4/MOV/HEIC, OGG, FLAC, zip,
+  /// gzip, bzip2, xz, 7z, zstd, WOFF/WOFF2.
+  public static func isCompressed(_ head: [UInt8]) -> Bool {
+    func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
+      head.count >= offset + bytes.count && Array(head[offset..<(offset + bytes.count)]) == bytes
+    }
+    func ascii(_ text: String, at offset: Int = 0) -> Bool { starts(Array(text.utf8), at: offset) }
+    if starts([0x89, 0x50, 0x4E, 0x47]) || starts([0xFF, 0xD8, 0xFF]) || ascii("GIF8") { return true }
+    if ascii("RIFF") && ascii("WEBP", at: 8) { return true }
+    if ascii("ID3") || ascii("OggS") || ascii("fLaC") { return true }
+    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xF6) == 0xF0 { return true }  // AAC ADTS
+    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0 && (head[1] & 0x06) != 0 { return true }  // MPEG audio
+    if ascii("ftyp", at: 4) || ascii("moov", at: 4) || ascii("mdat", at: 4) || ascii("wide", at: 4) { return true }
+    if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x1F, 0x8B]) || ascii("BZh") { return true }
+    if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) || starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return true }
+    if starts([0x28, 0xB5, 0x2F, 0xFD]) || ascii("wOFF") || ascii("wOF2") { return true }
+    return false
+  }
+}

@@ -1,0 +1,91 @@
+import XAR
+
+/// What kind of file-system object an entry is.
+public enum EntryKind: String, Codable, Sendable, CaseIterable {
+  case file
+  case directory
+  case symlink
+  case hardLink = "hardlink"
+  case fifo
+  case characterDevice = "character-device"
+  case blockDevice = "block-device"
+  case socket
+  case other
+}
+
+/// One entry of a package or content folder, as it passes from a source to the rules and a sink.
+///
+/// Holds no file data: the bytes stream once through ``EntryData`` beside it.
+public struct PackageEntry: Equatable, Sendable {
+  /// The relative path, `/`-separated, as the source has it (a leading `./` removed). Never
+  /// trusted: `path-safety` checks it and sinks refuse anything unsafe.
+  public var path: String
+  public var kind: EntryKind
+  /// Permission and special bits (`0o7777`).
+  public var mode: UInt32
+  /// Decoded size in bytes (0 for anything but files).
+  public var size: UInt64
+  /// A symlink's target, or the path a hard link names.
+  public var linkTarget: String?
+  /// False when the source's name bytes were not valid UTF-8 (the path then holds U+FFFD).
+  public var pathIsValidUTF8: Bool
+  /// How the entry is stored in the package, when the format says.
+  public var storage: Storage?
+
+  /// How an entry's bytes are stored.
+  public struct Storage: Equatable, Sendable {
+    public var storedSize: UInt64
+    /// `none`, `gzip`, `bzip2`, `xz`, `deflate`, … as the format names it.
+    public var encoding: String
+    /// The extracted-data checksum, `algorithm:hex`.
+    public var checksum: String?
+
+    public init(storedSize: UInt64, encoding: String, checksum: String?) {
+      self.storedSize = storedSize
+      self.encoding = encoding
+      self.checksum = checksum
+    }
+  }
+
+  public init(
+    path: String, kind: EntryKind, mode: UInt32, size: UInt64 = 0, linkTarget: String? = nil,
+    pathIsValidUTF8: Bool = true, storage: Storage? = nil
+  ) {
+    self.path = path
+    self.kind = kind
+    self.mode = mode
+    self.size = size
+    self.linkTarget = linkTarget
+    self.pathIsValidUTF8 = pathIsValidUTF8
+    self.storage = storage
+  }
+
+  /// The path's components.
+  public var components: [Substring] { path.split(separator: "/", omittingEmptySubsequences: false) }
+
+  /// The first component: what sits at the package root.
+  public var rootName: Substring { path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+
+  /// The last component.
+  public var name: Substring {
+    guard let slash = path.lastIndex(of: "/") else { return path[...] }
+    return path[path.index(after: slash)...]
+  }
+
+  /// Strips what archivers add in front of relative paths: `./` prefixes and trailing `/`.
+  public static func normalizedSourcePath(_ raw: String) -> String {
+    var path = Substring(raw)
+    while path.hasPrefix("./") { path = path.dropFirst(2) }
+    while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+    return String(path)
+  }
+}
+
+/// The bytes of one entry, readable once, in order. Returns 0 at the end; the last call is the one
+/// that reports checksum or size problems.
+public protocol EntryData: AnyObject {
+  func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension XARDataReader: EntryData {}
+extension FileDescriptor: EntryData {}

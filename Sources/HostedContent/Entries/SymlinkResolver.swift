@@ -1,0 +1,76 @@
+/// Resolves symlinks among a package's own entries the way a file system would: relative to the
+/// link's folder, through other links, with `..` applied after each link is expanded.
+public struct SymlinkResolver {
+  /// Where a link leads.
+  public enum Resolution: Equatable {
+    /// To `path` inside the package; `exists` is false when nothing is there (dangling).
+    case inside(path: String, exists: Bool)
+    /// The target (or one on the way) is absolute.
+    case absolute(String)
+    /// The chain climbs above the package root.
+    case abovePackageRoot
+    /// The chain never ends.
+    case loop
+  }
+
+  private var links: [String: String] = [:]
+  private var existing: Set<String> = []
+
+  public init() {}
+
+  /// Records an entry; call for every entry before resolving.
+  public mutating func add(_ entry: PackageEntry) {
+    existing.insert(entry.path)
+    var prefix = entry.path
+    while let slash = prefix.lastIndex(of: "/") {
+      prefix = String(prefix[..<slash])
+      existing.insert(prefix)
+    }
+    if entry.kind == .symlink { links[entry.path] = entry.linkTarget ?? "" }
+  }
+
+  /// True if `path` is a recorded symlink.
+  public func isSymlink(_ path: String) -> Bool { links[path] != nil }
+
+  /// The first proper prefix of `path` that is a symlink, if any.
+  public func symlinkedAncestor(of path: String) -> String? {
+    var prefix = ""
+    let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+    for part in parts {
+      prefix = prefix.isEmpty ? String(part) : prefix + "/" + part
+      if links[prefix] != nil { return prefix }
+    }
+    return nil
+  }
+
+  /// Follows the link at `path` to its end.
+  public func resolve(_ path: String) -> Resolution {
+    guard let target = links[path] else { return .inside(path: path, exists: existing.contains(path)) }
+    var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
+    var hops = 0
+    func split(_ s: String) -> [String] { s.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
+    guard !target.hasPrefix("/") else { return .absolute(target) }
+    // Components still to walk; a link met on the way puts its target's components in front.
+    var remaining = split(target)
+    while !remaining.isEmpty {
+      let component = remaining.removeFirst()
+      if component == "." { continue }
+      if component == ".." {
+        guard !parts.isEmpty else { return .abovePackageRoot }
+        parts.removeLast()
+        continue
+      }
+      parts.append(component)
+      let current = parts.joined(separator: "/")
+      if let next = links[current] {
+        hops += 1
+        guard hops <= 40 else { return .loop }
+        guard !next.hasPrefix("/") else { return .absolute(next) }
+        parts.removeLast()
+        remaining = split(next) + remaining
+      }
+    }
+    let final = parts.joined(separator: "/")
+    return .inside(path: final, exists: final.isEmpty || existing.contains(final))
+  }
+}

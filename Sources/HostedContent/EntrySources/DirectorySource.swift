@@ -1,0 +1,74 @@
+import XAR
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The entries of a folder on disk, depth first, names sorted by their bytes, never following a
+/// symlink. Hard links (a second name of an inode already seen) are reported as hard links.
+public final class DirectorySource: EntrySource {
+  public let format = PackageFormat.directory
+  public let location: String
+  public let packageSize: UInt64? = nil
+  /// Names left out (junk), when the walk was asked to skip them.
+  public private(set) var skipped: [String] = []
+  private let skipJunk: Bool
+
+  /// - Parameter skipJunk: leave out junk files and folders (see ``JunkFileRule``).
+  public init(path: String, skipJunk: Bool = false) {
+    location = path
+    self.skipJunk = skipJunk
+  }
+
+  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    let root = try DirectoryHandle(path: location)
+    var inodes: [String: String] = [:]
+    skipped = []
+    try walk(root, prefix: "", inodes: &inodes, visit)
+  }
+
+  private func walk(
+    _ folder: DirectoryHandle, prefix: String, inodes: inout [String: String],
+    _ visit: (PackageEntry, EntryData?) throws -> Void
+  ) throws {
+    for (name, valid) in try folder.list() {
+      let path = prefix.isEmpty ? name : prefix + "/" + name
+      if skipJunk && JunkFileRule.isJunk(Substring(name)) {
+        skipped.append(path)
+        continue
+      }
+      let info = try folder.status(name)
+      let mode = UInt32(info.st_mode) & 0o7777
+      switch info.st_mode & S_IFMT {
+      case S_IFDIR:
+        try visit(PackageEntry(path: path, kind: .directory, mode: mode, pathIsValidUTF8: valid), nil)
+        try walk(try folder.openDirectory(name), prefix: path, inodes: &inodes, visit)
+      case S_IFREG:
+        let key = "\(info.st_dev):\(info.st_ino)"
+        if info.st_nlink > 1, let original = inodes[key] {
+          try visit(PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil)
+          continue
+        }
+        if info.st_nlink > 1 { inodes[key] = path }
+        let file = try folder.openFile(name)
+        let entry = PackageEntry(path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
+        try visit(entry, file)
+      case S_IFLNK:
+        let target = try folder.readLink(name)
+        try visit(PackageEntry(path: path, kind: .symlink, mode: mode, linkTarget: target, pathIsValidUTF8: valid), nil)
+      case S_IFIFO:
+        try visit(PackageEntry(path: path, kind: .fifo, mode: mode, pathIsValidUTF8: valid), nil)
+      case S_IFCHR:
+        try visit(PackageEntry(path: path, kind: .characterDevice, mode: mode, pathIsValidUTF8: valid), nil)
+      case S_IFBLK:
+        try visit(PackageEntry(path: path, kind: .blockDevice, mode: mode, pathIsValidUTF8: valid), nil)
+      case S_IFSOCK:
+        try visit(PackageEntry(path: path, kind: .socket, mode: mode, pathIsValidUTF8: valid), nil)
+      default:
+        try visit(PackageEntry(path: path, kind: .other, mode: mode, pathIsValidUTF8: valid), nil)
+      }
+    }
+  }
+}

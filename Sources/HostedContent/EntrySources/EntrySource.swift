@@ -1,0 +1,43 @@
+/// The shape a package comes in, found from its bytes.
+public enum PackageFormat: String, Codable, Sendable {
+  /// A XAR with `ContentInfo.plist` and `Contents/` at its root: what pkgtool writes.
+  case xar
+  /// An Apple flat package (`productbuild --content`): a XAR whose `NAME.pkg/Payload` is a
+  /// compressed cpio archive holding the content.
+  case flatPackage = "flat-package"
+  /// The zip a client downloads.
+  case zip
+  /// A content folder on disk.
+  case directory
+
+  /// How people call it.
+  public var displayName: String {
+    switch self {
+    case .xar: return "XAR package"
+    case .flatPackage: return "flat package (productbuild)"
+    case .zip: return "zip"
+    case .directory: return "content folder"
+    }
+  }
+}
+
+/// Yields a package's entries one at a time, each with its bytes readable once.
+///
+/// Rules never know which source they are fed from.
+public protocol EntrySource: AnyObject {
+  var format: PackageFormat { get }
+  /// The package file or folder, for messages.
+  var location: String { get }
+  /// The package file's size; nil for folders.
+  var packageSize: UInt64? { get }
+  /// Calls `visit` for every entry, in the source's order. `data` (files only) is valid only
+  /// during the call. Throws when the source is damaged (an `archive-integrity` problem) or an
+  /// I/O error happens.
+  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws
+}
+
+/// A package source could not be read at all: an I/O or usage problem, not a finding.
+public struct SourceError: Error, CustomStringConvertible {
+  public var description: String
+  public init(_ description: String) { self.description = description }
+}

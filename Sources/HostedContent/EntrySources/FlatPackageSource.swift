@@ -1,0 +1,67 @@
+import XAR
+
+/// The content of an Apple flat package: the cpio archive in its `NAME.pkg/Payload`, read through
+/// libarchive as a stream straight out of the XAR entry (no temporary copy).
+public final class FlatPackageSource: EntrySource {
+  public let format = PackageFormat.flatPackage
+  public let location: String
+  public let reader: XARReader
+  /// The `Payload` entry.
+  public let payload: XAREntry
+
+  /// The payload of a flat package, or nil when `reader` is not one.
+  public static func payload(in reader: XARReader) -> XAREntry? {
+    let roots = Set(reader.entries.filter { !$0.path.contains("/") }.map(\.path))
+    guard !roots.contains(ContentInfo.fileName) else { return nil }
+    let payloads = reader.entries.filter { entry in
+      let parts = entry.path.split(separator: "/")
+      return entry.kind == .file && parts.count == 2 && parts[1] == "Payload" && parts[0].hasSuffix(".pkg")
+    }
+    return payloads.count == 1 ? payloads[0] : nil
+  }
+
+  public init(reader: XARReader, payload: XAREntry) {
+    self.reader = reader
+    self.payload = payload
+    location = reader.path
+  }
+
+  public var packageSize: UInt64? { reader.fileSize }
+
+  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    let stream = reader.dataReader(for: payload)
+    var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+    var ended = false
+    let cpio = try LibArchiveReader(payload: {
+      guard !ended else { return nil }
+      let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+      if n == 0 {
+        ended = true
+        return nil
+      }
+      return Array(buffer[..<n])
+    })
+    try cpio.forEachEntry(visit)
+    // Drain what libarchive did not need, so the payload's checksums are verified too.
+    while !ended {
+      let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+      if n == 0 { ended = true }
+    }
+  }
+}
+
+/// The entries of a zip (the client's delivery form), through libarchive.
+public final class ZipPackageSource: EntrySource {
+  public let format = PackageFormat.zip
+  public let location: String
+  public let packageSize: UInt64?
+
+  public init(path: String, size: UInt64) {
+    location = path
+    packageSize = size
+  }
+
+  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    try LibArchiveReader(path: location).forEachEntry(visit)
+  }
+}

@@ -1,0 +1,150 @@
+import XAR
+
+/// What a run of the rules over a source found.
+public struct InspectionResult {
+  public var format: PackageFormat
+  public var location: String
+  public var packageSize: UInt64?
+  /// Every finding, in the order found.
+  public var findings: [Finding]
+  /// The package's `ContentInfo`, when it could be read.
+  public var contentInfo: ContentInfo?
+  public var entryCount: Int
+  /// Sum of file sizes, saturating.
+  public var contentSize: UInt64
+  /// Every entry, when asked for (`info --files`, `diff`).
+  public var entries: [PackageEntry]
+  /// True when the package could not be read to the end.
+  public var integrityFailed: Bool
+
+  /// Errors, plus warnings when `strict`.
+  public func failed(strict: Bool) -> Bool {
+    findings.contains { $0.severity == .error || (strict && $0.severity == .warning) }
+  }
+}
+
+/// The pipe every command runs: a source yields entries, the rules look at each as it passes, a
+/// sink consumes it. Each file's bytes are read once; the rules see its first bytes.
+public final class PackageInspector {
+  /// Bytes read per step; also how much of a file's start the rules see.
+  public static let chunkSize = 256 * 1024
+
+  public let context: RuleContext
+  private let ruleTypes: [any Rule.Type]
+  /// Keep every entry in the result.
+  public var recordEntries = false
+  /// Called with the bytes read so far, now and then.
+  public var progress: ((UInt64) -> Void)?
+  /// Called with each file's content checksum (SHA-256 hex) when set; costs a hash pass.
+  public var onFileDigest: ((PackageEntry, String) -> Void)?
+
+  public init(context: RuleContext, rules: [any Rule.Type] = RuleCatalog.all) {
+    self.context = context
+    self.ruleTypes = rules
+  }
+
+  private struct Stop: Error {}
+
+  /// Runs the rules over `source`, passing entries to `sink`. Throws only for I/O failures
+  /// (`SystemError`); a damaged package is an `archive-integrity` finding.
+  public func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
+    let rules = ruleTypes.map { $0.init(context: context) }
+    var findings: [Finding] = []
+    var entries: [PackageEntry] = []
+    var count = 0
+    var contentSize: UInt64 = 0
+    var produced: UInt64 = 0
+    var contentInfoBytes: [UInt8]?
+    var integrityFailed = false
+    var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
+    let maxSize = context.options.maxSize
+
+    do {
+      try source.forEachEntry { entry, data in
+        count += 1
+        if recordEntries { entries.append(entry) }
+        let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
+        contentSize = overflow ? .max : sum
+
+        var first = 0
+        if entry.kind == .file, let data {
+          first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+        }
+        let inspected = InspectedEntry(entry: entry, head: Array(buffer[..<min(first, buffer.count)]))
+        for rule in rules { rule.inspect(inspected, into: &findings) }
+
+        if let refusal = try sink.begin(entry) {
+          if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
+            findings.append(Finding(ruleID: PathSafetyRule.description.id, severity: .error, path: entry.path, message: refusal))
+          }
+          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          return
+        }
+        guard entry.kind == .file, let data else {
+          try sink.end(entry)
+          return
+        }
+        let wantsPlist = entry.path == ContentInfo.fileName
+        var plistBytes: [UInt8] = []
+        var total: UInt64 = 0
+        var hasher = onFileDigest == nil ? nil : XARHasher(.sha256)
+        var n = first
+        while n > 0 {
+          total += UInt64(n)
+          produced += UInt64(n)
+          guard total <= entry.size else {
+            throw XARError.dataLongerThanDeclared(path: entry.path, declared: entry.size)
+          }
+          if produced > maxSize {
+            findings.append(Finding(ruleID: SizeLimitRule.description.id, severity: .error, path: nil, message: "the unpacked content exceeds the limit of \(maxSize) bytes", hint: "split the content into several products"))
+            throw Stop()
+          }
+          try buffer.withUnsafeBytes { raw in
+            let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
+            hasher?.update(chunk)
+            try sink.write(chunk)
+          }
+          if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
+          progress?(produced)
+          n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+        }
+        guard total == entry.size else {
+          throw XARError.dataSizeMismatch(path: entry.path, declared: entry.size, actual: total)
+        }
+        if wantsPlist { contentInfoBytes = plistBytes }
+        if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
+        try sink.end(entry)
+      }
+    } catch is Stop {
+      integrityFailed = true
+    } catch let error as SystemError {
+      throw error
+    } catch {
+      integrityFailed = true
+      findings.append(ArchiveIntegrityRule.finding(for: error))
+    }
+
+    let summary = InspectionSummary(
+      format: source.format, packageSize: source.packageSize, contentInfoBytes: contentInfoBytes,
+      entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed)
+    for rule in rules { rule.finish(summary, into: &findings) }
+    let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
+    return InspectionResult(
+      format: source.format, location: source.location, packageSize: source.packageSize,
+      findings: findings, contentInfo: contentInfo, entryCount: count, contentSize: contentSize,
+      entries: entries, integrityFailed: integrityFailed)
+  }
+
+  private func drain(
+    _ data: EntryData, declared: UInt64, path: String, initial: Int, buffer: inout [UInt8],
+    produced: inout UInt64, maxSize: UInt64
+  ) throws {
+    var total = UInt64(initial)
+    var n = initial
+    while n > 0 {
+      guard total <= declared else { throw XARError.dataLongerThanDeclared(path: path, declared: declared) }
+      n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+      total += UInt64(n)
+    }
+  }
+}

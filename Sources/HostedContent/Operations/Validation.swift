@@ -1,0 +1,104 @@
+import XAR
+
+/// The version of pkgtool, written into reports.
+public enum PkgTool {
+  public static let version = "0.1.0"
+}
+
+/// A failure that stops a command before it can judge the package: a missing file, an unusable
+/// argument, an I/O error. Exit code 2.
+public struct OperationError: Error, CustomStringConvertible {
+  public var message: String
+  public var hint: String?
+
+  public init(_ message: String, hint: String? = nil) {
+    self.message = message
+    self.hint = hint
+  }
+
+  public var description: String { hint.map { "\(message) (\($0))" } ?? message }
+
+  /// Turns the errors of lower layers into one.
+  public static func wrap(_ error: Error) -> OperationError {
+    switch error {
+    case let e as OperationError: return e
+    case let e as PackageOpener.OpenError: return OperationError(e.description)
+    default: return OperationError("\(error)")
+    }
+  }
+}
+
+/// `validate`: every rule over a package or folder, nothing written.
+public enum Validation {
+  /// Validates the package file or content folder at `path`.
+  ///
+  /// - Parameter against: a previous package (or folder) of the same product; its version must be lower.
+  public static func run(path: String, options: ValidationOptions, against: String? = nil, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil) throws -> InspectionResult {
+    let previous = try against.map { try previousContentInfo(at: $0) }
+    let source: EntrySource
+    do {
+      source = try PackageOpener.open(path)
+    } catch PackageOpener.OpenError.notAPackage(_, let reason) {
+      // The file exists but is not a package: that is a finding about it, not a usage error.
+      var findings = [Finding(ruleID: ArchiveIntegrityRule.description.id, severity: .error, path: nil, message: "not a readable package: \(reason)", hint: "check that this is the .pkg you meant; build it again if it is damaged")]
+      let name = Paths.name(of: path)
+      if !name.lowercased().hasSuffix(".pkg") {
+        findings.append(Finding(ruleID: PackageExtensionRule.description.id, severity: .error, path: nil, message: "the package file '\(name)' does not end in .pkg", hint: "rename it to end in .pkg"))
+      }
+      return InspectionResult(format: .xar, location: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, findings: findings, contentInfo: nil, entryCount: 0, contentSize: 0, entries: [], integrityFailed: true)
+    } catch let error as PackageOpener.OpenError {
+      throw OperationError.wrap(error)
+    }
+    let context = RuleContext(
+      options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path), previous: previous)
+    let inspector = PackageInspector(context: context)
+    inspector.recordEntries = recordEntries
+    inspector.progress = progress
+    return try inspector.run(source)
+  }
+
+  /// The `ContentInfo` of the package or folder at `path`, for `--against`.
+  public static func previousContentInfo(at path: String) throws -> ContentInfo {
+    do {
+      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
+        throw OperationError("'\(path)' has no ContentInfo.plist", hint: "--against needs the previous package of the same product")
+      }
+      return try ContentInfo(decoding: bytes)
+    } catch let error as ContentInfoError {
+      throw OperationError("the ContentInfo.plist of '\(path)' is not valid: \(error)")
+    } catch {
+      throw OperationError.wrap(error)
+    }
+  }
+}
+
+/// Finds `ContentInfo.plist` in a source without reading the rest.
+public enum ContentInfoLocator {
+  private struct Found: Error { var bytes: [UInt8] }
+
+  /// The plist's bytes, or nil when the source has none at its root.
+  public static func bytes(in source: EntrySource) throws -> [UInt8]? {
+    if let xar = source as? XARPackageSource {
+      guard let entry = xar.reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else { return nil }
+      return try xar.reader.readData(of: entry, limit: UInt64(PropertyList.maxEncodedSize))
+    }
+    do {
+      try source.forEachEntry { entry, data in
+        guard entry.path == ContentInfo.fileName, entry.kind == .file, let data else { return }
+        guard entry.size <= UInt64(PropertyList.maxEncodedSize) else { throw OperationError("ContentInfo.plist is too large") }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+          let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+          if n == 0 { break }
+          bytes += buffer[..<n]
+          guard bytes.count <= PropertyList.maxEncodedSize else { throw OperationError("ContentInfo.plist is too large") }
+        }
+        throw Found(bytes: bytes)
+      }
+    } catch let found as Found {
+      return found.bytes
+    }
+    return nil
+  }
+}

@@ -1,0 +1,43 @@
+import XAR
+
+/// `archive-integrity`: the package must be a readable XAR, flat package or zip whose every
+/// checksum and size agrees. Findings come from the sources and data streams as they read.
+public final class ArchiveIntegrityRule: Rule {
+  public static let description = RuleDescription(
+    id: "archive-integrity", name: "Archive integrity",
+    summary: "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size.",
+    rationale: "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
+    triggering: [
+      RuleExample.package("truncated package").with { $0.damage = .truncate(keeping: 200); $0.appliesToFolders = false },
+      RuleExample.package("file checksum mismatch", adding: [.file("Contents/z.txt", String(repeating: "data ", count: 50))]).with {
+        $0.damage = .flipLastByte; $0.appliesToFolders = false
+      },
+      RuleExample.package("not an archive").with { $0.damage = .replace(Array("just some text, not a package".utf8)); $0.appliesToFolders = false },
+    ],
+    nonTriggering: [RuleExample.package("intact package")])
+
+  public init(context: RuleContext) {}
+
+  /// The finding for a reading failure.
+  public static func finding(for error: Error, path: String? = nil) -> Finding {
+    let message: String
+    var entryPath = path
+    switch error {
+    case let error as XARError:
+      message = error.description
+      switch error {
+      case .archivedChecksumMismatch(let p, _, _), .extractedChecksumMismatch(let p, _, _),
+        .dataSizeMismatch(let p, _, _), .dataLongerThanDeclared(let p, _), .corruptData(let p, _),
+        .truncatedHeap(let p), .storedLengthMismatch(let p, _, _), .dataOutOfHeap(let p, _, _, _),
+        .unsupportedEncoding(let p, _):
+        entryPath = entryPath ?? p
+      default: break
+      }
+    default:
+      message = "\(error)"
+    }
+    return Finding(
+      ruleID: description.id, severity: .error, path: entryPath, message: message,
+      hint: "the package is damaged or was not made by a package tool; build it again from its sources")
+  }
+}

@@ -1,0 +1,48 @@
+/// `junk-file` (warning): files that operating systems and tools leave behind.
+public final class JunkFileRule: Rule {
+  public static let description = RuleDescription(
+    id: "junk-file", name: "Junk files",
+    summary: ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
+    rationale: "They waste space on every device and can leak information about the machine that made the package.",
+    severity: .warning,
+    triggering: [
+      RuleExample.package(".DS_Store", adding: [.file("Contents/.DS_Store", "junk")], expecting: "Contents/.DS_Store"),
+      RuleExample.package("AppleDouble", adding: [.file("Contents/._readme.txt", "junk")], expecting: "Contents/._readme.txt"),
+      RuleExample.package("git folder", adding: [.directory("Contents/.git"), .file("Contents/.git/HEAD", "ref")], expecting: "Contents/.git"),
+      RuleExample.package("vim swap", adding: [.file("Contents/.readme.txt.swp", "x")], expecting: "Contents/.readme.txt.swp"),
+    ],
+    nonTriggering: [RuleExample.package("dot file that is content", adding: [.file("Contents/.well-known", "x")])])
+
+  public init(context: RuleContext) {}
+
+  /// True if `name` (one path component) is junk.
+  public static func isJunk(_ name: Substring) -> Bool {
+    if name == ".DS_Store" || name == "Thumbs.db" || name == "desktop.ini" || name == "__MACOSX" || name == ".git"
+      || name == ".svn" || name == ".hg" || name == ".Spotlight-V100" || name == ".Trashes" || name == ".fseventsd"
+    {
+      return true
+    }
+    if name.hasPrefix("._") { return true }
+    if name.hasPrefix(".") && (name.hasSuffix(".swp") || name.hasSuffix(".swo")) { return true }
+    if name.hasSuffix("~") || (name.hasPrefix("#") && name.hasSuffix("#") && name.count > 1) { return true }
+    return false
+  }
+
+  /// The first component of `path` that is junk, as the path up to it; nil if none.
+  public static func junkPrefix(of path: String) -> String? {
+    var prefix = ""
+    for component in path.split(separator: "/") {
+      prefix = prefix.isEmpty ? String(component) : prefix + "/" + component
+      if isJunk(component) { return prefix }
+    }
+    return nil
+  }
+
+  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    let path = inspected.entry.path
+    // Report a junk folder once, not each file in it.
+    if let prefix = JunkFileRule.junkPrefix(of: path), prefix == path {
+      findings.append(finding(path, "'\(inspected.entry.name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
+    }
+  }
+}

@@ -1,0 +1,50 @@
+/// `layout`: the root holds exactly `ContentInfo.plist` (a file) and `Contents/` (a folder).
+public final class LayoutRule: Rule {
+  public static let description = RuleDescription(
+    id: "layout", name: "Package layout",
+    summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/.",
+    rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
+    triggering: [
+      RuleExample.package("extra file at the root", adding: [.file("notes.txt", "hi")], expecting: "notes.txt"),
+      RuleExample.package("Contents is a file", adding: [.file("Contents", "not a folder")], removing: ["Contents/readme.txt"], expecting: "Contents"),
+      RuleExample.package("no Contents folder", removing: ["Contents", "Contents/readme.txt"]),
+      RuleExample.package("ContentInfo.plist is a folder", adding: [.directory("ContentInfo.plist")], expecting: "ContentInfo.plist"),
+    ],
+    nonTriggering: [
+      RuleExample.package("standard layout"),
+      RuleExample.package("empty Contents", removing: ["Contents/readme.txt"]),
+    ])
+
+  private var sawContents = false
+  private var reported: Set<String> = []
+
+  public init(context: RuleContext) {}
+
+  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    let entry = inspected.entry
+    let root = String(entry.rootName)
+    let isRootEntry = !entry.path.contains("/")
+    switch root {
+    case "Contents":
+      sawContents = true
+      if isRootEntry && entry.kind != .directory {
+        findings.append(finding(entry.path, "Contents is a \(entry.kind.rawValue), it must be a folder", hint: "put the content files in a folder named Contents"))
+      }
+    case ContentInfo.fileName:
+      if isRootEntry && entry.kind != .file {
+        findings.append(finding(entry.path, "ContentInfo.plist is a \(entry.kind.rawValue), it must be a file"))
+      } else if !isRootEntry && reported.insert(root).inserted {
+        findings.append(finding(root, "ContentInfo.plist is a folder, it must be a file"))
+      }
+    default:
+      if reported.insert(root).inserted {
+        findings.append(finding(root, "'\(root)' is at the package root, where only ContentInfo.plist and Contents/ belong", hint: "move it into Contents/ or leave it out"))
+      }
+    }
+  }
+
+  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    guard !summary.integrityFailed, !sawContents else { return }
+    findings.append(finding(nil, "the package has no Contents/ folder", hint: "put the content files in a folder named Contents"))
+  }
+}

@@ -1,0 +1,49 @@
+/// `no-external-symlink`: every symlink, followed through the package's other symlinks, stays
+/// inside `Contents/`.
+public final class NoExternalSymlinkRule: Rule {
+  public static let description = RuleDescription(
+    id: "no-external-symlink", name: "No external symlinks",
+    summary: "A symlink whose target, followed through other symlinks in the package, leaves Contents/; absolute targets; loops. Dangling internal links are warned about.",
+    rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",
+    triggering: [
+      RuleExample.package("absolute target", adding: [.symlink("Contents/passwd", "/etc/passwd")], expecting: "Contents/passwd"),
+      RuleExample.package("escaping relative target", adding: [.symlink("Contents/up", "../../outside")], expecting: "Contents/up"),
+      RuleExample.package("two-hop escape", adding: [.symlink("Contents/a", "b/../.."), .directory("Contents/b"), .symlink("Contents/c", "a/../x")], expecting: "Contents/c"),
+      RuleExample.package("to ContentInfo.plist", adding: [.symlink("Contents/info", "../ContentInfo.plist")], expecting: "Contents/info"),
+      RuleExample.package("loop", adding: [.symlink("Contents/x", "y"), .symlink("Contents/y", "x")], expecting: "Contents/x"),
+    ],
+    nonTriggering: [
+      RuleExample.package("internal link", adding: [.directory("Contents/levels"), .file("Contents/levels/1.json", "{}"), .symlink("Contents/latest.json", "levels/1.json")]),
+      RuleExample.package("chain that stays inside", adding: [.directory("Contents/d"), .symlink("Contents/d/up", ".."), .symlink("Contents/alias", "d/up/readme.txt")]),
+    ])
+
+  private var resolver = SymlinkResolver()
+  /// Each symlink's path and verbatim target, in order.
+  private var links: [(path: String, target: String)] = []
+
+  public init(context: RuleContext) {}
+
+  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    resolver.add(inspected.entry)
+    if inspected.entry.kind == .symlink { links.append((inspected.entry.path, inspected.entry.linkTarget ?? "")) }
+  }
+
+  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    for (path, target) in links {
+      switch resolver.resolve(path) {
+      case .absolute(let t):
+        findings.append(finding(path, "the symlink points to the absolute path '\(t)'", hint: "use a relative target inside Contents/"))
+      case .abovePackageRoot:
+        findings.append(finding(path, "the symlink '\(target)' leads outside the package", hint: "point it at a file inside Contents/"))
+      case .loop:
+        findings.append(finding(path, "the symlink '\(target)' never resolves (a loop)", hint: "break the cycle of links"))
+      case .inside(let final, let exists):
+        if final != "Contents" && !final.hasPrefix("Contents/") {
+          findings.append(finding(path, "the symlink '\(target)' leads to '\(final.isEmpty ? "the package root" : final)', outside Contents/", hint: "point it at a file inside Contents/"))
+        } else if !exists {
+          findings.append(finding(path, "the symlink '\(target)' points to '\(final)', which is not in the package", hint: "add the target or remove the link", severity: .warning))
+        }
+      }
+    }
+  }
+}

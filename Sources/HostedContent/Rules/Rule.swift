@@ -1,0 +1,118 @@
+/// A check over a package's entries. One rule per file; each carries its own description, and
+/// that description is the documentation, the `rules` listing and the test data.
+///
+/// A rule never prints and never throws for a finding: it appends ``Finding`` values. Rules that
+/// need the whole picture keep small records in ``inspect(_:into:)`` and decide in
+/// ``finish(_:into:)``.
+public protocol Rule: AnyObject {
+  /// What the rule checks, with examples that must and must not trigger it.
+  static var description: RuleDescription { get }
+  /// A fresh rule for one run.
+  init(context: RuleContext)
+  /// Looks at one entry as it passes.
+  func inspect(_ entry: InspectedEntry, into findings: inout [Finding])
+  /// Decides what needs every entry.
+  func finish(_ summary: InspectionSummary, into findings: inout [Finding])
+}
+
+extension Rule {
+  public func inspect(_ entry: InspectedEntry, into findings: inout [Finding]) {}
+  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {}
+
+  /// A finding of this rule at its default severity.
+  public func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil) -> Finding {
+    Finding(
+      ruleID: Self.description.id, severity: severity ?? Self.description.severity, path: path,
+      message: message, hint: hint)
+  }
+}
+
+/// The description a rule carries.
+public struct RuleDescription: Sendable {
+  /// Stable, kebab-case: `no-executable`.
+  public let id: String
+  /// A short title.
+  public let name: String
+  /// One line: what it rejects.
+  public let summary: String
+  /// Why it matters.
+  public let rationale: String
+  public let severity: Severity
+  /// Packages this rule must report.
+  public let triggering: [RuleExample]
+  /// Packages this rule must accept.
+  public let nonTriggering: [RuleExample]
+
+  public init(
+    id: String, name: String, summary: String, rationale: String, severity: Severity = .error,
+    triggering: [RuleExample], nonTriggering: [RuleExample]
+  ) {
+    self.id = id
+    self.name = name
+    self.summary = summary
+    self.rationale = rationale
+    self.severity = severity
+    self.triggering = triggering
+    self.nonTriggering = nonTriggering
+  }
+}
+
+/// What rules are told about the run.
+public struct RuleContext: Sendable {
+  public var options: ValidationOptions
+  /// The package's file name, for packages (nil for folders).
+  public var packageFileName: String?
+  /// The `ContentInfo` of `--against`, if given.
+  public var previous: ContentInfo?
+
+  public init(options: ValidationOptions = ValidationOptions(), packageFileName: String? = nil, previous: ContentInfo? = nil) {
+    self.options = options
+    self.packageFileName = packageFileName
+    self.previous = previous
+  }
+}
+
+/// Options a user sets for validation.
+public struct ValidationOptions: Sendable, Equatable {
+  /// The largest package file and the largest unpacked content, in bytes.
+  public var maxSize: UInt64 = ValidationOptions.defaultMaxSize
+  /// The product ID the package must carry, if given.
+  public var productIdentifier: String?
+  /// Treat warnings as errors.
+  public var strict = false
+
+  /// 2 GB, read strictly: 2,000,000,000 bytes.
+  public static let defaultMaxSize: UInt64 = 2_000_000_000
+
+  public init(maxSize: UInt64 = ValidationOptions.defaultMaxSize, productIdentifier: String? = nil, strict: Bool = false) {
+    self.maxSize = maxSize
+    self.productIdentifier = productIdentifier
+    self.strict = strict
+  }
+}
+
+/// An entry as rules see it: the entry and the first bytes of its data.
+public struct InspectedEntry {
+  public var entry: PackageEntry
+  /// Up to the first 256 KiB of a file's data (empty for other kinds).
+  public var head: [UInt8]
+
+  public init(entry: PackageEntry, head: [UInt8] = []) {
+    self.entry = entry
+    self.head = head
+  }
+}
+
+/// What the run saw as a whole, given to ``Rule/finish(_:into:)``.
+public struct InspectionSummary {
+  public var format: PackageFormat
+  /// The package file's size (nil for folders).
+  public var packageSize: UInt64?
+  /// The bytes of `ContentInfo.plist` at the root, if it was there as a file.
+  public var contentInfoBytes: [UInt8]?
+  public var entryCount: Int
+  /// The sum of file sizes, saturating at `UInt64.max`.
+  public var contentSize: UInt64
+  /// True when reading stopped early because the package is damaged.
+  public var integrityFailed: Bool
+}

@@ -1,0 +1,87 @@
+/// A small package tree that a rule must or must not report. Test support builds each example
+/// into a real package (and, where it makes sense, a real folder) and runs the rule on it.
+public struct RuleExample: Sendable {
+  /// One node of an example tree. A path may end in `#2` to mean the same path stored a second
+  /// time (possible in packages only).
+  public struct Node: Sendable, Equatable {
+    public enum Content: Sendable, Equatable {
+      case file([UInt8])
+      case directory
+      case symlink(String)
+      case hardLink(String)
+      case fifo
+      case characterDevice
+    }
+    public var path: String
+    public var content: Content
+    public var mode: UInt32
+
+    public init(_ path: String, _ content: Content, mode: UInt32? = nil) {
+      self.path = path
+      self.content = content
+      switch content {
+      case .directory: self.mode = mode ?? 0o755
+      case .symlink: self.mode = mode ?? 0o755
+      default: self.mode = mode ?? 0o644
+      }
+    }
+
+    public static func file(_ path: String, _ text: String, mode: UInt32? = nil) -> Node {
+      Node(path, .file(Array(text.utf8)), mode: mode)
+    }
+    public static func file(_ path: String, bytes: [UInt8], mode: UInt32? = nil) -> Node {
+      Node(path, .file(bytes), mode: mode)
+    }
+    public static func directory(_ path: String, mode: UInt32? = nil) -> Node { Node(path, .directory, mode: mode) }
+    public static func symlink(_ path: String, _ target: String) -> Node { Node(path, .symlink(target)) }
+  }
+
+  /// Damage done to the built package file, for integrity examples.
+  public enum Damage: Sendable, Equatable {
+    /// Keep only the first `n` bytes.
+    case truncate(keeping: Int)
+    /// Flip the last byte of the file (inside the last entry's data).
+    case flipLastByte
+    /// Replace the whole file with these bytes.
+    case replace([UInt8])
+  }
+
+  public var name: String
+  public var nodes: [Node]
+  public var packageFileName = "example.pkg"
+  public var options = ValidationOptions()
+  /// A previous version for `--against`: product and version.
+  public var previous: (product: String, version: String)? = nil
+  public var damage: Damage? = nil
+  /// False when the example only makes sense as a package file (names, damage).
+  public var appliesToFolders = true
+  /// The path the finding must name (nil: any or none).
+  public var expectedPath: String? = nil
+
+  public init(_ name: String, nodes: [Node]) {
+    self.name = name
+    self.nodes = nodes
+  }
+
+  /// The standard valid package: `ContentInfo.plist`, `Contents/`, a text file.
+  public static let baseNodes: [Node] = [
+    .file(ContentInfo.fileName, String(decoding: ContentInfo(productIdentifier: "com.example.sample", contentVersion: ContentVersion("1.0")!).encoded(), as: UTF8.self)),
+    .directory("Contents"),
+    .file("Contents/readme.txt", "Chapter one.\n"),
+  ]
+
+  /// The standard package with `nodes` added (replacing nodes at the same paths).
+  public static func package(_ name: String, adding nodes: [Node] = [], removing: Set<String> = [], expecting path: String? = nil) -> RuleExample {
+    let replaced = Set(nodes.map(\.path))
+    var example = RuleExample(name, nodes: baseNodes.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
+    example.expectedPath = path
+    return example
+  }
+
+  /// A copy with other settings.
+  public func with(_ change: (inout RuleExample) -> Void) -> RuleExample {
+    var copy = self
+    change(&copy)
+    return copy
+  }
+}

@@ -1,0 +1,18 @@
+/// Consumes entries as they leave the rules: writes them somewhere, or nowhere.
+public protocol EntrySink: AnyObject {
+  /// Starts an entry. Returns a reason when the sink refuses to write it (the entry is then
+  /// skipped and the run reports the reason as a `path-safety` finding).
+  func begin(_ entry: PackageEntry) throws -> String?
+  /// The next bytes of the current file.
+  func write(_ bytes: UnsafeRawBufferPointer) throws
+  /// Ends the current entry.
+  func end(_ entry: PackageEntry) throws
+}
+
+/// Reads everything and keeps nothing: what `validate` uses, so every checksum is verified.
+public final class NullSink: EntrySink {
+  public init() {}
+  public func begin(_ entry: PackageEntry) throws -> String? { nil }
+  public func write(_ bytes: UnsafeRawBufferPointer) throws {}
+  public func end(_ entry: PackageEntry) throws {}
+}
