@@ -1,1 +1,3 @@
-print("x")
+import PkgToolCLI
+
+PkgToolMain.main()

@@ -15,11 +15,15 @@ public final class DirectorySource: EntrySource {
   /// Names left out (junk), when the walk was asked to skip them.
   public private(set) var skipped: [String] = []
   private let skipJunk: Bool
+  private let hardLinksAsFiles: Bool
 
-  /// - Parameter skipJunk: leave out junk files and folders (see ``JunkFileRule``).
-  public init(path: String, skipJunk: Bool = false) {
+  /// - Parameters:
+  ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
+  ///   - hardLinksAsFiles: report every name of a file as a file of its own.
+  public init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false) {
     location = path
     self.skipJunk = skipJunk
+    self.hardLinksAsFiles = hardLinksAsFiles
   }
 
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
@@ -47,7 +51,7 @@ public final class DirectorySource: EntrySource {
         try walk(try folder.openDirectory(name), prefix: path, inodes: &inodes, visit)
       case S_IFREG:
         let key = "\(info.st_dev):\(info.st_ino)"
-        if info.st_nlink > 1, let original = inodes[key] {
+        if !hardLinksAsFiles, info.st_nlink > 1, let original = inodes[key] {
           try visit(PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil)
           continue
         }

@@ -216,6 +216,12 @@ final class LibArchiveZipWriter {
     }
   }
 
+  /// Appends bytes to the current file entry.
+  func writeData(_ bytes: UnsafeRawBufferPointer) throws {
+    guard let archive, bytes.count > 0 else { return }
+    guard archive_write_data(archive, bytes.baseAddress, bytes.count) == bytes.count else { throw error() }
+  }
+
   /// Writes the central directory and closes the file.
   func finish() throws {
     guard let archive else { return }

@@ -1,0 +1,99 @@
+import XAR
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A private folder beside a destination, where output is assembled before it is renamed into
+/// place. Its name says what it is (`.NAME.pkgtool-<purpose>-<pid>-<random>`), so a later run
+/// can remove what a killed run left behind.
+public final class StagingFolder {
+  public let parent: DirectoryHandle
+  public let name: String
+  public let handle: DirectoryHandle
+  private var published = false
+
+  /// Creates the staging folder for `destinationName` inside `parent`, first removing stale ones
+  /// left by processes that no longer run.
+  public init(in parent: DirectoryHandle, for destinationName: String, purpose: String) throws {
+    self.parent = parent
+    StagingFolder.removeStale(in: parent, for: destinationName)
+    var made: String?
+    for _ in 0..<8 {
+      let candidate = ".\(destinationName).pkgtool-\(purpose)-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+      if mkdirat(parent.fd, candidate, 0o700) == 0 {
+        made = candidate
+        break
+      }
+      if errno != EEXIST { throw SystemError("create folder", path: parent.path + "/" + candidate) }
+    }
+    guard let made else { throw SystemError("create folder", path: parent.path, code: EEXIST) }
+    name = made
+    handle = try parent.openDirectory(made)
+  }
+
+  deinit { discard() }
+
+  /// Removes the staging folder and everything in it (unless it was published).
+  public func discard() {
+    guard !published else { return }
+    published = true
+    try? parent.removeTree(name)
+  }
+
+  /// Renames the staging folder to `destination` in `parent`. With `replace`, an existing
+  /// destination is swapped out and removed only after the new one is in place; if anything
+  /// fails, the old one is put back.
+  public func publish(as destination: String, replace: Bool) throws {
+    _ = fchmodat(parent.fd, name, 0o755, 0)
+    handle.sync()
+    if !parent.exists(destination) {
+      try renameNoReplace(parent.fd, name, parent.fd, destination, path: parent.path + "/" + destination)
+      published = true
+      parent.sync()
+      return
+    }
+    guard replace else { throw SystemError("create", path: parent.path + "/" + destination, code: EEXIST) }
+    let old = ".\(destination).pkgtool-old-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    try parent.rename(destination, to: old, in: parent)
+    do {
+      try parent.rename(name, to: destination, in: parent)
+    } catch {
+      try? parent.rename(old, to: destination, in: parent)
+      throw error
+    }
+    published = true
+    parent.sync()
+    try? parent.removeTree(old)
+  }
+
+  /// Removes `.NAME.pkgtool-*-<pid>-*` folders and files whose process is gone.
+  public static func removeStale(in parent: DirectoryHandle, for destinationName: String) {
+    let prefix = ".\(destinationName).pkgtool-"
+    guard let names = try? parent.list() else { return }
+    for (entry, _) in names where entry.hasPrefix(prefix) {
+      let parts = entry.dropFirst(prefix.count).split(separator: "-")
+      guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]) else { continue }
+      if pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH {
+        try? parent.removeTree(entry)
+      }
+    }
+  }
+}
+
+/// `renameat2(…, RENAME_NOREPLACE)` where the kernel has it, else a checked `renameat`.
+func renameNoReplace(_ fromFD: Int32, _ from: String, _ toFD: Int32, _ to: String, path: String) throws {
+  #if os(Linux)
+    typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") {
+      let renameat2 = unsafeBitCast(symbol, to: Renameat2.self)
+      if renameat2(fromFD, from, toFD, to, 1) == 0 { return }
+      if errno != ENOSYS && errno != EINVAL { throw SystemError("rename to", path: path) }
+    }
+  #endif
+  var info = stat()
+  if fstatat(toFD, to, &info, AT_SYMLINK_NOFOLLOW) == 0 { throw SystemError("rename to", path: path, code: EEXIST) }
+  guard renameat(fromFD, from, toFD, to) == 0 else { throw SystemError("rename to", path: path) }
+}

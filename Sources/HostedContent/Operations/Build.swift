@@ -1,0 +1,260 @@
+import XAR
+
+/// `build`: a content project or plain folder into a reproducible, rule-checked package.
+public enum Build {
+  /// What to write.
+  public enum Format: String, CaseIterable, Sendable {
+    /// A XAR package (`.pkg`), what App Store Connect takes.
+    case xar
+    /// The zip a client downloads and unpacks.
+    case zip
+  }
+
+  public struct Options: Sendable {
+    /// Where the package goes; nil: `<product id>-<version>.pkg` (or `.zip`) in `outputFolder`.
+    public var output: String?
+    public var outputFolder = "."
+    /// For a plain folder: the product. For a project: overrides the plist's.
+    public var productIdentifier: String?
+    /// For a plain folder: the version. For a project: overrides the plist's.
+    public var contentVersion: String?
+    public var format: Format = .xar
+    public var compression: CompressionLevel = .default
+    public var force = false
+    public var dryRun = false
+    public var validation = ValidationOptions()
+    /// Every time written; nil: ``XARWriter/defaultTimestamp``.
+    public var timestamp: XARTimestamp?
+
+    public init() {}
+
+    /// The timestamp from `SOURCE_DATE_EPOCH` when it is set and valid.
+    public static func timestamp(fromEnvironment value: String?) throws -> XARTimestamp? {
+      guard let value, !value.isEmpty else { return nil }
+      guard let seconds = Int64(value), seconds >= 0 else {
+        throw OperationError("SOURCE_DATE_EPOCH='\(value)' is not a non-negative number of seconds", hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)")
+      }
+      return XARTimestamp(secondsSinceEpoch: seconds)
+    }
+  }
+
+  /// What a build did (or, with `dryRun` or findings, would have done).
+  public struct Result {
+    /// The package written; nil when nothing was written.
+    public var output: String?
+    /// Where it would go.
+    public var plannedOutput: String
+    public var inspection: InspectionResult
+    /// Every entry in the package, in order.
+    public var entries: [PackageEntry]
+    /// Paths left out: junk, and for projects anything beside ContentInfo.plist and Contents/.
+    public var leftOut: [String]
+    public var fileCount: Int
+    public var packageSize: UInt64?
+    /// SHA-256 of the package file.
+    public var sha256: String?
+    /// Files stored as they are because they were already compressed.
+    public var storedFiles: Int
+  }
+
+  /// Builds `directory`. Returns findings in the result (nothing written when any is an error);
+  /// throws ``OperationError`` when it cannot work at all.
+  public static func run(directory: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
+    guard Paths.isDirectory(directory) else {
+      throw OperationError(Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
+    }
+    let source = try BuildSource(directory: directory, options: options)
+    let version = source.contentInfo.contentVersion
+    let product = source.contentInfo.productIdentifier
+    let ext = options.format == .xar ? "pkg" : "zip"
+    let output = options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
+    if !options.dryRun {
+      if !options.force && Paths.status(output) != nil {
+        throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another path")
+      }
+      let parent = Paths.parent(of: output)
+      guard Paths.isDirectory(parent) else {
+        throw OperationError("cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first")
+      }
+    }
+    let time = options.timestamp ?? XARWriter.defaultTimestamp
+    let inspector = PackageInspector(context: RuleContext(options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
+    inspector.recordEntries = true
+    inspector.progress = progress
+
+    let sink: EntrySink
+    var xarSink: XARSink?
+    var zipSink: ZipSink?
+    if options.dryRun {
+      sink = NullSink()
+    } else {
+      do {
+        if options.format == .xar {
+          xarSink = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
+          sink = xarSink!
+        } else {
+          zipSink = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
+          sink = zipSink!
+        }
+      } catch {
+        throw OperationError.wrap(error)
+      }
+    }
+    var inspection: InspectionResult
+    do {
+      inspection = try inspector.run(source, into: sink)
+    } catch {
+      xarSink?.discard()
+      zipSink?.discard()
+      throw OperationError.wrap(error)
+    }
+    var result = Result(
+      output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
+      leftOut: source.leftOut, fileCount: inspection.entries.filter { $0.kind == .file }.count,
+      packageSize: nil, sha256: nil, storedFiles: xarSink?.storedCount ?? 0)
+    if options.dryRun || inspection.failed(strict: options.validation.strict) {
+      xarSink?.discard()
+      zipSink?.discard()
+      return result
+    }
+    let limit = options.validation.maxSize
+    var tooLarge: UInt64?
+    let check: (UInt64) throws -> Void = { size in
+      if size > limit {
+        tooLarge = size
+        throw OperationError("package too large")
+      }
+    }
+    do {
+      if let xarSink { try xarSink.commit(checkingSize: check) }
+      if let zipSink { try zipSink.commit(checkingSize: check) }
+    } catch {
+      xarSink?.discard()
+      zipSink?.discard()
+      if let size = tooLarge {
+        result.inspection.findings.append(Finding(ruleID: SizeLimitRule.description.id, severity: .error, path: nil, message: "the package file would be \(size) bytes, over the limit of \(limit)", hint: "split the content into several products"))
+        return result
+      }
+      throw OperationError.wrap(error)
+    }
+    result.output = output
+    let file = try FileDescriptor.open(reading: output)
+    result.packageSize = try file.size()
+    result.sha256 = try sha256(of: file)
+    return result
+  }
+
+  /// SHA-256 of a whole file, hex.
+  public static func sha256(of file: FileDescriptor) throws -> String {
+    var hasher = XARHasher(.sha256)
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset: UInt64 = 0
+    while true {
+      let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
+      if n == 0 { break }
+      buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+      offset += UInt64(n)
+    }
+    return hasher.finalize().hex
+  }
+}
+
+/// The package view of a folder: `ContentInfo.plist` (read, overridden or generated) and
+/// `Contents/`, junk left out, hard links as plain files, modes normalized (0644 files,
+/// 0755 folders), never following symlinks. Entries come sorted by name bytes, so the order
+/// never depends on the file system.
+final class BuildSource: EntrySource {
+  let format = PackageFormat.directory
+  let location: String
+  let packageSize: UInt64? = nil
+  let contentInfo: ContentInfo
+  /// The plist bytes that go into the package.
+  let plistBytes: [UInt8]
+  /// True for a content project; false for a plain folder (everything goes under Contents/).
+  let isProject: Bool
+  private(set) var leftOut: [String] = []
+
+  init(directory: String, options: Build.Options) throws {
+    location = directory
+    let root = try DirectoryHandle(path: directory)
+    isProject = root.exists(ContentInfo.fileName)
+    if isProject {
+      let file: FileDescriptor
+      do { file = try root.openFile(ContentInfo.fileName) } catch { throw OperationError.wrap(error) }
+      let bytes = try file.read(count: PropertyList.maxEncodedSize + 1, at: 0)
+      var info: ContentInfo
+      do {
+        info = try ContentInfo(decoding: bytes)
+      } catch {
+        // The content-info rule reports every problem; a name is still needed for the output.
+        contentInfo = ContentInfo(
+          productIdentifier: options.productIdentifier ?? "invalid",
+          contentVersion: options.contentVersion.flatMap(ContentVersion.init) ?? ContentVersion(components: [0]))
+        plistBytes = bytes
+        return
+      }
+      var changed = false
+      if let product = options.productIdentifier, product != info.productIdentifier {
+        info.productIdentifier = product
+        changed = true
+      }
+      if let text = options.contentVersion {
+        guard let version = ContentVersion(text) else {
+          throw OperationError("--content-version: \(ContentVersion.problem(with: text)!)")
+        }
+        info.contentVersion = version
+        changed = true
+      }
+      contentInfo = info
+      plistBytes = changed ? info.encoded() : bytes
+    } else {
+      guard let product = options.productIdentifier, let versionText = options.contentVersion else {
+        throw OperationError("'\(directory)' has no ContentInfo.plist", hint: "pass --product-id and --content-version to package a plain folder, or run `pkgtool init`")
+      }
+      if let problem = ProductIdentifier.problem(with: product) { throw OperationError("--product-id: \(problem)") }
+      guard let version = ContentVersion(versionText) else {
+        throw OperationError("--content-version: \(ContentVersion.problem(with: versionText)!)")
+      }
+      contentInfo = ContentInfo(productIdentifier: product, contentVersion: version)
+      plistBytes = contentInfo.encoded()
+    }
+  }
+
+  /// In-memory bytes as entry data.
+  private final class Bytes: EntryData {
+    var source: XARBytes
+    init(_ bytes: [UInt8]) { source = XARBytes(bytes) }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
+  }
+
+  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    leftOut = []
+    try visit(PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)), Bytes(plistBytes))
+    let contentRoot = isProject ? location + "/Contents" : location
+    if isProject {
+      let root = try DirectoryHandle(path: location)
+      for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
+        leftOut.append(name)
+      }
+      guard root.exists("Contents") else { return }  // the layout rule reports it
+      let info = try root.status("Contents")
+      guard Paths.isDirectoryMode(info.st_mode) else {
+        try visit(PackageEntry(path: "Contents", kind: .file, mode: 0o644), nil)
+        return
+      }
+    }
+    try visit(PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
+    let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
+    try walker.forEachEntry { entry, data in
+      var e = entry
+      e.path = "Contents/" + entry.path
+      switch e.kind {
+      case .file: e.mode = 0o644
+      case .directory, .symlink: e.mode = 0o755
+      default: break  // special files keep their kind and mode: the rules refuse them
+      }
+      try visit(e, data)
+    }
+    leftOut += walker.skipped.map { (isProject ? "Contents/" : "") + $0 }
+  }
+}

@@ -1,0 +1,63 @@
+import XAR
+
+/// `bump`: raise `ContentVersion` in a project's plist, keeping its format and every other key;
+/// the file is replaced atomically.
+public enum Bump {
+  public enum Change: Sendable, Equatable {
+    case raise(ContentVersion.Part)
+    /// An explicit version; must be greater unless `force`.
+    case set(ContentVersion, force: Bool)
+  }
+
+  public struct Result: Sendable {
+    public var plist: String
+    public var productIdentifier: String
+    public var old: ContentVersion
+    public var new: ContentVersion
+    public var format: PropertyListFormat
+  }
+
+  /// Bumps the plist at `path`, or `path/ContentInfo.plist` when `path` is a folder.
+  public static func run(path: String, change: Change) throws -> Result {
+    let plist = Paths.isDirectory(path) ? (path.hasSuffix("/") ? path : path + "/") + ContentInfo.fileName : path
+    let bytes: [UInt8]
+    do {
+      let file = try FileDescriptor.open(reading: plist)
+      bytes = try file.read(count: PropertyList.maxEncodedSize + 1, at: 0)
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    var info: ContentInfo
+    do {
+      info = try ContentInfo(decoding: bytes)
+    } catch {
+      throw OperationError("'\(plist)' is not a valid ContentInfo.plist: \(error)")
+    }
+    let old = info.contentVersion
+    switch change {
+    case .raise(let part): info.contentVersion = old.bumped(part)
+    case .set(let version, let force):
+      if !(version > old) && !force {
+        throw OperationError("\(version) is not greater than the current \(old)", hint: "pass --force to set it anyway")
+      }
+      info.contentVersion = version
+    }
+    try writeAtomically(plist, info.encoded())
+    return Result(plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
+  }
+
+  /// Writes `bytes` beside `path` and renames over it, keeping the file's permission bits.
+  static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
+    let mode = Paths.status(path).map { $0.st_mode & 0o777 } ?? 0o644
+    let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
+    do {
+      let file = try FileDescriptor.create(temporary, mode: mode)
+      try file.write(bytes)
+      try file.sync()
+      try FileSystem.rename(temporary, to: path)
+    } catch {
+      FileSystem.removeFile(temporary)
+      throw OperationError.wrap(error)
+    }
+  }
+}

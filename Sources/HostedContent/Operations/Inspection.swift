@@ -1,0 +1,130 @@
+import XAR
+
+/// `info`: what a package is and holds.
+public enum PackageInfo {
+  /// One entry as `info --files` lists it.
+  public struct FileRow: Codable, Equatable, Sendable {
+    public var path: String
+    public var kind: String
+    public var size: UInt64
+    public var storedSize: UInt64?
+    public var encoding: String?
+    public var mode: String
+    /// SHA-256 of the content (the same in every format), for files.
+    public var sha256: String?
+    public var linkTarget: String?
+  }
+
+  public struct Summary: Codable, Sendable {
+    public var path: String
+    public var format: String
+    public var productIdentifier: String?
+    public var contentVersion: String?
+    public var entryCount: Int
+    public var fileCount: Int
+    public var contentSize: UInt64
+    public var packageSize: UInt64?
+    /// Package size / content size.
+    public var compressionRatio: Double?
+    /// How the format checks its data: `sha1`, `crc32`, `none`.
+    public var checksumStyle: String
+    public var sha256: String?
+    public var valid: Bool
+    public var findings: [Finding]
+    public var files: [FileRow]?
+  }
+
+  /// Reads everything (every checksum verified) and describes it.
+  public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws -> Summary {
+    let source: EntrySource
+    do { source = try PackageOpener.open(path) } catch { throw OperationError.wrap(error) }
+    var digests: [String: String] = [:]
+    let inspector = PackageInspector(context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
+    inspector.recordEntries = true
+    inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
+    let result = try inspector.run(source)
+    let checksumStyle: String
+    switch source {
+    case let xar as XARPackageSource: checksumStyle = xar.reader.header.checksumAlgorithm.styleName
+    case let flat as FlatPackageSource: checksumStyle = flat.reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
+    case is ZipPackageSource: checksumStyle = "crc32"
+    default: checksumStyle = "none"
+    }
+    var sha: String?
+    if source.format != .directory {
+      sha = try Build.sha256(of: try FileDescriptor.open(reading: path))
+    }
+    let rows = result.entries.map { e in
+      FileRow(
+        path: e.path, kind: e.kind.rawValue, size: e.size, storedSize: e.storage?.storedSize, encoding: e.storage?.encoding,
+        mode: String(repeating: "0", count: max(0, 4 - String(e.mode, radix: 8).count)) + String(e.mode, radix: 8),
+        sha256: digests[e.path], linkTarget: e.linkTarget)
+    }
+    return Summary(
+      path: path, format: result.format.rawValue, productIdentifier: result.contentInfo?.productIdentifier,
+      contentVersion: result.contentInfo?.contentVersion.description, entryCount: result.entryCount,
+      fileCount: result.entries.filter { $0.kind == .file }.count, contentSize: result.contentSize,
+      packageSize: result.packageSize,
+      compressionRatio: result.packageSize.flatMap { size in result.contentSize > 0 ? Double(size) / Double(result.contentSize) : nil },
+      checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict), findings: result.findings,
+      files: includeFiles ? rows : nil)
+  }
+}
+
+/// `diff`: what changed between two packages (or folders) of a product.
+public enum PackageDiff {
+  public struct Change: Codable, Equatable, Sendable {
+    public var path: String
+    public var kind: String
+    public var oldSize: UInt64?
+    public var newSize: UInt64?
+    /// What differs for a changed entry: `content`, `mode`, `link`, `kind`.
+    public var what: [String]
+  }
+
+  public struct Result: Codable, Sendable {
+    public var old: String
+    public var new: String
+    public var oldProduct: String?
+    public var newProduct: String?
+    public var oldVersion: String?
+    public var newVersion: String?
+    public var added: [Change]
+    public var removed: [Change]
+    public var changed: [Change]
+    public var oldContentSize: UInt64
+    public var newContentSize: UInt64
+    /// New content size minus old.
+    public var sizeDelta: Int64
+  }
+
+  public static func run(old: String, new: String) throws -> Result {
+    let a = try PackageInfo.run(path: old, includeFiles: true)
+    let b = try PackageInfo.run(path: new, includeFiles: true)
+    let oldRows = Dictionary((a.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+    let newRows = Dictionary((b.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+    var added: [Change] = [], removed: [Change] = [], changed: [Change] = []
+    for row in b.files ?? [] where oldRows[row.path] == nil {
+      added.append(Change(path: row.path, kind: row.kind, oldSize: nil, newSize: row.size, what: []))
+    }
+    for row in a.files ?? [] {
+      guard let other = newRows[row.path] else {
+        removed.append(Change(path: row.path, kind: row.kind, oldSize: row.size, newSize: nil, what: []))
+        continue
+      }
+      var what: [String] = []
+      if row.kind != other.kind { what.append("kind") }
+      if row.sha256 != other.sha256 || row.size != other.size { what.append("content") }
+      if row.mode != other.mode { what.append("mode") }
+      if row.linkTarget != other.linkTarget { what.append("link") }
+      if !what.isEmpty {
+        changed.append(Change(path: row.path, kind: other.kind, oldSize: row.size, newSize: other.size, what: what))
+      }
+    }
+    return Result(
+      old: old, new: new, oldProduct: a.productIdentifier, newProduct: b.productIdentifier,
+      oldVersion: a.contentVersion, newVersion: b.contentVersion, added: added, removed: removed, changed: changed,
+      oldContentSize: a.contentSize, newContentSize: b.contentSize,
+      sizeDelta: Int64(clamping: b.contentSize) - Int64(clamping: a.contentSize))
+  }
+}

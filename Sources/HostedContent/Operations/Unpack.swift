@@ -1,0 +1,83 @@
+import XAR
+
+/// `unpack`: what a client does with a download. Every rule runs while extracting into a
+/// private staging folder beside the destination; on any error finding the staging folder is
+/// removed and the destination never appears (or, with `force`, stays as it was).
+public enum Unpack {
+  public struct Options: Sendable {
+    /// Replace an existing destination (atomically; kept intact on failure).
+    public var force = false
+    public var validation = ValidationOptions()
+    public init() {}
+  }
+
+  public struct Result {
+    public var inspection: InspectionResult
+    /// The destination, when it was written.
+    public var output: String?
+    public var fileCount: Int
+  }
+
+  /// Unpacks the package at `package` into the folder `destination`.
+  public static func run(package: String, destination: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
+    let parentPath = Paths.parent(of: destination)
+    let name = Paths.name(of: destination)
+    guard !name.isEmpty, name != ".", name != "..", name != "/" else {
+      throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o unpacked")
+    }
+    let source: EntrySource
+    do {
+      source = try PackageOpener.open(package)
+    } catch PackageOpener.OpenError.notAPackage {
+      let inspection = try Validation.run(path: package, options: options.validation)
+      return Result(inspection: inspection, output: nil, fileCount: 0)
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    if source.format == .directory {
+      throw OperationError("'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
+    }
+    if Paths.status(destination) != nil && !options.force {
+      throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
+    }
+    let parent: DirectoryHandle
+    do {
+      parent = try DirectoryHandle(path: parentPath)
+    } catch {
+      throw OperationError("cannot unpack into '\(destination)': the folder '\(parentPath)' does not exist or cannot be opened", hint: "create it first")
+    }
+    let staging: StagingFolder
+    do {
+      staging = try StagingFolder(in: parent, for: name, purpose: "unpack")
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    let sink = SafeDirectorySink(root: staging.handle)
+    let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: package))
+    let inspector = PackageInspector(context: context)
+    inspector.progress = progress
+    var inspection: InspectionResult
+    do {
+      inspection = try inspector.run(source, into: sink)
+      if !inspection.failed(strict: options.validation.strict) {
+        for path in try sink.commitSymlinks() {
+          inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
+        }
+      }
+    } catch {
+      staging.discard()
+      throw OperationError.wrap(error)
+    }
+    guard !inspection.failed(strict: options.validation.strict) else {
+      staging.discard()
+      return Result(inspection: inspection, output: nil, fileCount: 0)
+    }
+    do {
+      try staging.publish(as: name, replace: options.force)
+    } catch {
+      staging.discard()
+      throw OperationError.wrap(error)
+    }
+    return Result(inspection: inspection, output: destination, fileCount: sink.fileCount)
+  }
+}

@@ -1,0 +1,126 @@
+import XAR
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Writes entries under a private folder, the way a careful client would:
+///
+/// - every folder and file is created relative to an open folder handle, with no-follow flags,
+///   and files with `O_EXCL`, so nothing already there (or planted by an earlier entry) is
+///   followed or overwritten;
+/// - names are checked again here (`..`, `.`, empty, absolute, control characters are refused);
+/// - symlinks are created last, by ``commitSymlinks()``, and only when they resolve inside
+///   `Contents/`;
+/// - no device, FIFO, socket, special bit, owner, ACL or extended attribute is ever applied;
+///   files get 0644 and folders 0755.
+public final class SafeDirectorySink: EntrySink {
+  private let root: DirectoryHandle
+  private var folders: [String: DirectoryHandle]
+  private var files: Set<String> = []
+  private var symlinks: [(path: String, target: String)] = []
+  private var reserved: Set<String> = []
+  private var resolver = SymlinkResolver()
+  private var current: FileDescriptor?
+  /// Files written.
+  public private(set) var fileCount = 0
+
+  /// Writes into `root`, a folder this run created and no one else writes to.
+  public init(root: DirectoryHandle) {
+    self.root = root
+    folders = ["": root]
+  }
+
+  private func split(_ path: String) -> (parent: String, name: String) {
+    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+  }
+
+  /// The handle of folder `path`, creating missing folders (an archive may omit them).
+  private func folder(_ path: String) throws -> DirectoryHandle? {
+    if let handle = folders[path] { return handle }
+    let (parentPath, name) = split(path)
+    guard !reserved.contains(path), !files.contains(path), let parent = try folder(parentPath) else { return nil }
+    if !parent.exists(name) {
+      try parent.createDirectory(name, mode: 0o755)
+    }
+    guard let handle = try? parent.openDirectory(name) else { return nil }  // a file is in the way
+    folders[path] = handle
+    return handle
+  }
+
+  public func begin(_ entry: PackageEntry) throws -> String? {
+    if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
+      return "refused to write: \(problem)"
+    }
+    resolver.add(entry)
+    if let link = resolver.symlinkedAncestor(of: entry.path) {
+      return "refused to write: the path lies under the symlink '\(link)'"
+    }
+    let (parentPath, name) = split(entry.path)
+    guard let parent = try folder(parentPath) else {
+      return "refused to write: '\(parentPath)' is not a folder"
+    }
+    if reserved.contains(entry.path) { return "refused to write: the path appears twice" }
+    switch entry.kind {
+    case .directory:
+      if folders[entry.path] != nil { return nil }  // a repeated folder entry changes nothing
+      guard !parent.exists(name) else { return "refused to write: the path appears twice" }
+      try parent.createDirectory(name, mode: 0o755)
+      folders[entry.path] = try parent.openDirectory(name)
+    case .file:
+      guard !parent.exists(name) else { return "refused to write: the path appears twice" }
+      current = try parent.createFile(name, mode: 0o644)
+      files.insert(entry.path)
+      fileCount += 1
+    case .hardLink:
+      let target = entry.linkTarget ?? ""
+      guard files.contains(target), !parent.exists(name) else {
+        return "refused to write: the hard link's target '\(target)' is not a file written before"
+      }
+      let (targetParent, targetName) = split(target)
+      guard let targetFolder = folders[targetParent] else { return "refused to write: hard link target not found" }
+      guard linkat(targetFolder.fd, targetName, parent.fd, name, 0) == 0 else {
+        throw SystemError("create hard link", path: entry.path)
+      }
+      files.insert(entry.path)
+    case .symlink:
+      guard !parent.exists(name) else { return "refused to write: the path appears twice" }
+      reserved.insert(entry.path)
+      symlinks.append((entry.path, entry.linkTarget ?? ""))
+    default:
+      return "refused to write: a \(entry.kind.rawValue) is never created"
+    }
+    return nil
+  }
+
+  public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    try current?.write(bytes)
+  }
+
+  public func end(_ entry: PackageEntry) throws {
+    current = nil
+  }
+
+  /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of
+  /// those it refused (the rules report them; this is a second line of defence).
+  @discardableResult
+  public func commitSymlinks() throws -> [String] {
+    var refused: [String] = []
+    for (path, target) in symlinks {
+      guard case .inside(let final, _) = resolver.resolve(path), final.hasPrefix("Contents/") || final == "Contents" else {
+        refused.append(path)
+        continue
+      }
+      let (parentPath, name) = split(path)
+      guard let parent = folders[parentPath], !parent.exists(name) else {
+        refused.append(path)
+        continue
+      }
+      try parent.createSymlink(name, target: target)
+    }
+    return refused
+  }
+}

@@ -1,0 +1,167 @@
+import ArgumentParser
+import HostedContent
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+struct BuildCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "build",
+    abstract: "Build a reproducible package from a content project or a plain folder.",
+    discussion: """
+      DIR is a content project (ContentInfo.plist + Contents/) or a plain folder of content; for \
+      a plain folder, --product-id and --content-version make the plist. In a project they \
+      override the plist's values in the package (the project is not changed).
+
+      Every rule runs before anything is written; on an error nothing is written and every \
+      finding is listed. Junk (.DS_Store, ._*, __MACOSX/, Thumbs.db, .git/, swap files) is left \
+      out; modes are normalized (0644 files, 0755 folders); hard links become plain files; \
+      symlinks inside Contents/ are kept. The same paths and bytes always give the same package, \
+      byte for byte: every time written is SOURCE_DATE_EPOCH, or 2000-01-01T00:00:00Z when unset. \
+      Files already compressed (PNG, JPEG, MP3, MP4, zip, …, by magic bytes) are stored; the rest \
+      is deflated.
+
+      Examples:
+        pkgtool build MyBook                                  # -> com.example.book-1.0.pkg
+        pkgtool build assets/ --product-id com.example.levels --content-version 2.1 -o levels.pkg
+        pkgtool build MyBook --format zip -o delivery.zip     # what the client downloads
+      """)
+
+  @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
+  var directory: String
+
+  @Option(name: [.short, .long], help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"))
+  var output: String?
+
+  @Option(name: .customLong("product-id"), help: ArgumentHelp("The product identifier (required for a plain folder).", valueName: "id"))
+  var productID: String?
+
+  @Option(name: .customLong("content-version"), help: ArgumentHelp("The content version (required for a plain folder).", valueName: "version"))
+  var contentVersion: String?
+
+  @Option(help: "What to write: xar (a .pkg) or zip (the delivery form).")
+  var format: Build.Format = .xar
+
+  @Option(help: "How hard to deflate what is worth deflating.")
+  var compression: CompressionLevel = .default
+
+  @Flag(help: "Replace the output if it exists.")
+  var force = false
+
+  @Flag(name: .customLong("dry-run"), help: "Show what would go in and the findings; write nothing.")
+  var dryRun = false
+
+  @Flag(name: [.short, .long], help: "List the files left out and every entry written.")
+  var verbose = false
+
+  @Flag(help: "Print the summary as JSON.")
+  var json = false
+
+  @OptionGroup var limits: LimitOptions
+
+  struct Summary: Encodable {
+    var output: String?
+    var written: Bool
+    var productIdentifier: String?
+    var contentVersion: String?
+    var format: String
+    var files: Int
+    var storedFiles: Int
+    var contentSize: UInt64
+    var packageSize: UInt64?
+    var sha256: String?
+    var leftOut: [String]
+    var findings: [Finding]
+  }
+
+  func run() throws {
+    var options = Build.Options()
+    options.output = output
+    options.productIdentifier = productID
+    options.contentVersion = contentVersion
+    options.format = format
+    options.compression = compression
+    options.force = force
+    options.dryRun = dryRun
+    options.validation = limits.validationOptions()
+    options.timestamp = try Build.Options.timestamp(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
+    let progress = ProgressLine("building", total: nil)
+    let result = try Build.run(directory: directory, options: options, progress: progress.update)
+    progress.finish()
+    let failed = result.inspection.failed(strict: limits.strict)
+    if json {
+      Terminal.standardOutput(jsonText(Summary(
+        output: result.output ?? result.plannedOutput, written: result.output != nil,
+        productIdentifier: result.inspection.contentInfo?.productIdentifier,
+        contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
+        files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
+        packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut, findings: result.inspection.findings)))
+    } else {
+      var out = ""
+      if verbose || dryRun {
+        for path in result.leftOut { out += "left out: \(path)\n" }
+      }
+      if dryRun {
+        for entry in result.entries { out += "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n" }
+      }
+      if !result.inspection.findings.isEmpty || dryRun {
+        out += findingLines(result.inspection, displayPath: directory, strict: limits.strict)
+      }
+      if let written = result.output {
+        if verbose {
+          for entry in result.entries { out += "added: \(entry.path)\n" }
+        }
+        let info = result.inspection.contentInfo
+        out += "built \(written)\n"
+        out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
+        out += "  files    \(result.fileCount) (\(result.storedFiles) stored as already compressed)\n"
+        out += "  content  \(describeBytes(result.inspection.contentSize))\n"
+        out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
+        out += "  sha256   \(result.sha256 ?? "")\n"
+      }
+      Terminal.standardOutput(out)
+    }
+    if failed {
+      Terminal.standardError("pkgtool: build failed: \(result.inspection.findings.filter { $0.severity == .error || limits.strict }.count) problem(s); nothing was written\n")
+      throw ExitCode(1)
+    }
+  }
+}
+
+struct InitCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "init",
+    abstract: "Create a content project: ContentInfo.plist, an empty Contents/ and a README.",
+    discussion: """
+      Example:
+        pkgtool init MyBook --product-id com.example.book
+        cp chapter1.txt cover.png MyBook/Contents/
+        pkgtool build MyBook
+      """)
+
+  @Argument(help: ArgumentHelp("The folder to create.", valueName: "dir"))
+  var directory: String
+
+  @Option(name: .customLong("product-id"), help: ArgumentHelp("The In-App Purchase product identifier.", valueName: "id"))
+  var productID: String
+
+  @Option(name: .customLong("content-version"), help: ArgumentHelp("The first content version.", valueName: "version"))
+  var contentVersion = "1.0"
+
+  func validate() throws {
+    if ContentVersion(contentVersion) == nil {
+      throw ValidationError("--content-version: \(ContentVersion.problem(with: contentVersion)!)")
+    }
+    if let problem = ProductIdentifier.problem(with: productID) {
+      throw ValidationError("--product-id: \(problem)")
+    }
+  }
+
+  func run() throws {
+    try ProjectTemplate.create(at: directory, productIdentifier: productID, version: ContentVersion(contentVersion)!)
+    Terminal.standardOutput("created \(directory)/ for \(productID) \(contentVersion): put the content in \(directory)/Contents/, then run: pkgtool build \(directory)\n")
+  }
+}

@@ -1,0 +1,153 @@
+import ArgumentParser
+import HostedContent
+
+struct UnpackCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "unpack",
+    abstract: "Unpack a package safely, the way a device client does.",
+    discussion: """
+      Validates while extracting into a private folder beside DIR; only if every rule passes is \
+      it renamed to DIR, which then holds exactly ContentInfo.plist and Contents/. On any error \
+      DIR never appears (with --force, the old DIR stays as it was). Nothing is ever written \
+      through a symlink or outside DIR; no device, FIFO, special bit or owner is applied.
+
+      Example:
+        pkgtool unpack com.example.book-1.0.pkg -o book
+      """)
+
+  @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"))
+  var package: String
+
+  @Option(name: [.short, .long], help: ArgumentHelp("The folder to create.", valueName: "dir"))
+  var output: String
+
+  @Flag(help: "Replace DIR if it exists (atomically; kept on failure).")
+  var force = false
+
+  @Flag(help: "Print the result as JSON.")
+  var json = false
+
+  @OptionGroup var rules: RuleOptions
+
+  struct Summary: Encodable {
+    var package: String
+    var output: String?
+    var unpacked: Bool
+    var productIdentifier: String?
+    var contentVersion: String?
+    var files: Int
+    var contentSize: UInt64
+    var findings: [Finding]
+  }
+
+  func run() throws {
+    var options = Unpack.Options()
+    options.force = force
+    options.validation = rules.validationOptions
+    let progress = ProgressLine("unpacking", total: nil)
+    let result = try Unpack.run(package: package, destination: output, options: options, progress: progress.update)
+    progress.finish()
+    let info = result.inspection.contentInfo
+    if json {
+      Terminal.standardOutput(jsonText(Summary(
+        package: package, output: result.output, unpacked: result.output != nil, productIdentifier: info?.productIdentifier,
+        contentVersion: info?.contentVersion.description, files: result.fileCount, contentSize: result.inspection.contentSize,
+        findings: result.inspection.findings)))
+    } else {
+      if !result.inspection.findings.isEmpty {
+        Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
+      }
+      if let written = result.output {
+        Terminal.standardOutput("unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize)))\n")
+      }
+    }
+    if result.output == nil {
+      Terminal.standardError("pkgtool: unpack refused: '\(package)' broke a rule; '\(output)' was not created\n")
+      throw ExitCode(1)
+    }
+  }
+}
+
+struct InstallCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "install",
+    abstract: "Install a package into an app's documents folder, by product and version.",
+    discussion: """
+      What an app should do after a download: the files of Contents/ land in \
+      DOCS/<product id>/<version>/, then DOCS/<product id>/current (a symlink) switches to it in \
+      one atomic rename, so readers never see a mix of two versions. A record of what is \
+      installed (package SHA-256, time) is kept in DOCS/<product id>/.pkgtool/. Installing the \
+      same package again changes nothing; a lower version is refused unless --allow-downgrade.
+
+      Example:
+        pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
+      """)
+
+  @Argument(help: ArgumentHelp("The package.", valueName: "package"))
+  var package: String
+
+  @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"))
+  var into: String
+
+  @Option(help: ArgumentHelp("Keep at most N versions (the current one included); remove older ones.", valueName: "n"))
+  var keep: Int?
+
+  @Flag(name: .customLong("allow-downgrade"), help: "Allow installing a lower version than the current one.")
+  var allowDowngrade = false
+
+  @Flag(help: "Print the result as JSON.")
+  var json = false
+
+  @OptionGroup var rules: RuleOptions
+
+  func validate() throws {
+    if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
+  }
+
+  struct Summary: Encodable {
+    var action: String
+    var productIdentifier: String?
+    var contentVersion: String?
+    var previousVersion: String?
+    var path: String?
+    var removed: [String]
+    var sha256: String?
+    var findings: [Finding]
+  }
+
+  func run() throws {
+    var options = Install.Options()
+    options.keep = keep
+    options.allowDowngrade = allowDowngrade
+    options.validation = rules.validationOptions
+    let result = try Install.run(package: package, into: into, options: options)
+    if json {
+      Terminal.standardOutput(jsonText(Summary(
+        action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
+        previousVersion: result.previous?.description, path: result.path, removed: result.removed, sha256: result.sha256,
+        findings: result.inspection?.findings ?? [])))
+    } else {
+      if let inspection = result.inspection, !inspection.findings.isEmpty {
+        Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
+      }
+      let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
+      switch result.action {
+      case .installed:
+        Terminal.standardOutput("installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
+      case .alreadyCurrent:
+        Terminal.standardOutput("\(name) is already installed and current; nothing to do\n")
+      case .refusedDowngrade, .invalid: break
+      }
+      for removed in result.removed { Terminal.standardOutput("removed old version \(removed)\n") }
+    }
+    switch result.action {
+    case .refusedDowngrade:
+      Terminal.standardError("pkgtool: install refused: \(result.version?.description ?? "?") is lower than the installed \(result.previous?.description ?? "?") (pass --allow-downgrade to install it anyway)\n")
+      throw ExitCode(1)
+    case .invalid:
+      Terminal.standardError("pkgtool: install refused: '\(package)' broke a rule; nothing was changed\n")
+      throw ExitCode(1)
+    default: break
+    }
+  }
+}

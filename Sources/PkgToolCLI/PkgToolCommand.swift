@@ -1,0 +1,81 @@
+import ArgumentParser
+import HostedContent
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The root command: configuration only.
+public struct PkgToolCommand: ParsableCommand {
+  public static let configuration = CommandConfiguration(
+    commandName: "pkgtool",
+    abstract: "Build, validate, inspect and unpack In-App Purchase hosted-content packages.",
+    discussion: """
+      A package is a .pkg file (a XAR archive) whose root holds ContentInfo.plist \
+      (ContentVersion, IAPProductIdentifier) and a Contents/ folder.
+
+      Typical use:
+        pkgtool init MyBook --product-id com.example.book
+        pkgtool build MyBook                      # -> com.example.book-1.0.pkg
+        pkgtool validate com.example.book-1.0.pkg
+        pkgtool unpack com.example.book-1.0.pkg -o unpacked
+
+      Exit codes (every command): 0 success; 1 the input broke a rule (the report says \
+      which); 2 the command could not do its work (missing file, I/O error, bad arguments).
+      """,
+    version: PkgTool.version,
+    subcommands: [
+      InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
+      BumpCommand.self, InfoCommand.self, DiffCommand.self, RulesCommand.self,
+    ])
+
+  public init() {}
+}
+
+/// Runs pkgtool with the process's arguments and exits with 0, 1 or 2.
+public enum PkgToolMain {
+  public static func main(_ arguments: [String]? = nil) -> Never {
+    signal(SIGPIPE, SIG_IGN)
+    let command: ParsableCommand
+    do {
+      command = try PkgToolCommand.parseAsRoot(arguments)
+    } catch {
+      exitForParseError(error)
+    }
+    do {
+      var mutable = command
+      try mutable.run()
+      exit(0)
+    } catch let code as ExitCode {
+      exit(code.rawValue)
+    } catch let error as OperationError {
+      fail(error.description)
+    } catch {
+      if let clean = error as? CleanExit {
+        PkgToolCommand.exit(withError: clean)
+      }
+      fail("\(error)")
+    }
+  }
+
+  /// One line on stderr: `pkgtool: error: …`; exit 2.
+  static func fail(_ message: String) -> Never {
+    Terminal.standardError("pkgtool: error: \(message)\n")
+    exit(2)
+  }
+
+  private static func exitForParseError(_ error: Error) -> Never {
+    let code = PkgToolCommand.exitCode(for: error)
+    if code == .success {
+      PkgToolCommand.exit(withError: error)  // --help, --version: stdout, exit 0
+    }
+    var message = PkgToolCommand.message(for: error)
+    if message.hasPrefix("Error: ") { message.removeFirst(7) }
+    if let first = message.first { message = first.lowercased() + message.dropFirst() }
+    Terminal.standardError("pkgtool: error: \(message)\n")
+    Terminal.standardError("Run 'pkgtool --help' or 'pkgtool <command> --help' for usage.\n")
+    exit(2)
+  }
+}

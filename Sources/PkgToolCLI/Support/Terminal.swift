@@ -1,0 +1,67 @@
+import HostedContent
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Output helpers: unbuffered stderr, and a progress line when stderr is a terminal.
+enum Terminal {
+  static func standardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+  }
+
+  static func standardOutput(_ text: String) {
+    print(text, terminator: "")
+  }
+
+  static var stderrIsTerminal: Bool { isatty(2) == 1 && getenv("CI") == nil }
+}
+
+/// A one-line progress display on stderr, shown only on a terminal and only once work has gone
+/// on for a moment; cleared when done.
+final class ProgressLine {
+  private let label: String
+  private let total: UInt64?
+  private var lastDraw: timespec = timespec()
+  private let start: timespec
+  private var drawn = false
+  private let enabled: Bool
+
+  init(_ label: String, total: UInt64?) {
+    self.label = label
+    self.total = total
+    enabled = Terminal.stderrIsTerminal
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    start = now
+  }
+
+  private static func seconds(_ a: timespec, _ b: timespec) -> Double {
+    Double(b.tv_sec - a.tv_sec) + Double(b.tv_nsec - a.tv_nsec) / 1e9
+  }
+
+  func update(_ done: UInt64) {
+    guard enabled else { return }
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    guard ProgressLine.seconds(start, now) > 0.5, ProgressLine.seconds(lastDraw, now) > 0.1 else { return }
+    lastDraw = now
+    var text = "\(label): \(describeBytes(done))"
+    if let total, total > 0 {
+      let fraction = min(1, Double(done) / Double(total))
+      let width = 24
+      let filled = Int(fraction * Double(width))
+      text = "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))% \(describeBytes(done))"
+    }
+    Terminal.standardError("\r\u{1B}[K" + text)
+    drawn = true
+  }
+
+  func finish() {
+    if drawn { Terminal.standardError("\r\u{1B}[K") }
+    drawn = false
+  }
+}
