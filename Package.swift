@@ -46,7 +46,7 @@ let package = Package(
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
-    .target(name: "TestSupport", dependencies: ["XAR"], path: "Tests/TestSupport"),
+    .target(name: "TestSupport", dependencies: ["XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["XAR", "TestSupport"]),
     .testTarget(name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"]),
     .testTarget(name: "PkgToolCLITests", dependencies: ["HostedContent", "XAR", "TestSupport"]),

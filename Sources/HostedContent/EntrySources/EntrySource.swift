@@ -7,6 +7,8 @@ public enum PackageFormat: String, Codable, Sendable {
   case flatPackage = "flat-package"
   /// The zip a client downloads.
   case zip
+  /// A tar archive (what some pipelines hand over).
+  case tar
   /// A content folder on disk.
   case directory
 
@@ -16,6 +18,7 @@ public enum PackageFormat: String, Codable, Sendable {
     case .xar: return "XAR package"
     case .flatPackage: return "flat package (productbuild)"
     case .zip: return "zip"
+    case .tar: return "tar"
     case .directory: return "content folder"
     }
   }

@@ -50,15 +50,16 @@ public final class FlatPackageSource: EntrySource {
   }
 }
 
-/// The entries of a zip (the client's delivery form), through libarchive.
+/// The entries of a zip (the client's delivery form) or a tar, through libarchive.
 public final class ZipPackageSource: EntrySource {
-  public let format = PackageFormat.zip
+  public let format: PackageFormat
   public let location: String
   public let packageSize: UInt64?
 
-  public init(path: String, size: UInt64) {
+  public init(path: String, size: UInt64, format: PackageFormat = .zip) {
     location = path
     packageSize = size
+    self.format = format
   }
 
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {

@@ -38,6 +38,9 @@ public enum PackageOpener {
     do {
       size = try file.size()
       magic = try file.read(count: 4, at: 0)
+      if try file.read(count: 5, at: 257) == Array("ustar".utf8) {
+        return ZipPackageSource(path: path, size: size, format: .tar)
+      }
     } catch let error as SystemError {
       throw OpenError.unreadable(error)
     }
@@ -56,7 +59,7 @@ public enum PackageOpener {
     if magic == [0x50, 0x4B, 0x03, 0x04] || magic == [0x50, 0x4B, 0x05, 0x06] {
       return ZipPackageSource(path: path, size: size)
     }
-    let shown = magic.isEmpty ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!' or a zip header"
+    let shown = magic.isEmpty ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
   }
 }

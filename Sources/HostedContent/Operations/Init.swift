@@ -1,5 +1,31 @@
-/// `init`: a new content project.
+import Foundation
+
+/// `init`: a new content project. The texts here are the files in the repository's
+/// `templates/` folder (a test keeps them equal); they are compiled in so an installed binary
+/// needs no resource files.
 public enum ProjectTemplate {
+  /// `templates/ContentInfo.plist`: `{{IAPProductIdentifier}}` and `{{ContentVersion}}` are
+  /// replaced.
+  public static let contentInfo = """
+    <?xml version="1.0" encoding="UTF-8"?>
+    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+    <plist version="1.0">
+    <dict>
+    \t<key>ContentVersion</key>
+    \t<string>{{ContentVersion}}</string>
+    \t<key>IAPProductIdentifier</key>
+    \t<string>{{IAPProductIdentifier}}</string>
+    </dict>
+    </plist>
+
+    """
+
+  /// The template plist filled in. Product identifiers and versions hold no XML specials.
+  public static func contentInfo(productIdentifier: String, version: ContentVersion) -> String {
+    contentInfo.replacingOccurrences(of: "{{IAPProductIdentifier}}", with: productIdentifier)
+      .replacingOccurrences(of: "{{ContentVersion}}", with: version.description)
+  }
+
   /// The README written for content authors.
   public static let readme = """
     # Hosted content project
@@ -39,9 +65,8 @@ public enum ProjectTemplate {
       try parent.removeTree(name)
     }
     let staging = try StagingFolder(in: parent, for: name, purpose: "init")
-    let info = ContentInfo(productIdentifier: productIdentifier, contentVersion: version)
     let plist = try staging.handle.createFile(ContentInfo.fileName)
-    try plist.write(info.encoded())
+    try plist.write(Array(contentInfo(productIdentifier: productIdentifier, version: version).utf8))
     try staging.handle.createDirectory("Contents")
     let readmeFile = try staging.handle.createFile("README.md")
     try readmeFile.write(Array(readme.utf8))

@@ -47,7 +47,7 @@ public enum PackageInfo {
     switch source {
     case let xar as XARPackageSource: checksumStyle = xar.reader.header.checksumAlgorithm.styleName
     case let flat as FlatPackageSource: checksumStyle = flat.reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
-    case is ZipPackageSource: checksumStyle = "crc32"
+    case let archive as ZipPackageSource: checksumStyle = archive.format == .zip ? "crc32" : "none"
     default: checksumStyle = "none"
     }
     var sha: String?

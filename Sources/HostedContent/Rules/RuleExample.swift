@@ -49,6 +49,9 @@ public struct RuleExample: Sendable {
   public var name: String
   public var nodes: [Node]
   public var packageFileName = "example.pkg"
+  /// The container the example is built into (tar can say what XAR cannot, such as a hard link
+  /// to a path outside the package).
+  public var packageFormat = PackageFormat.xar
   public var options = ValidationOptions()
   /// A previous version for `--against`: product and version.
   public var previous: (product: String, version: String)? = nil

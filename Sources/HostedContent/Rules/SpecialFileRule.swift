@@ -10,7 +10,7 @@ public final class SpecialFileRule: Rule {
       RuleExample.package("device node", adding: [Node("Contents/dev", .characterDevice)], expecting: "Contents/dev"),
       RuleExample.package("setuid bit", adding: [.file("Contents/s.txt", "x", mode: 0o4644)], expecting: "Contents/s.txt"),
       RuleExample.package("sticky folder", adding: [.directory("Contents/tmp", mode: 0o1755)], expecting: "Contents/tmp"),
-      RuleExample.package("hard link out", adding: [Node("Contents/h", .hardLink("../../etc/passwd"))], expecting: "Contents/h").with { $0.appliesToFolders = false },
+      RuleExample.package("hard link out", adding: [Node("Contents/h", .hardLink("../../etc/passwd"))], expecting: "Contents/h").with { $0.appliesToFolders = false; $0.packageFormat = .tar },
     ],
     nonTriggering: [
       RuleExample.package("hard link inside", adding: [Node("Contents/copy.txt", .hardLink("Contents/readme.txt"))]),

@@ -1,0 +1,73 @@
+import Foundation
+import HostedContent
+import Testing
+import TestSupport
+
+/// Every rule against its own examples, each built into a real package and, where it can exist
+/// on disk, a real folder.
+@Suite struct RuleExampleTests {
+  static let ruleIDs = RuleCatalog.descriptions.map(\.id)
+
+  func validate(_ example: RuleExample, folder: Bool, in dir: TemporaryDirectory) throws -> InspectionResult? {
+    let path: String
+    if folder {
+      guard example.appliesToFolders else { return nil }
+      path = dir.appending("folder")
+      guard try ExamplePackages.writeFolder(example.nodes, at: path) else { return nil }
+    } else {
+      path = try ExamplePackages.package(for: example, in: dir.path)
+    }
+    let against = try example.previous.map { try ExamplePackages.previousVersion(product: $0.product, version: $0.version, in: dir.path) }
+    return try Validation.run(path: path, options: example.options, against: against)
+  }
+
+  @Test(arguments: ruleIDs)
+  func triggeringExamplesAreReported(ruleID: String) throws {
+    let rule = try #require(RuleCatalog.rule(withID: ruleID))
+    #expect(!rule.description.triggering.isEmpty)
+    for example in rule.description.triggering {
+      for folder in [false, true] {
+        let dir = try TemporaryDirectory()
+        guard let result = try validate(example, folder: folder, in: dir) else { continue }
+        let hits = result.findings.filter { $0.ruleID == ruleID }
+        #expect(!hits.isEmpty, "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) not reported; got \(result.findings)")
+        if let expected = example.expectedPath {
+          #expect(hits.contains { $0.path == expected }, "\(ruleID): '\(example.name)' expected at \(expected), got \(hits.map(\.path))")
+        }
+        #expect(hits.allSatisfy { $0.severity == rule.description.severity || $0.severity == .warning })
+      }
+    }
+  }
+
+  @Test(arguments: ruleIDs)
+  func nonTriggeringExamplesAreAccepted(ruleID: String) throws {
+    let rule = try #require(RuleCatalog.rule(withID: ruleID))
+    #expect(!rule.description.nonTriggering.isEmpty)
+    for example in rule.description.nonTriggering {
+      for folder in [false, true] {
+        let dir = try TemporaryDirectory()
+        guard let result = try validate(example, folder: folder, in: dir) else { continue }
+        let hits = result.findings.filter { $0.ruleID == ruleID }
+        #expect(hits.isEmpty, "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) wrongly reported: \(hits)")
+      }
+    }
+  }
+
+  @Test func catalogIdsAreStableKebabCaseAndUnique() {
+    let ids = Self.ruleIDs
+    #expect(Set(ids).count == ids.count)
+    #expect(ids == [
+      "archive-integrity", "package-extension", "layout", "content-info", "path-safety", "duplicate-path",
+      "no-executable", "no-external-symlink", "special-file", "size-limit", "content-version-increase", "junk-file",
+    ])
+    for id in ids { #expect(id.allSatisfy { $0.isLowercase || $0 == "-" }) }
+  }
+
+  @Test func theBaseExampleIsValid() throws {
+    let dir = try TemporaryDirectory()
+    let path = try ExamplePackages.package(for: RuleExample.package("base"), in: dir.path)
+    let result = try Validation.run(path: path, options: ValidationOptions())
+    #expect(result.findings.isEmpty, "\(result.findings)")
+    #expect(result.contentInfo?.productIdentifier == "com.example.sample")
+  }
+}

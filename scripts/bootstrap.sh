@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what pkgtool needs to build and test, if it is missing:
+#   Debian/Ubuntu: libarchive-dev (headers, pkg-config file), libarchive-tools (bsdtar),
+#                  libxml2-dev, zlib1g-dev, pkg-config
+#   macOS:         libarchive and libxml2 from Homebrew (keg-only: PKG_CONFIG_PATH is set)
+# Source it (". scripts/bootstrap.sh") so PKG_CONFIG_PATH reaches the caller on macOS.
+set -u
+
+need_debian_packages() {
+  local missing=()
+  pkg-config --exists libarchive 2>/dev/null || missing+=(libarchive-dev)
+  command -v bsdtar >/dev/null 2>&1 || missing+=(libarchive-tools)
+  pkg-config --exists libxml-2.0 2>/dev/null || missing+=(libxml2-dev)
+  pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  echo "${missing[@]:-}"
+}
+
+case "$(uname -s)" in
+  Linux)
+    missing=$(need_debian_packages)
+    if [ -n "$missing" ]; then
+      echo "bootstrap: installing $missing" >&2
+      sudo_cmd=""
+      [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+      $sudo_cmd apt-get update -qq >&2
+      DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq $missing >&2
+    fi
+    ;;
+  Darwin)
+    if command -v brew >/dev/null 2>&1; then
+      for formula in libarchive libxml2 pkg-config; do
+        brew list "$formula" >/dev/null 2>&1 || brew install "$formula" >&2
+      done
+      export PKG_CONFIG_PATH="$(brew --prefix libarchive)/lib/pkgconfig:$(brew --prefix libxml2)/lib/pkgconfig:${PKG_CONFIG_PATH:-}"
+      export PATH="$(brew --prefix libarchive)/bin:$PATH"
+    else
+      echo "bootstrap: Homebrew is needed on macOS for libarchive (https://brew.sh)" >&2
+    fi
+    ;;
+esac

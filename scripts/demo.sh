@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job on a sample: build a package from samples/, validate it, unpack it, show the result.
+# Installs what a fresh machine lacks. Works in a temporary folder; pass a sample name to choose
+# (default: level-pack).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/bootstrap.sh
+sample="${1:-level-pack}"
+swift build -c release --product pkgtool >&2
+pkgtool="$(swift build -c release --show-bin-path)/pkgtool"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+set -x
+"$pkgtool" build "samples/$sample" -o "$work/$sample.pkg"
+"$pkgtool" validate "$work/$sample.pkg"
+"$pkgtool" unpack "$work/$sample.pkg" -o "$work/unpacked"
+"$pkgtool" info "$work/$sample.pkg"
+set +x
+echo "--- unpacked tree:"
+(cd "$work/unpacked" && find . | sort)
