@@ -203,7 +203,7 @@ final class LibArchiveZipWriter {
     archive_entry_set_mtime(e, time_t(mtime), 0)
     archive_entry_set_uid(e, 0)
     archive_entry_set_gid(e, 0)
-    _ = archive_write_set_format_option(archive, "zip", "compression", compress ? "deflate" : "store")
+    _ = compress ? archive_write_zip_set_compression_deflate(archive) : archive_write_zip_set_compression_store(archive)
     guard archive_write_header(archive, e) == ARCHIVE_OK else { throw error() }
     if let data {
       var buffer = [UInt8](repeating: 0, count: 256 * 1024)

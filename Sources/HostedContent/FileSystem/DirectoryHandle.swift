@@ -42,6 +42,8 @@ public final class DirectoryHandle {
     let copy = dup(fd)
     guard copy >= 0, let dir = fdopendir(copy) else { throw SystemError("list", path: path) }
     defer { closedir(dir) }
+    // The duplicate shares its position with `fd`: start from the beginning every time.
+    rewinddir(dir)
     var names: [[UInt8]] = []
     errno = 0
     while let entry = readdir(dir) {

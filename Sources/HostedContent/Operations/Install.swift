@@ -80,20 +80,17 @@ public enum Install {
     let product = info.productIdentifier
     let version = info.contentVersion
     let docs = try DirectoryHandle(path: documents)
-    if !docs.exists(product) { try docs.createDirectory(product, mode: 0o755) }
-    let productFolder = try docs.openDirectory(product)
     let productPath = documents + "/" + product
-    StagingFolder.removeStale(in: productFolder, for: version.description)
-    StagingFolder.removeStale(in: productFolder, for: currentLink)
-    let previous = currentVersion(in: productFolder)
+    let existingFolder = docs.exists(product) ? try docs.openDirectory(product) : nil
+    let previous = existingFolder.flatMap { currentVersion(in: $0) }
     var result = Result(action: .installed, productIdentifier: product, version: version, previous: previous, sha256: sha)
 
-    if let previous, previous == version, let record = readRecord(productFolder, version), record.sha256 == sha,
-      productFolder.exists(version.description)
+    if let folder = existingFolder, let previous, previous == version, let record = readRecord(folder, version),
+      record.sha256 == sha, folder.exists(version.description)
     {
       result.action = .alreadyCurrent
       result.path = productPath + "/" + version.description
-      result.removed = try prune(productFolder, keep: options.keep, current: version)
+      result.removed = try prune(folder, keep: options.keep, current: version)
       return result
     }
     if let previous, version < previous, !options.allowDowngrade {
@@ -101,18 +98,23 @@ public enum Install {
       return result
     }
 
-    // Unpack beside the version folder, then move its Contents/ into place.
-    let stagingName = ".\(version).pkgtool-stage-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    // Unpack into a staging folder in DOCS (same file system), then move its Contents/ into place.
+    StagingFolder.removeStale(in: docs, for: product)
+    let stagingName = ".\(product).pkgtool-stage-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     var unpackOptions = Unpack.Options()
     unpackOptions.validation = options.validation
-    let unpacked = try Unpack.run(package: package, destination: productPath + "/" + stagingName, options: unpackOptions)
+    let unpacked = try Unpack.run(package: package, destination: documents + "/" + stagingName, options: unpackOptions)
     result.inspection = unpacked.inspection
     guard unpacked.output != nil else {
       result.action = .invalid
       return result
     }
-    defer { try? productFolder.removeTree(stagingName) }
-    let staged = try productFolder.openDirectory(stagingName)
+    defer { try? docs.removeTree(stagingName) }
+    if !docs.exists(product) { try docs.createDirectory(product, mode: 0o755) }
+    let productFolder = try docs.openDirectory(product)
+    StagingFolder.removeStale(in: productFolder, for: version.description)
+    StagingFolder.removeStale(in: productFolder, for: currentLink)
+    let staged = try docs.openDirectory(stagingName)
     if !staged.exists("Contents") { try staged.createDirectory("Contents") }
     let versionName = version.description
     if productFolder.exists(versionName) {

@@ -44,6 +44,12 @@ public final class PackageInspector {
   }
 
   private struct Stop: Error {}
+  /// A failure of the sink (the output side): never a finding about the package.
+  private struct SinkFailure: Error { var underlying: Error }
+
+  private func sinkCall<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch { throw SinkFailure(underlying: error) }
+  }
 
   /// Runs the rules over `source`, passing entries to `sink`. Throws only for I/O failures
   /// (`SystemError`); a damaged package is an `archive-integrity` finding.
@@ -73,7 +79,7 @@ public final class PackageInspector {
         let inspected = InspectedEntry(entry: entry, head: Array(buffer[..<min(first, buffer.count)]))
         for rule in rules { rule.inspect(inspected, into: &findings) }
 
-        if let refusal = try sink.begin(entry) {
+        if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
             findings.append(Finding(ruleID: PathSafetyRule.description.id, severity: .error, path: entry.path, message: refusal))
           }
@@ -81,7 +87,7 @@ public final class PackageInspector {
           return
         }
         guard entry.kind == .file, let data else {
-          try sink.end(entry)
+          try sinkCall { try sink.end(entry) }
           return
         }
         let wantsPlist = entry.path == ContentInfo.fileName
@@ -102,7 +108,7 @@ public final class PackageInspector {
           try buffer.withUnsafeBytes { raw in
             let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
             hasher?.update(chunk)
-            try sink.write(chunk)
+            try sinkCall { try sink.write(chunk) }
           }
           if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
           progress?(produced)
@@ -113,10 +119,12 @@ public final class PackageInspector {
         }
         if wantsPlist { contentInfoBytes = plistBytes }
         if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
-        try sink.end(entry)
+        try sinkCall { try sink.end(entry) }
       }
     } catch is Stop {
       integrityFailed = true
+    } catch let failure as SinkFailure {
+      throw failure.underlying
     } catch let error as SystemError {
       throw error
     } catch {
