@@ -40,7 +40,7 @@ let package = Package(
     .target(
       name: "PkgToolCLI",
       dependencies: [
-        "HostedContent",
+        "HostedContent", "XAR",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),

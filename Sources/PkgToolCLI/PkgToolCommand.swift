@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import XAR
 
 #if canImport(Glibc)
   import Glibc
@@ -52,11 +53,10 @@ public enum PkgToolMain {
       exit(code.rawValue)
     } catch let error as OperationError {
       fail(error.description)
+    } catch let error as SystemError {
+      fail(error.description)
     } catch {
-      if let clean = error as? CleanExit {
-        PkgToolCommand.exit(withError: clean)
-      }
-      fail("\(error)")
+      exitForParseError(error)
     }
   }
 
@@ -66,6 +66,7 @@ public enum PkgToolMain {
     exit(2)
   }
 
+  /// Help and version go to stdout with exit 0; argument errors are one line on stderr and exit 2.
   private static func exitForParseError(_ error: Error) -> Never {
     let code = PkgToolCommand.exitCode(for: error)
     if code == .success {

@@ -17,6 +17,21 @@ public struct InspectionResult {
   /// True when the package could not be read to the end.
   public var integrityFailed: Bool
 
+  public init(
+    format: PackageFormat, location: String, packageSize: UInt64?, findings: [Finding], contentInfo: ContentInfo?,
+    entryCount: Int, contentSize: UInt64, entries: [PackageEntry], integrityFailed: Bool
+  ) {
+    self.format = format
+    self.location = location
+    self.packageSize = packageSize
+    self.findings = findings
+    self.contentInfo = contentInfo
+    self.entryCount = entryCount
+    self.contentSize = contentSize
+    self.entries = entries
+    self.integrityFailed = integrityFailed
+  }
+
   /// Errors, plus warnings when `strict`.
   public func failed(strict: Bool) -> Bool {
     findings.contains { $0.severity == .error || (strict && $0.severity == .warning) }

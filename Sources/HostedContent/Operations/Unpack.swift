@@ -25,6 +25,9 @@ public enum Unpack {
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
       throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o unpacked")
     }
+    if Paths.status(destination) != nil && !options.force {
+      throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
+    }
     let source: EntrySource
     do {
       source = try PackageOpener.open(package)

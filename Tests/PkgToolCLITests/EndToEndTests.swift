@@ -1,0 +1,158 @@
+import Foundation
+import HostedContent
+import Testing
+import TestSupport
+import XAR
+
+/// The real `pkgtool` binary: stdout, stderr and exit codes.
+@Suite struct EndToEndTests {
+  @Test func helpTeachesAndMatchesTheGoldenFile() throws {
+    let result = try pkgtool(["--help"])
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
+    if ProcessInfo.processInfo.environment["PKGTOOL_UPDATE_GOLDEN"] != nil {
+      try writeFile(repositoryRoot + "/Tests/PkgToolCLITests/Golden/help.txt", result.stdout)
+    }
+    let golden = String(decoding: try readFile(repositoryRoot + "/Tests/PkgToolCLITests/Golden/help.txt"), as: UTF8.self)
+    #expect(result.stdout == golden)
+    for command in ["init", "build", "validate", "unpack", "install", "bump", "info", "diff", "rules"] {
+      let sub = try pkgtool([command, "--help"])
+      #expect(sub.status == 0, "\(command) --help")
+      #expect(sub.stdout.contains("USAGE: pkgtool \(command)"))
+    }
+  }
+
+  @Test func versionPrintsTheVersion() throws {
+    let result = try pkgtool(["--version"])
+    #expect(result.status == 0)
+    #expect(result.stdout == PkgTool.version + "\n")
+  }
+
+  @Test func badArgumentsExit2WithOneErrorLine() throws {
+    for arguments in [["validate"], ["build", "x", "--format", "tar"], ["frobnicate"], ["validate", "x.pkg", "--reporter", "yaml"], ["bump", "x", "--major", "--minor"]] {
+      let result = try pkgtool(arguments)
+      #expect(result.status == 2, "\(arguments)")
+      let lines = result.stderr.split(separator: "\n")
+      #expect(lines.first?.hasPrefix("pkgtool: error: ") == true, "\(arguments): \(result.stderr)")
+      #expect(!result.stderr.contains("Fatal error"))
+    }
+  }
+
+  @Test func missingFileExits2NamingIt() throws {
+    let result = try pkgtool(["validate", "/no/such/book.pkg"])
+    #expect(result.status == 2)
+    #expect(result.stderr == "pkgtool: error: cannot open '/no/such/book.pkg': no such file or directory (ENOENT)\n")
+    #expect(result.stdout.isEmpty)
+  }
+
+  @Test(arguments: ["book-chapter1", "book-chapter2", "level-pack"])
+  func everySampleBuildsValidatesAndUnpacks(sample: String) throws {
+    let dir = try TemporaryDirectory()
+    let build = try pkgtool(["build", repositoryRoot + "/samples/" + sample], in: dir.path)
+    #expect(build.status == 0, "\(build.stdout)\(build.stderr)")
+    let packages = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".pkg") }
+    #expect(packages.count == 1)
+    let package = try #require(packages.first)
+    let validate = try pkgtool(["validate", package], in: dir.path)
+    #expect(validate.status == 0)
+    #expect(validate.stdout.contains(": valid: 0 errors, 0 warnings"))
+    let unpack = try pkgtool(["unpack", package, "-o", "out"], in: dir.path)
+    #expect(unpack.status == 0, "\(unpack.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("out")).sorted() == ["ContentInfo.plist", "Contents"])
+    // Same sample, second build: identical bytes (reproducible through the CLI too).
+    let again = try pkgtool(["build", repositoryRoot + "/samples/" + sample, "-o", "again.pkg"], in: dir.path)
+    #expect(again.status == 0)
+    #expect(try readFile(dir.appending(package)) == (try readFile(dir.appending("again.pkg"))))
+  }
+
+  /// A crafted package per rule exits 1 and names the rule.
+  @Test(arguments: RuleCatalog.descriptions.map(\.id))
+  func aPackageBreakingEachRuleExits1NamingIt(ruleID: String) throws {
+    let rule = try #require(RuleCatalog.rule(withID: ruleID))
+    let example = rule.description.triggering[0]
+    let dir = try TemporaryDirectory()
+    let path = try ExamplePackages.package(for: example, in: dir.path)
+    var arguments = ["validate", path]
+    if let previous = example.previous {
+      arguments += ["--against", try ExamplePackages.previousVersion(product: previous.product, version: previous.version, in: dir.path)]
+    }
+    if let product = example.options.productIdentifier { arguments += ["--product-id", product] }
+    if example.options.maxSize != ValidationOptions.defaultMaxSize { arguments += ["--max-size", String(example.options.maxSize)] }
+    if rule.description.severity == .warning { arguments.append("--strict") }
+    let result = try pkgtool(arguments)
+    #expect(result.status == 1, "\(ruleID): \(result.stdout)\(result.stderr)")
+    #expect(result.stdout.contains("[\(ruleID)]"), "\(ruleID): \(result.stdout)")
+  }
+
+  @Test func reportersProduceParsableOutput() throws {
+    let dir = try TemporaryDirectory()
+    let example = NoExecutableRule.description.triggering[0]
+    let path = try ExamplePackages.package(for: example, in: dir.path)
+    let json = try pkgtool(["validate", path, "--reporter", "json"])
+    #expect(json.status == 1)
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect((object?["findings"] as? [[String: Any]])?.first?["rule"] as? String == "no-executable")
+    let sarifPath = dir.appending("out.sarif")
+    let sarif = try pkgtool(["validate", path, "--reporter", "sarif", "--output", sarifPath])
+    #expect(sarif.status == 1)
+    #expect(sarif.stdout.isEmpty)
+    let log = try JSONSerialization.jsonObject(with: Data(try readFile(sarifPath))) as? [String: Any]
+    #expect(log?["version"] as? String == "2.1.0")
+    let github = try pkgtool(["validate", path, "--reporter", "github"])
+    #expect(github.stdout.hasPrefix("::error file="))
+  }
+
+  @Test func initBuildBumpInfoDiffInstall() throws {
+    let dir = try TemporaryDirectory()
+    let initResult = try pkgtool(["init", "Book", "--product-id", "com.example.book"], in: dir.path)
+    #expect(initResult.status == 0, "\(initResult.stderr)")
+    #expect(try readFile(dir.appending("Book/README.md")) == (try readFile(repositoryRoot + "/templates/README.md")))
+    let template = String(decoding: try readFile(repositoryRoot + "/templates/ContentInfo.plist"), as: UTF8.self)
+    #expect(String(decoding: try readFile(dir.appending("Book/ContentInfo.plist")), as: UTF8.self) == template.replacingOccurrences(of: "{{ContentVersion}}", with: "1.0").replacingOccurrences(of: "{{IAPProductIdentifier}}", with: "com.example.book"))
+    try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
+    #expect(try pkgtool(["build", "Book"], in: dir.path).status == 0)
+    let bump = try pkgtool(["bump", "Book"], in: dir.path)
+    #expect(bump.stdout == "com.example.book: 1.0 → 1.1\n")
+    try writeFile(dir.appending("Book/Contents/chapter2.txt"), "The end.\n")
+    #expect(try pkgtool(["build", "Book"], in: dir.path).status == 0)
+    let against = try pkgtool(["validate", "com.example.book-1.1.pkg", "--against", "com.example.book-1.0.pkg"], in: dir.path)
+    #expect(against.status == 0, "\(against.stdout)")
+    let backwards = try pkgtool(["validate", "com.example.book-1.0.pkg", "--against", "com.example.book-1.1.pkg"], in: dir.path)
+    #expect(backwards.status == 1)
+    #expect(backwards.stdout.contains("[content-version-increase]"))
+    let info = try pkgtool(["info", "com.example.book-1.1.pkg", "--json"], in: dir.path)
+    let object = try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any]
+    #expect(object?["contentVersion"] as? String == "1.1")
+    let diff = try pkgtool(["diff", "com.example.book-1.0.pkg", "com.example.book-1.1.pkg"], in: dir.path)
+    #expect(diff.status == 0)
+    #expect(diff.stdout.contains("+ Contents/chapter2.txt"))
+    try FileManager.default.createDirectory(atPath: dir.appending("Docs"), withIntermediateDirectories: true)
+    #expect(try pkgtool(["install", "com.example.book-1.1.pkg", "--into", "Docs"], in: dir.path).status == 0)
+    let down = try pkgtool(["install", "com.example.book-1.0.pkg", "--into", "Docs"], in: dir.path)
+    #expect(down.status == 1)
+    #expect(down.stderr.contains("lower than the installed 1.1"))
+  }
+
+  @Test func userErrorsExit2WithOneLine() throws {
+    let dir = try TemporaryDirectory()
+    try writeFile(dir.appending("exists.pkg"), "x")
+    try FileManager.default.createDirectory(atPath: dir.appending("folder.pkg"), withIntermediateDirectories: true)
+    try writeFile(dir.appending("proj/ContentInfo.plist"), ContentInfo(productIdentifier: "com.x", contentVersion: ContentVersion("1.0")!).encoded())
+    try FileManager.default.createDirectory(atPath: dir.appending("proj/Contents"), withIntermediateDirectories: true)
+    let cases: [[String]] = [
+      ["build", "proj", "-o", "exists.pkg"],                 // destination exists
+      ["build", "proj", "-o", "missing/dir/x.pkg"],          // output in a missing folder
+      ["build", "no-such-dir"],                              // missing input
+      ["unpack", "folder.pkg", "-o", "out"],                 // folder instead of file
+      ["unpack", "exists.pkg", "-o", "proj"],                // destination exists
+      ["bump", "no-such-dir"],
+    ]
+    for arguments in cases {
+      let result = try pkgtool(arguments, in: dir.path)
+      #expect(result.status == 2, "\(arguments): \(result.stdout) \(result.stderr)")
+      #expect(result.stderr.hasPrefix("pkgtool: error: "), "\(arguments): \(result.stderr)")
+      #expect(result.stderr.split(separator: "\n").count == 1, "\(arguments): \(result.stderr)")
+    }
+    #expect(try readFile(dir.appending("exists.pkg")) == Array("x".utf8))
+  }
+}
