@@ -179,8 +179,11 @@ public final class XARDataReader: XARByteSource {
   private var archived: XARHasher
   private var extracted: XARHasher
   private var decoder: Decoder = .none
-  private var pending: [UInt8] = []
-  private var pendingStart = 0
+  private var stored: [UInt8] = []
+  private var storedStart = 0
+  private var started = false
+  /// True when the stored bytes are the extracted bytes and both checksums use one algorithm.
+  private let sharedHash: Bool
   private var finished = false
   private var failed: Error?
   private static let chunkSize = 256 * 1024
@@ -192,6 +195,7 @@ public final class XARDataReader: XARByteSource {
     start = heapStart + (data?.offset ?? 0)
     archived = XARHasher(data?.archivedChecksum?.algorithm ?? .none)
     extracted = XARHasher(data?.extractedChecksum?.algorithm ?? .none)
+    sharedHash = data?.encoding == XAREncoding.none && data?.archivedChecksum?.algorithm == data?.extractedChecksum?.algorithm
   }
 
   /// The declared decoded size.
@@ -208,8 +212,9 @@ public final class XARDataReader: XARByteSource {
   }
 
   private func readChecked(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-    guard let data, !finished else { return 0 }
-    if case .none = decoder, consumed == 0 {
+    guard let data, !finished, buffer.count > 0 else { return 0 }
+    if case .none = decoder, consumed == 0, !started {
+      started = true
       switch data.encoding {
       case .none: break
       case .gzip: decoder = .zlib(ZlibInflater())
@@ -219,55 +224,73 @@ public final class XARDataReader: XARByteSource {
         throw XARError.unsupportedEncoding(path: path, style: data.encoding.style)
       }
     }
-    while true {
-      if pendingStart < pending.count {
-        let n = min(buffer.count, pending.count - pendingStart)
-        pending.withUnsafeBytes {
-          buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[pendingStart..<(pendingStart + n)]))
-        }
-        pendingStart += n
-        return n
+    switch decoder {
+    case .none:
+      // Stored: read straight into the caller's buffer; one hash serves both checksums when
+      // they use the same algorithm.
+      let want = Int(min(UInt64(buffer.count), data.length - consumed))
+      guard want > 0 else {
+        try finish()
+        return 0
       }
-      pending.removeAll(keepingCapacity: true)
-      pendingStart = 0
-      switch decoder {
-      case .filter(let filter):
-        let n: Int
+      var filled = 0
+      while filled < want {
+        let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<want]), at: start + consumed + UInt64(filled))
+        guard n > 0 else { throw XARError.truncatedHeap(path: path) }
+        filled += n
+      }
+      consumed += UInt64(filled)
+      let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<filled])
+      if !sharedHash { archived.update(chunk) }
+      try accept(chunk)
+      return filled
+    case .filter(let filter):
+      let n: Int
+      do {
+        n = try filter.read(into: buffer)
+      } catch let error as ZlibError {
+        throw XARError.corruptData(path: path, reason: error.message)
+      }
+      if n == 0 {
+        try finish()
+        return 0
+      }
+      try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<n]))
+      return n
+    case .zlib(let inflater):
+      // Inflate straight into the caller's buffer from the current stored chunk.
+      while true {
+        if inflater.finished {
+          if storedStart < stored.count || consumed < data.length {
+            throw XARError.storedLengthMismatch(
+              path: path, declared: data.length, consumed: consumed - UInt64(stored.count - storedStart))
+          }
+          try finish()
+          return 0
+        }
+        if storedStart == stored.count {
+          guard let next = try pullStored() else {
+            try finish()  // reports the truncated stream
+            return 0
+          }
+          stored = next
+          storedStart = 0
+        }
+        let (used, made): (Int, Int)
         do {
-          n = try filter.read(into: buffer)
+          (used, made) = try stored.withUnsafeBytes { raw in
+            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[storedStart...]), into: buffer)
+          }
         } catch let error as ZlibError {
           throw XARError.corruptData(path: path, reason: error.message)
         }
-        if n == 0 {
-          try finish()
-          return 0
+        storedStart += used
+        if made > 0 {
+          try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<made]))
+          return made
         }
-        try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<n]))
-        return n
-      case .none, .zlib:
-        guard let stored = try pullStored() else {
-          try finish()
-          return 0
-        }
-        if case .zlib(let inflater) = decoder {
-          let used: Int
-          do {
-            used = try stored.withUnsafeBytes { raw in
-              try inflater.inflate(raw) { chunk in
-                try accept(UnsafeRawBufferPointer(rebasing: chunk[...]))
-                pending.append(contentsOf: chunk)
-              }
-            }
-          } catch let error as ZlibError {
-            throw XARError.corruptData(path: path, reason: error.message)
-          }
-          if inflater.finished && (used < stored.count || consumed < data.length) {
-            throw XARError.storedLengthMismatch(
-              path: path, declared: data.length, consumed: consumed - UInt64(stored.count - used))
-          }
-        } else {
-          try stored.withUnsafeBytes { try accept($0) }
-          pending = stored
+        if used == 0 && storedStart < stored.count && !inflater.finished {
+          throw XARError.corruptData(path: path, reason: "the compressed stream makes no progress")
         }
       }
     }
@@ -305,7 +328,7 @@ public final class XARDataReader: XARByteSource {
       throw XARError.dataSizeMismatch(path: path, declared: data.size, actual: produced)
     }
     if let expected = data.archivedChecksum {
-      let actual = archived.finalize()
+      let actual = sharedHash ? extracted.finalize() : archived.finalize()
       guard actual.digest == expected.digest else {
         throw XARError.archivedChecksumMismatch(path: path, expected: expected.hex, actual: actual.hex)
       }

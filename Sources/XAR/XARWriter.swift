@@ -1,3 +1,11 @@
+import Dispatch
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Something that yields bytes once, in order: a file, a buffer, a pipe.
 public protocol XARByteSource {
   /// Fills up to `buffer.count` bytes; returns how many, 0 at the end.
@@ -78,6 +86,11 @@ public final class XARWriter {
     public var creationTime: XARTimestamp? = XARWriter.defaultTimestamp
     /// Replace an existing file at the output path; when false, ``finish()`` fails with `EEXIST`.
     public var overwrite = true
+    /// Threads that compress and hash files added whole (``addFile(_:attributes:compression:bytes:)``).
+    /// The output is the same for every value: data is written in the order files were added.
+    public var threads = 1
+    /// Most bytes of whole files waiting for a thread or for their turn to be written.
+    public var maxBytesInFlight = 24 << 20
 
     public init() {}
   }
@@ -108,7 +121,7 @@ public final class XARWriter {
   private var rootFirst: Int32 = -1
   private var rootLast: Int32 = -1
   private let heapPath: String
-  private var heap: FileDescriptor?
+  private var heap: FileDescriptor?  // nil once published or cancelled
   private var heapSize: UInt64 = 0
   private var finished = false
   private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
@@ -188,6 +201,7 @@ public final class XARWriter {
   /// For producers that push data rather than being pulled.
   public func beginFile(_ path: String, attributes: Attributes, compression: Compression) throws {
     guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
+    try writeQueuedJobs()
     let i = try addRecord(path, kind: .file, attributes: attributes)
     var deflater: ZlibDeflater? = nil
     if case .zlib(let level) = compression { deflater = ZlibDeflater(level: level) }
@@ -202,15 +216,16 @@ public final class XARWriter {
     defer { openFile = file }
     file.extracted.update(chunk)
     file.size += UInt64(chunk.count)
-    let emit: (UnsafeRawBufferPointer) throws -> Void = { piece in
-      file.archived.update(piece)
-      try heap.write(piece)
-      file.length += UInt64(piece.count)
-    }
     if let deflater = file.deflater {
-      try deflater.deflate(chunk, finish: false, sink: emit)
+      try deflater.deflate(chunk, finish: false) { piece in
+        file.archived.update(piece)
+        try heap.write(piece)
+        file.length += UInt64(piece.count)
+      }
     } else {
-      try emit(chunk)
+      // Stored: the archived checksum is the extracted one (hashed once, in endFile).
+      try heap.write(chunk)
+      file.length += UInt64(chunk.count)
     }
   }
 
@@ -229,19 +244,110 @@ public final class XARWriter {
     }
     heapSize += file.length
     let checksums = options.checksum != .none
+    let extracted = file.extracted.finalize()
     records[Int(file.record)].data = XARData(
       offset: file.offset, length: file.length, size: file.size,
       encoding: file.deflater == nil ? .none : .gzip,
-      archivedChecksum: checksums ? file.archived.finalize() : nil,
-      extractedChecksum: checksums ? file.extracted.finalize() : nil)
+      archivedChecksum: checksums ? (file.deflater == nil ? extracted : file.archived.finalize()) : nil,
+      extractedChecksum: checksums ? extracted : nil)
   }
 
-  /// Convenience for in-memory data.
+  /// Adds a file whose bytes are all in memory. It is compressed and hashed on a worker thread
+  /// when ``Options/threads`` > 1, and written to the heap in the order files were added.
   public func addFile(
     _ path: String, attributes: Attributes, compression: Compression, bytes: [UInt8]
   ) throws {
-    var source = XARBytes(bytes)
-    try addFile(path, attributes: attributes, compression: compression, data: &source)
+    guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
+    let i = try addRecord(path, kind: .file, attributes: attributes)
+    guard !bytes.isEmpty else { return }
+    let job = EncodeJob(record: i, bytes: bytes, compression: compression, algorithm: options.checksum)
+    if options.threads > 1 {
+      queuedBytes += bytes.count
+      queue.append(job)
+      job.start()
+      while queuedBytes > options.maxBytesInFlight || queue.count > 4 * options.threads {
+        try writeOldestJob()
+      }
+    } else {
+      job.run()
+      queue.append(job)
+      try writeOldestJob()
+    }
+  }
+
+  /// A whole file being compressed and hashed, maybe on another thread.
+  private final class EncodeJob: @unchecked Sendable {
+    let record: Int32
+    private var bytes: [UInt8]
+    let compression: Compression
+    let algorithm: XARChecksumAlgorithm
+    private let done = DispatchSemaphore(value: 0)
+    private(set) var stored: [UInt8] = []
+    private(set) var size = 0
+    private(set) var archived: XARChecksum?
+    private(set) var extracted: XARChecksum?
+
+    init(record: Int32, bytes: [UInt8], compression: Compression, algorithm: XARChecksumAlgorithm) {
+      self.record = record
+      self.bytes = bytes
+      self.compression = compression
+      self.algorithm = algorithm
+    }
+
+    func start() {
+      DispatchQueue.global().async { self.run(); self.done.signal() }
+    }
+
+    func wait() { done.wait() }
+
+    func run() {
+      size = bytes.count
+      var hasher = XARHasher(algorithm)
+      hasher.update(bytes)
+      extracted = hasher.finalize()
+      if case .zlib(let level) = compression {
+        stored = ZlibDeflater.compress(bytes, level: level)
+        var a = XARHasher(algorithm)
+        a.update(stored)
+        archived = a.finalize()
+      } else {
+        stored = bytes
+        archived = extracted  // the same bytes: hash once
+      }
+      bytes = []
+    }
+
+    func releaseStored() { stored = [] }
+  }
+
+  private var queue: [EncodeJob] = []
+  private var queueHead = 0
+  private var queuedBytes = 0
+
+  /// Waits for the oldest queued file and appends it to the heap.
+  private func writeOldestJob() throws {
+    guard queueHead < queue.count, let heap else { return }
+    let job = queue[queueHead]
+    queueHead += 1
+    if options.threads > 1 { job.wait() }
+    try job.stored.withUnsafeBytes { try heap.write($0) }
+    let checksums = options.checksum != .none
+    records[Int(job.record)].data = XARData(
+      offset: heapSize, length: UInt64(job.stored.count), size: UInt64(job.size),
+      encoding: job.compression == .none ? .none : .gzip,
+      archivedChecksum: checksums ? job.archived : nil, extractedChecksum: checksums ? job.extracted : nil)
+    heapSize += UInt64(job.stored.count)
+    if options.threads > 1 { queuedBytes -= job.size }
+    job.releaseStored()
+    if queueHead == queue.count {
+      queue.removeAll(keepingCapacity: true)
+      queueHead = 0
+    }
+  }
+
+  /// Writes every queued file, in order.
+  private func writeQueuedJobs() throws {
+    while queueHead < queue.count { try writeOldestJob() }
   }
 
   private func addRecord(_ path: String, kind: XAREntryKind, attributes: Attributes) throws -> Int32 {
@@ -293,42 +399,103 @@ public final class XARWriter {
   /// Writes the header, TOC and heap, and renames the result to ``path``.
   ///
   /// On failure nothing appears at ``path`` and the temporary files are removed.
-  public func finish() throws {
+  @discardableResult
+  public func finish() throws -> Summary {
     try finish(checkingSize: nil)
+  }
+
+  /// What ``finish()`` wrote.
+  public struct Summary: Sendable {
+    /// The archive's size in bytes.
+    public var size: UInt64
+    /// SHA-256 of the whole archive file, computed as it was written.
+    public var sha256: XARChecksum
   }
 
   /// Like ``finish()``, but first calls `check` with the size the archive will have; if it
   /// throws, nothing is written and the error is passed on.
-  public func finish(checkingSize check: ((UInt64) throws -> Void)?) throws {
+  @discardableResult
+  public func finish(checkingSize check: ((UInt64) throws -> Void)?) throws -> Summary {
     guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
+    try writeQueuedJobs()
     let tocXML = makeTOC()
-    let compressedTOC = ZlibDeflater.compress(tocXML, level: 9)
+    let checksumSize = options.checksum.digestSize
+    let headerSize = XARHeader(tocCompressedLength: 0, tocUncompressedLength: 0, checksumAlgorithm: options.checksum).headerSize
+    let toc = XARWriter.alignedTOC(tocXML, headerSize: Int(headerSize), checksumSize: checksumSize)
     var hasher = XARHasher(options.checksum)
-    hasher.update(compressedTOC)
+    hasher.update(toc.compressed)
     let tocChecksum = hasher.finalize().digest
 
     let header = XARHeader(
-      tocCompressedLength: UInt64(compressedTOC.count),
-      tocUncompressedLength: UInt64(tocXML.count), checksumAlgorithm: options.checksum)
-    try check?(UInt64(header.headerSize) + UInt64(compressedTOC.count) + heapSize)
+      tocCompressedLength: UInt64(toc.compressed.count),
+      tocUncompressedLength: UInt64(toc.uncompressedLength), checksumAlgorithm: options.checksum)
+    let front = header.encoded() + toc.compressed + tocChecksum
+    let dataLength = heapSize - UInt64(checksumSize)
+    let size = UInt64(front.count) + dataLength
+    try check?(size)
+    var digest = XARHasher(.sha256)
+    digest.update(front)
+
+    // Best: make room in front of the heap file and write header and TOC there; no data is
+    // copied. Else: a new file, the heap copied behind the front.
+    if heap.insertRange(at: 0, length: UInt64(front.count)) {
+      try heap.write(front, at: 0)
+      var buffer = [UInt8](repeating: 0, count: 4 << 20)
+      var offset = UInt64(front.count)
+      while offset < size {
+        let n = try buffer.withUnsafeMutableBytes { try heap.read(into: $0, at: offset) }
+        guard n > 0 else { throw SystemError("read", path: heapPath, code: EIO) }
+        buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        offset += UInt64(n)
+      }
+      try heap.setMode(0o644)
+      try heap.sync()
+      try publish(heapPath)
+      self.heap = nil  // published: nothing to remove
+      return Summary(size: size, sha256: digest.finalize())
+    }
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
       let out = try FileDescriptor.create(outputTemp, mode: 0o644)
-      try out.write(header.encoded() + compressedTOC + tocChecksum)
-      // The temporary heap holds the file data only; the TOC checksum goes before it.
-      try out.append(from: heap, offset: 0, length: heapSize - UInt64(options.checksum.digestSize))
+      try out.write(front)
+      try out.append(from: heap, offset: 0, length: dataLength) { digest.update($0) }
       try out.sync()
-      if options.overwrite {
-        try FileSystem.rename(outputTemp, to: path)
-      } else {
-        try FileSystem.link(outputTemp, to: path)
-        FileSystem.removeFile(outputTemp)
-      }
+      try publish(outputTemp)
     } catch {
       FileSystem.removeFile(outputTemp)
       throw error
     }
+    return Summary(size: size, sha256: digest.finalize())
+  }
+
+  /// Renames (or, without `overwrite`, links) a finished file to ``path``.
+  private func publish(_ temporary: String) throws {
+    if options.overwrite {
+      try FileSystem.rename(temporary, to: path)
+    } else {
+      try FileSystem.link(temporary, to: path)
+      FileSystem.removeFile(temporary)
+    }
+  }
+
+  /// The zlib-compressed TOC, padded so that header + TOC + TOC checksum end on a 4096-byte
+  /// boundary: the heap then starts on a file-system block, which lets ``finish()`` put the
+  /// header in front of the heap without copying it. The padding is whitespace after the XML
+  /// (which XML allows), in a final stored block; it costs under 4 KiB.
+  static func alignedTOC(_ xml: [UInt8], headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+    let body = ZlibDeflater.compressUnfinished(xml, level: 9)
+    let overhead = 5 + 4  // stored-block header, Adler-32
+    let used = headerSize + body.count + overhead + checksumSize
+    let aligned = (used + 4095) / 4096 * 4096
+    let padding = [UInt8](repeating: UInt8(ascii: " "), count: aligned - used)
+    var out = body
+    let length = UInt16(padding.count)
+    out += [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+    out += padding
+    let adler = ZlibDeflater.adler32(xml + padding)
+    out += [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
+    return (out, xml.count + padding.count)
   }
 
   /// The TOC XML, written with libxml2's text writer from the compact records.

@@ -5,7 +5,11 @@ public enum FileSignature {
   /// Mach-O (32/64-bit, both byte orders), universal binaries (fat and fat64, told apart from
   /// Java class files by the architecture count), ELF, PE (`MZ` with a `PE\0\0` header where
   /// `e_lfanew` points), `!<arch>` static libraries and `#!` scripts.
-  public static func executableKind(_ head: [UInt8]) -> String? {
+  public static func executableKind(_ bytes: [UInt8]) -> String? { executableKind(bytes[...]) }
+
+  /// ``executableKind(_:)-([UInt8])`` over a slice (the inspector's read buffer, not copied).
+  public static func executableKind(_ bytes: ArraySlice<UInt8>) -> String? {
+    let head = Array(bytes.prefix(0x40))
     guard head.count >= 2 else { return nil }
     if head[0] == 0x23 && head[1] == 0x21 { return "a script (#!)" }
     guard head.count >= 4 else { return nil }
@@ -28,8 +32,9 @@ public enum FileSignature {
     if head.starts(with: Array("!<arch>\n".utf8)) { return "a static library (!<arch>)" }
     if head[0] == 0x4D && head[1] == 0x5A && head.count >= 0x40 {
       let offset = Int(head[0x3C]) | Int(head[0x3D]) << 8 | Int(head[0x3E]) << 16 | Int(head[0x3F]) << 24
-      if offset >= 0x40, offset <= head.count - 4,
-        head[offset] == 0x50, head[offset + 1] == 0x45, head[offset + 2] == 0, head[offset + 3] == 0
+      let at = bytes.startIndex + offset
+      if offset >= 0x40, offset <= bytes.count - 4,
+        bytes[at] == 0x50, bytes[at + 1] == 0x45, bytes[at + 2] == 0, bytes[at + 3] == 0
       {
         return "a Windows PE executable"
       }

@@ -1,5 +1,11 @@
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `build`: a content project or plain folder into a reproducible, rule-checked package.
 public enum Build {
   /// What to write.
@@ -25,6 +31,11 @@ public enum Build {
     public var validation = ValidationOptions()
     /// Every time written; nil: ``XARWriter/defaultTimestamp``.
     public var timestamp: XARTimestamp?
+    /// Threads compressing files (XAR only). The package is the same for any value.
+    public var jobs = Build.Options.defaultJobs
+
+    /// One per core.
+    public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     public init() {}
 
@@ -90,7 +101,7 @@ public enum Build {
     } else {
       do {
         if options.format == .xar {
-          xarSink = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
+          xarSink = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs)
           sink = xarSink!
         } else {
           zipSink = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
@@ -125,8 +136,9 @@ public enum Build {
         throw OperationError("package too large")
       }
     }
+    var written: XARWriter.Summary?
     do {
-      if let xarSink { try xarSink.commit(checkingSize: check) }
+      if let xarSink { written = try xarSink.commit(checkingSize: check) }
       if let zipSink { try zipSink.commit(checkingSize: check) }
     } catch {
       xarSink?.discard()
@@ -138,9 +150,14 @@ public enum Build {
       throw OperationError.wrap(error)
     }
     result.output = output
-    let file = try FileDescriptor.open(reading: output)
-    result.packageSize = try file.size()
-    result.sha256 = try sha256(of: file)
+    if let written {
+      result.packageSize = written.size
+      result.sha256 = written.sha256.hex
+    } else {
+      let file = try FileDescriptor.open(reading: output)
+      result.packageSize = try file.size()
+      result.sha256 = try sha256(of: file)
+    }
     return result
   }
 

@@ -91,8 +91,11 @@ public final class PackageInspector {
         if entry.kind == .file, let data {
           first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
         }
-        let inspected = InspectedEntry(entry: entry, head: Array(buffer[..<min(first, buffer.count)]))
-        for rule in rules { rule.inspect(inspected, into: &findings) }
+        do {
+          // A slice shares the buffer; it is gone before the buffer is written again.
+          let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)])
+          for rule in rules { rule.inspect(inspected, into: &findings) }
+        }
 
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {

@@ -94,10 +94,11 @@ public struct ValidationOptions: Sendable, Equatable {
 /// An entry as rules see it: the entry and the first bytes of its data.
 public struct InspectedEntry {
   public var entry: PackageEntry
-  /// Up to the first 256 KiB of a file's data (empty for other kinds).
-  public var head: [UInt8]
+  /// Up to the first 256 KiB of a file's data (empty for other kinds): a view of the read
+  /// buffer, valid during ``Rule/inspect(_:into:)``.
+  public var head: ArraySlice<UInt8>
 
-  public init(entry: PackageEntry, head: [UInt8] = []) {
+  public init(entry: PackageEntry, head: ArraySlice<UInt8> = []) {
     self.entry = entry
     self.head = head
   }

@@ -9,7 +9,7 @@ public enum CompressionLevel: String, CaseIterable, Sendable {
     switch self {
     case .none: return nil
     case .fast: return 1
-    case .default: return 6
+    case .default: return 5
     case .best: return 9
     }
   }
@@ -25,18 +25,26 @@ struct EncodingChooser {
 }
 
 /// Writes entries into a XAR through ``XARWriter``; the archive appears only on ``commit()``.
+///
+/// Files up to ``wholeFileLimit`` are gathered and handed to the writer whole, so several can be
+/// compressed at once on other threads; larger ones stream through. Which path a file takes
+/// depends only on its size, so the output does not depend on the number of threads.
 public final class XARSink: EntrySink {
   public let writer: XARWriter
   private let attributesTime: XARTimestamp
   private let chooser: EncodingChooser
   private var pending: PackageEntry?
+  private var whole: (entry: PackageEntry, bytes: [UInt8], compress: Bool)?
   /// Files stored without compression because they already were compressed.
   public private(set) var storedCount = 0
+  /// Files up to this size are compressed whole (and in parallel).
+  public static let wholeFileLimit: UInt64 = 4 << 20
 
-  public init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
+  public init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel, threads: Int = 1) throws {
     var options = XARWriter.Options()
     options.overwrite = overwrite
     options.creationTime = mtime
+    options.threads = max(1, threads)
     writer = try XARWriter(path: path, options: options)
     attributesTime = mtime
     chooser = EncodingChooser(level: compression)
@@ -56,27 +64,47 @@ public final class XARSink: EntrySink {
     return nil
   }
 
+  private func compression(_ compress: Bool) -> XARWriter.Compression {
+    compress ? .zlib(level: chooser.level.zlibLevel!) : .none
+  }
+
   public func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
       let compress = chooser.shouldCompress(head: bytes)
       if !compress { storedCount += 1 }
-      try writer.beginFile(entry.path, attributes: attributes(entry), compression: compress ? .zlib(level: chooser.level.zlibLevel!) : .none)
+      if entry.size <= XARSink.wholeFileLimit {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Int(entry.size))
+        whole = (entry, buffer, compress)
+      } else {
+        try writer.beginFile(entry.path, attributes: attributes(entry), compression: compression(compress))
+      }
     }
-    try writer.writeFileData(bytes)
+    if whole != nil {
+      whole!.bytes.append(contentsOf: bytes)
+    } else {
+      try writer.writeFileData(bytes)
+    }
   }
 
   public func end(_ entry: PackageEntry) throws {
     guard entry.kind == .file else { return }
     if let pending {
+      // No bytes: an empty file.
       self.pending = nil
-      try writer.beginFile(pending.path, attributes: attributes(pending), compression: .none)
+      try writer.addFile(pending.path, attributes: attributes(pending), compression: .none, bytes: [])
+    } else if let file = whole {
+      whole = nil
+      try writer.addFile(file.entry.path, attributes: attributes(file.entry), compression: compression(file.compress), bytes: file.bytes)
+    } else {
+      try writer.endFile()
     }
-    try writer.endFile()
   }
 
   /// Publishes the archive, unless `check` (given the final size) throws.
-  public func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws {
+  @discardableResult
+  public func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> XARWriter.Summary {
     try writer.finish(checkingSize: check)
   }
 

@@ -48,6 +48,9 @@ struct BuildCommand: ParsableCommand {
   @Option(help: "How hard to deflate what is worth deflating.")
   var compression: CompressionLevel = .default
 
+  @Option(help: ArgumentHelp("Threads compressing files (default: one per core). The package is the same for any value.", valueName: "n"))
+  var jobs: Int?
+
   @Flag(help: "Replace the output if it exists.")
   var force = false
 
@@ -86,6 +89,7 @@ struct BuildCommand: ParsableCommand {
     options.compression = compression
     options.force = force
     options.dryRun = dryRun
+    if let jobs { options.jobs = max(1, jobs) }
     options.validation = limits.validationOptions()
     options.timestamp = try Build.Options.timestamp(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
     let progress = ProgressLine("building", total: nil)

@@ -25,10 +25,16 @@ public final class ZlibDeflater {
   public func deflate(
     _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
+    try deflate(input, flush: finish ? Z_FINISH : Z_NO_FLUSH, sink: sink)
+  }
+
+  private func deflate(
+    _ input: UnsafeRawBufferPointer, flush: Int32, sink: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    let finish = flush == Z_FINISH
     stream.pointee.next_in = UnsafeMutablePointer(
       mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
     stream.pointee.avail_in = uInt(input.count)
-    let flush = finish ? Z_FINISH : Z_NO_FLUSH
     while true {
       let (status, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
         stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
@@ -44,6 +50,26 @@ public final class ZlibDeflater {
         preconditionFailure("deflate failed: \(status)")
       }
       if !finish && stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return }
+      if flush == Z_SYNC_FLUSH && stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return }
+    }
+  }
+
+  /// Compresses `bytes` as the start of a zlib stream that is not finished: it ends on a byte
+  /// boundary (a sync flush), so blocks can be appended by hand.
+  public static func compressUnfinished(_ bytes: [UInt8], level: Int32) -> [UInt8] {
+    let deflater = ZlibDeflater(level: level)
+    var out: [UInt8] = []
+    bytes.withUnsafeBytes { raw in
+      try! deflater.deflate(raw, flush: Z_SYNC_FLUSH) { out.append(contentsOf: $0) }
+    }
+    return out
+  }
+
+  /// The Adler-32 checksum zlib streams end with.
+  public static func adler32(_ bytes: [UInt8]) -> UInt32 {
+    let start = CZlib.adler32(0, nil, 0)
+    return bytes.withUnsafeBytes { raw in
+      UInt32(CZlib.adler32_z(start, raw.baseAddress?.assumingMemoryBound(to: Bytef.self), raw.count))
     }
   }
 
@@ -60,10 +86,10 @@ public final class ZlibDeflater {
 
 /// A zlib or gzip decompressor that streams and stops at the end of the first stream.
 public final class ZlibInflater {
-  private let stream: UnsafeMutablePointer<z_stream>
+  fileprivate let stream: UnsafeMutablePointer<z_stream>
   private var output = [UInt8](repeating: 0, count: 256 * 1024)
   /// True once the compressed stream has ended.
-  public private(set) var finished = false
+  public fileprivate(set) var finished = false
 
   public init() {
     stream = .allocate(capacity: 1)
@@ -115,6 +141,28 @@ public final class ZlibInflater {
         throw ZlibError(message: message)
       }
     }
+  }
+}
+
+extension ZlibInflater {
+  /// One step straight into `output`: returns input bytes used and output bytes made. After the
+  /// stream ends, ``finished`` is true and nothing more is used or made.
+  public func inflateStep(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> (used: Int, made: Int) {
+    guard !finished, output.count > 0 else { return (0, 0) }
+    stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = uInt(input.count)
+    stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
+    stream.pointee.avail_out = uInt(output.count)
+    let status = CZlib.inflate(stream, Z_NO_FLUSH)
+    let used = input.count - Int(stream.pointee.avail_in)
+    let made = output.count - Int(stream.pointee.avail_out)
+    switch status {
+    case Z_STREAM_END: finished = true
+    case Z_OK, Z_BUF_ERROR: break
+    default:
+      throw ZlibError(message: stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)")
+    }
+    return (used, made)
   }
 }
 

@@ -88,9 +88,62 @@ public final class FileDescriptor {
     }
   }
 
+  /// Writes every byte of `bytes` at `offset` (the position does not move).
+  public func write(_ bytes: [UInt8], at offset: UInt64) throws {
+    try bytes.withUnsafeBytes { raw in
+      var done = 0
+      while done < raw.count {
+        let n = retryingOnInterrupt { pwrite(rawValue, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done)) }
+        guard n > 0 else { throw SystemError("write", path: path) }
+        done += n
+      }
+    }
+  }
+
+  /// Shifts the file's bytes from `offset` on by `length` bytes, leaving room in front, without
+  /// copying them (`fallocate(FALLOC_FL_INSERT_RANGE)`; ext4 and XFS). Both must be multiples
+  /// of the file system's block size. Returns false where that is not possible.
+  public func insertRange(at offset: UInt64, length: UInt64) -> Bool {
+    #if os(Linux)
+      guard let fallocate = linuxFallocate else { return false }
+      return fallocate(rawValue, 0x20, off_t(offset), off_t(length)) == 0
+    #else
+      return false
+    #endif
+  }
+
+  /// Sets the permission bits.
+  public func setMode(_ mode: mode_t) throws {
+    guard fchmod(rawValue, mode) == 0 else { throw SystemError("set the mode of", path: path) }
+  }
+
   /// Writes every byte of `bytes` at the current position.
   public func write(_ bytes: [UInt8]) throws {
     try bytes.withUnsafeBytes { try write($0) }
+  }
+
+  /// Appends `length` bytes of `source`, starting at `offset`, at this file's current position,
+  /// showing each chunk to `observe` on the way.
+  public func append(
+    from source: FileDescriptor, offset: UInt64, length: UInt64,
+    observe: (UnsafeRawBufferPointer) -> Void
+  ) throws {
+    var buffer = [UInt8](repeating: 0, count: 4 << 20)
+    var copied: UInt64 = 0
+    while copied < length {
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try source.read(
+          into: UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(min(UInt64(raw.count), length - copied))]),
+          at: offset + copied)
+      }
+      if n == 0 { throw SystemError("read", path: source.path, code: EIO) }
+      try buffer.withUnsafeBytes { raw in
+        let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
+        observe(chunk)
+        try write(chunk)
+      }
+      copied += UInt64(n)
+    }
   }
 
   /// Appends `length` bytes of `source`, starting at `offset`, at this file's current position.
@@ -201,6 +254,11 @@ extension FileSystem {
   private typealias CopyFileRange = @convention(c) (
     Int32, UnsafeMutablePointer<off_t>?, Int32, UnsafeMutablePointer<off_t>?, Int, UInt32
   ) -> Int
+  private typealias Fallocate = @convention(c) (Int32, Int32, off_t, off_t) -> Int32
+  private let linuxFallocate: Fallocate? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
+    return unsafeBitCast(symbol, to: Fallocate.self)
+  }()
   private let linuxCopyFileRange: CopyFileRange? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else { return nil }
     return unsafeBitCast(symbol, to: CopyFileRange.self)
