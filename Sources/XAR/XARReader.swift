@@ -33,8 +33,14 @@ public final class XARReader {
   public let fileSize: UInt64
   /// The size of the heap: everything after the compressed TOC.
   public var heapSize: UInt64 { fileSize - header.heapStart }
-  /// The TOC XML, inflated.
-  public let tocXML: [UInt8]
+  /// The TOC XML, inflated again from the file (it is not kept in memory).
+  public var tocXML: [UInt8] {
+    guard let compressed = try? file.read(count: Int(header.tocCompressedLength), at: UInt64(header.headerSize)),
+      let (buffer, count) = try? XARReader.inflateTOC(compressed, header: header)
+    else { return [] }
+    defer { buffer.deallocate() }
+    return Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+  }
   private let file: FileDescriptor
 
   /// Opens and checks the archive at `path`.
@@ -61,9 +67,8 @@ public final class XARReader {
         declared: declared, available: fileSize - min(fileSize, UInt64(header.headerSize)))
     }
     let compressed = try file.read(count: Int(declared), at: UInt64(header.headerSize))
-    tocXML = try XARReader.inflateTOC(compressed, header: header)
-
-    let toc = try TOCParser.parse(tocXML, limits: limits)
+    let (xml, xmlCount) = try XARReader.inflateTOC(compressed, header: header)
+    let toc = try TOCParser.parse(taking: xml, count: xmlCount, limits: limits)
     creationTime = toc.creationTime
     entries = toc.entries
 
@@ -103,35 +108,48 @@ public final class XARReader {
     }
   }
 
-  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> [UInt8] {
+  /// Inflates the TOC into a new buffer of exactly the declared length (the caller frees it).
+  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> (UnsafeMutableRawBufferPointer, Int) {
+    let declared = Int(header.tocUncompressedLength)
+    // One spare byte shows a stream that inflates past the declared length.
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: declared + 1, alignment: 1)
     let inflater = ZlibInflater()
-    var xml: [UInt8] = []
-    xml.reserveCapacity(Int(min(header.tocUncompressedLength, 64 << 20)))
-    let consumed: Int
+    var used = 0
+    var made = 0
     do {
-      consumed = try compressed.withUnsafeBytes { raw in
-        try inflater.inflate(raw) { chunk in
-          guard UInt64(xml.count + chunk.count) <= header.tocUncompressedLength else {
-            throw XARError.tocLengthMismatch(
-              declared: header.tocUncompressedLength, actual: UInt64(xml.count + chunk.count))
+      try compressed.withUnsafeBytes { raw in
+        while !inflater.finished {
+          let step = try inflater.inflateStep(
+            UnsafeRawBufferPointer(rebasing: raw[used...]),
+            into: UnsafeMutableRawBufferPointer(rebasing: buffer[made...]))
+          used += step.used
+          made += step.made
+          if made > declared {
+            throw XARError.tocLengthMismatch(declared: UInt64(declared), actual: UInt64(made))
           }
-          xml.append(contentsOf: chunk)
+          if step.used == 0 && step.made == 0 { break }
         }
       }
     } catch let error as ZlibError {
+      buffer.deallocate()
       throw XARError.tocNotDecodable(error.message)
+    } catch {
+      buffer.deallocate()
+      throw error
     }
     guard inflater.finished else {
+      buffer.deallocate()
       throw XARError.tocNotDecodable("the stream is truncated")
     }
-    guard consumed == compressed.count else {
-      throw XARError.heapStartMismatch(
-        declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(consumed))
+    guard used == compressed.count else {
+      buffer.deallocate()
+      throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(used))
     }
-    guard UInt64(xml.count) == header.tocUncompressedLength else {
-      throw XARError.tocLengthMismatch(declared: header.tocUncompressedLength, actual: UInt64(xml.count))
+    guard made == declared else {
+      buffer.deallocate()
+      throw XARError.tocLengthMismatch(declared: UInt64(declared), actual: UInt64(made))
     }
-    return xml
+    return (buffer, made)
   }
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.

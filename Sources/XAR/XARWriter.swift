@@ -90,7 +90,7 @@ public final class XARWriter {
     /// The output is the same for every value: data is written in the order files were added.
     public var threads = 1
     /// Most bytes of whole files waiting for a thread or for their turn to be written.
-    public var maxBytesInFlight = 24 << 20
+    public var maxBytesInFlight = 16 << 20
 
     public init() {}
   }
@@ -110,14 +110,69 @@ public final class XARWriter {
     var linkTarget: String? = nil
     var hardLinkOf: Int32 = -1
     var isHardLinkOriginal = false
-    var data: XARData? = nil
+    /// Index into `dataRecords`, or -1.
+    var data: Int32 = -1
+  }
+
+  /// Where a file's data went; checksums live in `digests` (no array per file).
+  private struct DataRecord {
+    var offset: UInt64
+    var length: UInt64
+    var size: UInt64
+    var gzip: Bool
+    var digestStart: Int32  // archived digest, then extracted digest
+  }
+  private var dataRecords: [DataRecord] = []
+  private var digests: [UInt8] = []
+
+  private func setData(_ record: Int32, offset: UInt64, length: UInt64, size: UInt64, gzip: Bool, archived: XARChecksum?, extracted: XARChecksum?) {
+    var start: Int32 = -1
+    if options.checksum != .none, let archived, let extracted {
+      start = Int32(digests.count)
+      digests += archived.digest
+      digests += extracted.digest
+    }
+    records[Int(record)].data = Int32(dataRecords.count)
+    dataRecords.append(DataRecord(offset: offset, length: length, size: size, gzip: gzip, digestStart: start))
+  }
+
+  /// The data of a record, as the TOC describes it.
+  private func data(of record: Record) -> XARData? {
+    guard record.data >= 0 else { return nil }
+    let d = dataRecords[Int(record.data)]
+    var archived: XARChecksum?
+    var extracted: XARChecksum?
+    if d.digestStart >= 0 {
+      let n = options.checksum.digestSize
+      let a = Int(d.digestStart)
+      archived = XARChecksum(algorithm: options.checksum, digest: Array(digests[a..<(a + n)]))
+      extracted = XARChecksum(algorithm: options.checksum, digest: Array(digests[(a + n)..<(a + 2 * n)]))
+    }
+    return XARData(
+      offset: d.offset, length: d.length, size: d.size, encoding: d.gzip ? .gzip : .none,
+      archivedChecksum: archived, extractedChecksum: extracted)
   }
 
   /// The path of the archive this writer makes.
   public let path: String
   public let options: Options
   private var records: [Record] = []
-  private var index: [String: Int32] = [:]
+  /// Records by (parent, name): names are shared with the records, not copied as full paths.
+  private struct Key: Hashable {
+    var parent: Int32
+    var name: String
+  }
+  private var index: [Key: Int32] = [:]
+
+  /// The record at `path`, if added.
+  private func lookup(_ path: String) -> Int32? {
+    var parent: Int32 = -1
+    for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+      guard let i = index[Key(parent: parent, name: String(component))] else { return nil }
+      parent = i
+    }
+    return parent
+  }
   private var rootFirst: Int32 = -1
   private var rootLast: Int32 = -1
   private let heapPath: String
@@ -163,7 +218,7 @@ public final class XARWriter {
 
   /// Adds a second name for a file added before; it shares that file's data.
   public func addHardLink(_ path: String, to original: String, attributes: Attributes) throws {
-    guard let target = index[original], records[Int(target)].kind == .file else {
+    guard let target = lookup(original), records[Int(target)].kind == .file else {
       throw XARError.hardLinkTargetNotAFile(path: path, target: original)
     }
     let i = try addRecord(path, kind: .hardLink, attributes: attributes)
@@ -243,29 +298,35 @@ public final class XARWriter {
       }
     }
     heapSize += file.length
-    let checksums = options.checksum != .none
     let extracted = file.extracted.finalize()
-    records[Int(file.record)].data = XARData(
-      offset: file.offset, length: file.length, size: file.size,
-      encoding: file.deflater == nil ? .none : .gzip,
-      archivedChecksum: checksums ? (file.deflater == nil ? extracted : file.archived.finalize()) : nil,
-      extractedChecksum: checksums ? extracted : nil)
+    setData(
+      file.record, offset: file.offset, length: file.length, size: file.size, gzip: file.deflater != nil,
+      archived: file.deflater == nil ? extracted : file.archived.finalize(), extracted: extracted)
   }
 
   /// Adds a file whose bytes are all in memory. It is compressed and hashed on a worker thread
   /// when ``Options/threads`` > 1, and written to the heap in the order files were added.
+  /// Small files travel in batches, so a thread hand-off is not paid per file.
   public func addFile(
     _ path: String, attributes: Attributes, compression: Compression, bytes: [UInt8]
   ) throws {
     guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
     let i = try addRecord(path, kind: .file, attributes: attributes)
     guard !bytes.isEmpty else { return }
-    let job = EncodeJob(record: i, bytes: bytes, compression: compression, algorithm: options.checksum)
+    if batch == nil { batch = EncodeBatch(algorithm: options.checksum) }
+    batch!.add(record: i, bytes: bytes, compression: compression)
+    if batch!.inputBytes >= 1 << 20 || batch!.count >= 256 { try submitBatch() }
+  }
+
+  /// Hands the open batch to a worker (or runs it here with one thread).
+  private func submitBatch() throws {
+    guard let job = batch else { return }
+    batch = nil
     if options.threads > 1 {
-      queuedBytes += bytes.count
+      queuedBytes += job.inputBytes
       queue.append(job)
       job.start()
-      while queuedBytes > options.maxBytesInFlight || queue.count > 4 * options.threads {
+      while queuedBytes > options.maxBytesInFlight || queue.count - queueHead > 4 * options.threads {
         try writeOldestJob()
       }
     } else {
@@ -275,23 +336,29 @@ public final class XARWriter {
     }
   }
 
-  /// A whole file being compressed and hashed, maybe on another thread.
-  private final class EncodeJob: @unchecked Sendable {
-    let record: Int32
-    private var bytes: [UInt8]
-    let compression: Compression
+  /// Whole files being compressed and hashed together, maybe on another thread.
+  private final class EncodeBatch: @unchecked Sendable {
+    struct Item {
+      var record: Int32
+      var bytes: [UInt8]
+      var compression: Compression
+      var stored: [UInt8] = []
+      var size = 0
+      var archived: XARChecksum?
+      var extracted: XARChecksum?
+    }
     let algorithm: XARChecksumAlgorithm
+    private(set) var items: [Item] = []
+    private(set) var inputBytes = 0
     private let done = DispatchSemaphore(value: 0)
-    private(set) var stored: [UInt8] = []
-    private(set) var size = 0
-    private(set) var archived: XARChecksum?
-    private(set) var extracted: XARChecksum?
 
-    init(record: Int32, bytes: [UInt8], compression: Compression, algorithm: XARChecksumAlgorithm) {
-      self.record = record
-      self.bytes = bytes
-      self.compression = compression
-      self.algorithm = algorithm
+    init(algorithm: XARChecksumAlgorithm) { self.algorithm = algorithm }
+
+    var count: Int { items.count }
+
+    func add(record: Int32, bytes: [UInt8], compression: Compression) {
+      items.append(Item(record: record, bytes: bytes, compression: compression))
+      inputBytes += bytes.count
     }
 
     func start() {
@@ -301,69 +368,127 @@ public final class XARWriter {
     func wait() { done.wait() }
 
     func run() {
-      size = bytes.count
-      var hasher = XARHasher(algorithm)
-      hasher.update(bytes)
-      extracted = hasher.finalize()
-      if case .zlib(let level) = compression {
-        stored = ZlibDeflater.compress(bytes, level: level)
-        var a = XARHasher(algorithm)
-        a.update(stored)
-        archived = a.finalize()
-      } else {
-        stored = bytes
-        archived = extracted  // the same bytes: hash once
+      for index in items.indices {
+        var item = items[index]
+        item.size = item.bytes.count
+        var hasher = XARHasher(algorithm)
+        hasher.update(item.bytes)
+        item.extracted = hasher.finalize()
+        if case .zlib(let level) = item.compression {
+          let deflater = DeflaterPool.shared.take(level: level)
+          item.stored = deflater.compressWhole(item.bytes)
+          DeflaterPool.shared.give(deflater)
+          var a = XARHasher(algorithm)
+          a.update(item.stored)
+          item.archived = a.finalize()
+        } else {
+          item.stored = item.bytes
+          item.archived = item.extracted  // the same bytes: hash once
+        }
+        item.bytes = []
+        items[index] = item
       }
-      bytes = []
     }
-
-    func releaseStored() { stored = [] }
   }
 
-  private var queue: [EncodeJob] = []
+  private var batch: EncodeBatch?
+
+  /// Deflaters kept between files: starting a stream with `deflateReset` costs far less than a
+  /// new one (which clears 64 KiB of tables), and gives the same bytes.
+  private final class DeflaterPool: @unchecked Sendable {
+    static let shared = DeflaterPool()
+    private let lock = DispatchSemaphore(value: 1)
+    private var free: [ZlibDeflater] = []
+
+    func take(level: Int32) -> ZlibDeflater {
+      lock.wait()
+      defer { lock.signal() }
+      if let i = free.lastIndex(where: { $0.level == level }) { return free.remove(at: i) }
+      return ZlibDeflater(level: level)
+    }
+
+    func give(_ deflater: ZlibDeflater) {
+      lock.wait()
+      if free.count < 4 { free.append(deflater) }
+      lock.signal()
+    }
+  }
+
+  private var queue: [EncodeBatch] = []
   private var queueHead = 0
   private var queuedBytes = 0
 
-  /// Waits for the oldest queued file and appends it to the heap.
+  /// Waits for the oldest queued batch and appends its files to the heap.
   private func writeOldestJob() throws {
     guard queueHead < queue.count, let heap else { return }
     let job = queue[queueHead]
+    queue[queueHead] = EncodeBatch(algorithm: options.checksum)  // drop our reference to the data
     queueHead += 1
     if options.threads > 1 { job.wait() }
-    try job.stored.withUnsafeBytes { try heap.write($0) }
-    let checksums = options.checksum != .none
-    records[Int(job.record)].data = XARData(
-      offset: heapSize, length: UInt64(job.stored.count), size: UInt64(job.size),
-      encoding: job.compression == .none ? .none : .gzip,
-      archivedChecksum: checksums ? job.archived : nil, extractedChecksum: checksums ? job.extracted : nil)
-    heapSize += UInt64(job.stored.count)
-    if options.threads > 1 { queuedBytes -= job.size }
-    job.releaseStored()
+    for item in job.items {
+      try item.stored.withUnsafeBytes { try bufferedHeapWrite($0, heap) }
+      setData(
+        item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
+        gzip: item.compression != .none, archived: item.archived, extracted: item.extracted)
+      heapSize += UInt64(item.stored.count)
+    }
+    if options.threads > 1 { queuedBytes -= job.inputBytes }
     if queueHead == queue.count {
       queue.removeAll(keepingCapacity: true)
       queueHead = 0
     }
   }
 
-  /// Writes every queued file, in order.
+  /// Writes every queued file, in order, and flushes the heap buffer.
   private func writeQueuedJobs() throws {
+    try submitBatch()
     while queueHead < queue.count { try writeOldestJob() }
+    if let heap, !heapBuffer.isEmpty {
+      try heapBuffer.withUnsafeBytes { try heap.write($0) }
+      heapBuffer.removeAll(keepingCapacity: true)
+    }
+  }
+
+  /// Small files are gathered into one write.
+  private var heapBuffer: [UInt8] = []
+
+  private func bufferedHeapWrite(_ bytes: UnsafeRawBufferPointer, _ heap: FileDescriptor) throws {
+    let large = bytes.count >= 1 << 19
+    if !heapBuffer.isEmpty && (large || heapBuffer.count + bytes.count > 1 << 20) {
+      try heapBuffer.withUnsafeBytes { try heap.write($0) }
+      heapBuffer.removeAll(keepingCapacity: true)
+    }
+    if large {
+      try heap.write(bytes)
+    } else {
+      heapBuffer.append(contentsOf: bytes)
+    }
+  }
+
+  /// The folder most recently added to, so siblings do not walk the path again.
+  private var lastParent: (path: String?, index: Int32) = (nil, -1)
+
+  private func lookupParent(_ path: String) -> Int32? {
+    if lastParent.path == path { return lastParent.index }
+    return lookup(path)
   }
 
   private func addRecord(_ path: String, kind: XAREntryKind, attributes: Attributes) throws -> Int32 {
     guard !finished else { throw XARError.writerFinished }
     let (parentPath, name) = try XARWriter.split(path)
-    guard index[path] == nil else { throw XARError.duplicatePath(path) }
     var parent: Int32 = -1
     if let parentPath {
-      guard let p = index[parentPath], records[Int(p)].kind == .directory else {
+      guard let p = lookupParent(parentPath), records[Int(p)].kind == .directory else {
         throw XARError.missingParent(path: path, parent: parentPath)
       }
       parent = p
     }
+    let key = Key(parent: parent, name: name)
+    guard index[key] == nil else { throw XARError.duplicatePath(path) }
     let i = Int32(records.count)
     records.append(Record(parent: parent, name: name, kind: kind, attributes: attributes))
-    index[path] = i
+    index[key] = i
+    lastParent = (parentPath, parent)
     if parent >= 0 {
       if records[Int(parent)].lastChild >= 0 {
         records[Int(records[Int(parent)].lastChild)].nextSibling = i
@@ -419,10 +544,9 @@ public final class XARWriter {
     guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
     try writeQueuedJobs()
-    let tocXML = makeTOC()
     let checksumSize = options.checksum.digestSize
     let headerSize = XARHeader(tocCompressedLength: 0, tocUncompressedLength: 0, checksumAlgorithm: options.checksum).headerSize
-    let toc = XARWriter.alignedTOC(tocXML, headerSize: Int(headerSize), checksumSize: checksumSize)
+    let toc = streamAlignedTOC(headerSize: Int(headerSize), checksumSize: checksumSize)
     var hasher = XARHasher(options.checksum)
     hasher.update(toc.compressed)
     let tocChecksum = hasher.finalize().digest
@@ -483,8 +607,15 @@ public final class XARWriter {
   /// boundary: the heap then starts on a file-system block, which lets ``finish()`` put the
   /// header in front of the heap without copying it. The padding is whitespace after the XML
   /// (which XML allows), in a final stored block; it costs under 4 KiB.
-  static func alignedTOC(_ xml: [UInt8], headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
-    let body = ZlibDeflater.compressUnfinished(xml, level: 9)
+  static func alignedTOC(_ xml: UnsafeRawBufferPointer, headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+    padTOC(
+      ZlibDeflater.compressUnfinished(xml, level: 9), xmlLength: xml.count, xmlAdler: ZlibDeflater.adler32(xml),
+      headerSize: headerSize, checksumSize: checksumSize)
+  }
+
+  /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
+  /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
+  static func padTOC(_ body: [UInt8], xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
     let overhead = 5 + 4  // stored-block header, Adler-32
     let used = headerSize + body.count + overhead + checksumSize
     let aligned = (used + 4095) / 4096 * 4096
@@ -493,14 +624,37 @@ public final class XARWriter {
     let length = UInt16(padding.count)
     out += [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
     out += padding
-    let adler = ZlibDeflater.adler32(xml + padding)
+    let adler = padding.withUnsafeBytes { ZlibDeflater.adler32($0, continuing: xmlAdler) }
     out += [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
-    return (out, xml.count + padding.count)
+    return (out, xmlLength + padding.count)
   }
 
   /// The TOC XML, written with libxml2's text writer from the compact records.
   func makeTOC() -> [UInt8] {
     let xml = XMLTextWriter()
+    writeTOC(xml)
+    return xml.finish()
+  }
+
+  /// The aligned TOC (see ``alignedTOC(_:headerSize:checksumSize:)``), compressed as libxml2
+  /// writes it, so the XML is never held whole.
+  private func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+    let deflater = ZlibDeflater(level: 9)
+    var body: [UInt8] = []
+    var adler: UInt32? = nil
+    var length = 0
+    let xml = XMLTextWriter { chunk in
+      adler = ZlibDeflater.adler32(chunk, continuing: adler)
+      length += chunk.count
+      try! deflater.deflate(chunk, finish: false) { body.append(contentsOf: $0) }
+    }
+    writeTOC(xml)
+    xml.finishStreaming()
+    try! deflater.syncFlush { body.append(contentsOf: $0) }
+    return XARWriter.padTOC(body, xmlLength: length, xmlAdler: adler ?? 1, headerSize: headerSize, checksumSize: checksumSize)
+  }
+
+  private func writeTOC(_ xml: XMLTextWriter) {
     xml.startElement("xar")
     xml.startElement("toc")
     if let creationTime = options.creationTime {
@@ -535,7 +689,6 @@ public final class XARWriter {
     }
     xml.endElement()  // toc
     xml.endElement()  // xar
-    return xml.finish()
   }
 
   private func writeFileElement(_ xml: XMLTextWriter, id: Int32, record: Record) {
@@ -581,7 +734,7 @@ public final class XARWriter {
     xml.element("gid", String(a.gid))
     if let group = a.group { xml.element("group", group) }
     xml.element("mtime", a.mtime.iso8601)
-    if let data = record.data {
+    if let data = data(of: record) {
       xml.startElement("data")
       xml.element("length", String(data.length))
       xml.element("offset", String(data.offset))

@@ -89,7 +89,9 @@ import XAR
   @Test func tocInflatesToMoreThanDeclared() {
     var x = validFile()
     x.declaredTOCUncompressed = 50
-    #expect(throws: XARError.tocLengthMismatch(declared: 50, actual: UInt64(x.toc.utf8.count))) { try open(x) }
+    do { _ = try open(x); Issue.record("accepted") } catch let error as XARError {
+      guard case .tocLengthMismatch(declared: 50, _) = error else { Issue.record("got \(error)"); return }
+    } catch { Issue.record("\(error)") }
   }
 
   @Test func heapDoesNotStartWhereHeaderSays() {

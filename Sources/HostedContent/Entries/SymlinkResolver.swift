@@ -14,26 +14,28 @@ public struct SymlinkResolver {
   }
 
   private var links: [String: String] = [:]
-  private var existing: Set<String> = []
+  /// What exists, for telling dangling links apart.
+  public let paths: PathIndex
 
-  public init() {}
+  /// A resolver over `paths` (which the caller fills with every entry).
+  public init(paths: PathIndex = PathIndex()) {
+    self.paths = paths
+  }
 
-  /// Records an entry; call for every entry before resolving.
+  /// Records a symlink entry (other kinds are ignored: `paths` knows them).
   public mutating func add(_ entry: PackageEntry) {
-    existing.insert(entry.path)
-    var prefix = entry.path
-    while let slash = prefix.lastIndex(of: "/") {
-      prefix = String(prefix[..<slash])
-      existing.insert(prefix)
-    }
     if entry.kind == .symlink { links[entry.path] = entry.linkTarget ?? "" }
   }
+
+  /// True when no symlink has been added.
+  public var hasNoSymlinks: Bool { links.isEmpty }
 
   /// True if `path` is a recorded symlink.
   public func isSymlink(_ path: String) -> Bool { links[path] != nil }
 
   /// The first proper prefix of `path` that is a symlink, if any.
   public func symlinkedAncestor(of path: String) -> String? {
+    guard !links.isEmpty else { return nil }
     var prefix = ""
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
     for part in parts {
@@ -45,7 +47,7 @@ public struct SymlinkResolver {
 
   /// Follows the link at `path` to its end.
   public func resolve(_ path: String) -> Resolution {
-    guard let target = links[path] else { return .inside(path: path, exists: existing.contains(path)) }
+    guard let target = links[path] else { return .inside(path: path, exists: paths.contains(path)) }
     var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
     var hops = 0
     func split(_ s: String) -> [String] { s.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
@@ -71,6 +73,6 @@ public struct SymlinkResolver {
       }
     }
     let final = parts.joined(separator: "/")
-    return .inside(path: final, exists: final.isEmpty || existing.contains(final))
+    return .inside(path: final, exists: final.isEmpty || paths.contains(final))
   }
 }

@@ -28,6 +28,8 @@ public enum Build {
     public var compression: CompressionLevel = .default
     public var force = false
     public var dryRun = false
+    /// Keep every entry in the result (for listings); costs memory on huge trees.
+    public var listEntries = false
     public var validation = ValidationOptions()
     /// Every time written; nil: ``XARWriter/defaultTimestamp``.
     public var timestamp: XARTimestamp?
@@ -90,7 +92,7 @@ public enum Build {
     }
     let time = options.timestamp ?? XARWriter.defaultTimestamp
     let inspector = PackageInspector(context: RuleContext(options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
-    inspector.recordEntries = true
+    inspector.recordEntries = options.listEntries || options.dryRun
     inspector.progress = progress
 
     let sink: EntrySink
@@ -121,7 +123,7 @@ public enum Build {
     }
     var result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
-      leftOut: source.leftOut, fileCount: inspection.entries.filter { $0.kind == .file }.count,
+      leftOut: source.leftOut, fileCount: inspection.fileCount,
       packageSize: nil, sha256: nil, storedFiles: xarSink?.storedCount ?? 0)
     if options.dryRun || inspection.failed(strict: options.validation.strict) {
       xarSink?.discard()

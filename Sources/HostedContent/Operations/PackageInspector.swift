@@ -10,6 +10,8 @@ public struct InspectionResult {
   /// The package's `ContentInfo`, when it could be read.
   public var contentInfo: ContentInfo?
   public var entryCount: Int
+  /// How many entries are files.
+  public var fileCount = 0
   /// Sum of file sizes, saturating.
   public var contentSize: UInt64
   /// Every entry, when asked for (`info --files`, `diff`).
@@ -73,16 +75,19 @@ public final class PackageInspector {
     var findings: [Finding] = []
     var entries: [PackageEntry] = []
     var count = 0
+    var files = 0
     var contentSize: UInt64 = 0
     var produced: UInt64 = 0
     var contentInfoBytes: [UInt8]?
     var integrityFailed = false
     var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
+    let paths = PathIndex()
     let maxSize = context.options.maxSize
 
     do {
       try source.forEachEntry { entry, data in
         count += 1
+        if entry.kind == .file { files += 1 }
         if recordEntries { entries.append(entry) }
         let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
         contentSize = overflow ? .max : sum
@@ -93,9 +98,10 @@ public final class PackageInspector {
         }
         do {
           // A slice shares the buffer; it is gone before the buffer is written again.
-          let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)])
+          let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
           for rule in rules { rule.inspect(inspected, into: &findings) }
         }
+        paths.insert(entry.path)
 
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
@@ -152,13 +158,15 @@ public final class PackageInspector {
 
     let summary = InspectionSummary(
       format: source.format, packageSize: source.packageSize, contentInfoBytes: contentInfoBytes,
-      entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed)
+      entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed, paths: paths)
     for rule in rules { rule.finish(summary, into: &findings) }
     let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
-    return InspectionResult(
+    var result = InspectionResult(
       format: source.format, location: source.location, packageSize: source.packageSize,
       findings: findings, contentInfo: contentInfo, entryCount: count, contentSize: contentSize,
       entries: entries, integrityFailed: integrityFailed)
+    result.fileCount = files
+    return result
   }
 
   private func drain(

@@ -8,6 +8,8 @@ public enum Unpack {
     /// Replace an existing destination (atomically; kept intact on failure).
     public var force = false
     public var validation = ValidationOptions()
+    /// Threads writing files.
+    public var threads = Build.Options.defaultJobs
     public init() {}
   }
 
@@ -55,7 +57,7 @@ public enum Unpack {
     } catch {
       throw OperationError.wrap(error)
     }
-    let sink = SafeDirectorySink(root: staging.handle)
+    let sink = SafeDirectorySink(root: staging.handle, threads: options.threads)
     let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: package))
     let inspector = PackageInspector(context: context)
     inspector.progress = progress
@@ -67,7 +69,9 @@ public enum Unpack {
           inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
         }
       }
+      try sink.waitForWrites()
     } catch {
+      try? sink.waitForWrites()
       staging.discard()
       throw OperationError.wrap(error)
     }

@@ -11,7 +11,6 @@ public final class DuplicatePathRule: Rule {
     ],
     nonTriggering: [RuleExample.package("distinct names", adding: [.file("Contents/a.txt", "1"), .file("Contents/b.txt", "2"), .file("Contents/a.txt.bak", "3")])])
 
-  private var exact: Set<[UInt8]> = []
   /// Lower-cased paths; Swift compares strings by canonical equivalence, so NFC and NFD meet here.
   private var folded: [String: String] = [:]
 
@@ -19,12 +18,12 @@ public final class DuplicatePathRule: Rule {
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let path = inspected.entry.path
-    if !exact.insert(Array(path.utf8)).inserted {
-      findings.append(finding(path, "the path appears more than once in the package", hint: "keep one entry per path"))
-      return
-    }
     let key = path.lowercased()
     if let first = folded[key] {
+      if first.utf8.elementsEqual(path.utf8) {
+        findings.append(finding(path, "the path appears more than once in the package", hint: "keep one entry per path"))
+        return
+      }
       let kind: String
       if first == path {
         kind = "Unicode normalization"  // canonically equal, different bytes

@@ -30,6 +30,22 @@ public final class JunkFileRule: Rule {
 
   /// The first component of `path` that is junk, as the path up to it; nil if none.
   public static func junkPrefix(of path: String) -> String? {
+    // Every junk name starts with '.', '_', '#', 'T' or 'd', or ends with '~': skip the split
+    // for the vast majority of paths.
+    var candidate = false
+    var atStart = true
+    for byte in path.utf8 {
+      if atStart && (byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "T") || byte == UInt8(ascii: "d")) {
+        candidate = true
+        break
+      }
+      if byte == UInt8(ascii: "~") {
+        candidate = true
+        break
+      }
+      atStart = byte == UInt8(ascii: "/")
+    }
+    guard candidate else { return nil }
     var prefix = ""
     for component in path.split(separator: "/") {
       prefix = prefix.isEmpty ? String(component) : prefix + "/" + component
@@ -38,11 +54,15 @@ public final class JunkFileRule: Rule {
     return nil
   }
 
+  private var reported: Set<String> = []
+
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let path = inspected.entry.path
-    // Report a junk folder once, not each file in it.
-    if let prefix = JunkFileRule.junkPrefix(of: path), prefix == path {
-      findings.append(finding(path, "'\(inspected.entry.name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
-    }
+    // Report a junk folder once, not each file in it (also when the archive has no entry for
+    // the folder itself).
+    guard let prefix = JunkFileRule.junkPrefix(of: path), reported.insert(prefix).inserted else { return }
+    if prefix != path && reported.contains(where: { prefix.hasPrefix($0 + "/") }) { return }
+    let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+    findings.append(finding(prefix, "'\(name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
   }
 }

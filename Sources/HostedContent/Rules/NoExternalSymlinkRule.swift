@@ -17,18 +17,21 @@ public final class NoExternalSymlinkRule: Rule {
       RuleExample.package("chain that stays inside", adding: [.directory("Contents/d"), .symlink("Contents/d/up", ".."), .symlink("Contents/alias", "d/up/readme.txt")]),
     ])
 
-  private var resolver = SymlinkResolver()
+  private var resolver: SymlinkResolver?
   /// Each symlink's path and verbatim target, in order.
   private var links: [(path: String, target: String)] = []
 
   public init(context: RuleContext) {}
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
-    resolver.add(inspected.entry)
-    if inspected.entry.kind == .symlink { links.append((inspected.entry.path, inspected.entry.linkTarget ?? "")) }
+    guard inspected.entry.kind == .symlink else { return }
+    if resolver == nil { resolver = SymlinkResolver(paths: inspected.paths) }
+    resolver!.add(inspected.entry)
+    links.append((inspected.entry.path, inspected.entry.linkTarget ?? ""))
   }
 
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    guard let resolver else { return }
     for (path, target) in links {
       switch resolver.resolve(path) {
       case .absolute(let t):

@@ -19,8 +19,7 @@ public final class PathSafetyRule: Rule {
       RuleExample.package("ordinary names", adding: [.file("Contents/level 1/Überblick-ß.json", "{}"), .file("Contents/.hidden-ok", "x")]),
     ])
 
-  private var resolver = SymlinkResolver()
-  private var paths: [String] = []
+  private var symlinks: Set<String> = []
 
   public init(context: RuleContext) {}
 
@@ -28,31 +27,60 @@ public final class PathSafetyRule: Rule {
   public static func problem(with path: String, validUTF8: Bool = true) -> String? {
     if !validUTF8 { return "the name is not valid UTF-8" }
     if path.isEmpty { return "the path is empty" }
-    if path.hasPrefix("/") { return "the path is absolute" }
+    if path.utf8.first == UInt8(ascii: "/") { return "the path is absolute" }
     if path.utf8.count > maxPathBytes { return "the path is longer than \(maxPathBytes) bytes" }
-    for scalar in path.unicodeScalars where scalar.value < 0x20 || scalar.value == 0x7F {
-      return scalar.value == 0 ? "the path holds a NUL character" : "the path holds a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+    // One pass over the bytes: control characters, and each component's length and dots.
+    var componentLength = 0
+    var dots = 0
+    for byte in path.utf8 {
+      if byte < 0x20 || byte == 0x7F { return controlCharacterProblem(path) }
+      if byte == UInt8(ascii: "/") {
+        if let problem = componentProblem(componentLength, dots) { return problem }
+        componentLength = 0
+        dots = 0
+        continue
+      }
+      componentLength += 1
+      if byte == UInt8(ascii: ".") { dots += 1 }
     }
-    for component in path.split(separator: "/", omittingEmptySubsequences: false) {
-      if component.isEmpty { return "the path has an empty component ('//' or a trailing '/')" }
-      if component == "." || component == ".." { return "the path has a '\(component)' component" }
-      if component.utf8.count > maxNameBytes { return "a name is longer than \(maxNameBytes) bytes" }
+    return componentProblem(componentLength, dots)
+  }
+
+  private static func componentProblem(_ length: Int, _ dots: Int) -> String? {
+    if length == 0 { return "the path has an empty component ('//' or a trailing '/')" }
+    if dots == length && length <= 2 { return "the path has a '\(String(repeating: ".", count: length))' component" }
+    if length > maxNameBytes { return "a name is longer than \(maxNameBytes) bytes" }
+    return nil
+  }
+
+  private static func controlCharacterProblem(_ path: String) -> String {
+    let scalar = path.unicodeScalars.first { $0.value < 0x20 || $0.value == 0x7F }!
+    return scalar.value == 0 ? "the path holds a NUL character" : "the path holds a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+  }
+
+  /// The first proper prefix of `path` in `symlinks`.
+  static func symlinkedAncestor(of path: String, in symlinks: Set<String>) -> String? {
+    var end = path.startIndex
+    while let slash = path[end...].firstIndex(of: "/") {
+      let prefix = String(path[..<slash])
+      if symlinks.contains(prefix) { return prefix }
+      end = path.index(after: slash)
     }
     return nil
   }
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
-    resolver.add(entry)
-    paths.append(entry.path)
+    if entry.kind == .symlink { symlinks.insert(entry.path) }
     if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
       findings.append(finding(entry.path, problem, hint: "use plain relative names inside Contents/"))
     }
   }
 
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
-    for path in paths {
-      if let link = resolver.symlinkedAncestor(of: path) {
+    guard !symlinks.isEmpty else { return }
+    for path in summary.paths.entries.sorted() {
+      if let link = PathSafetyRule.symlinkedAncestor(of: path, in: symlinks) {
         findings.append(finding(path, "the entry lies under the symlink '\(link)': writing it would follow the link", hint: "store the file at its real path"))
       }
     }

@@ -97,10 +97,13 @@ public struct InspectedEntry {
   /// Up to the first 256 KiB of a file's data (empty for other kinds): a view of the read
   /// buffer, valid during ``Rule/inspect(_:into:)``.
   public var head: ArraySlice<UInt8>
+  /// Every path seen before this entry.
+  public var paths: PathIndex
 
-  public init(entry: PackageEntry, head: ArraySlice<UInt8> = []) {
+  public init(entry: PackageEntry, head: ArraySlice<UInt8> = [], paths: PathIndex = PathIndex()) {
     self.entry = entry
     self.head = head
+    self.paths = paths
   }
 }
 
@@ -116,4 +119,6 @@ public struct InspectionSummary {
   public var contentSize: UInt64
   /// True when reading stopped early because the package is damaged.
   public var integrityFailed: Bool
+  /// Every path seen.
+  public var paths: PathIndex
 }

@@ -17,20 +17,18 @@ public final class SpecialFileRule: Rule {
     ])
 
   public typealias Node = RuleExample.Node
-  private var seen: Set<String> = []
 
   public init(context: RuleContext) {}
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
-    defer { seen.insert(entry.path) }
     switch entry.kind {
     case .fifo, .socket, .characterDevice, .blockDevice, .other:
       findings.append(finding(entry.path, "the entry is a \(entry.kind.rawValue.replacingOccurrences(of: "-", with: " "))", hint: "content may only hold files, folders and internal symlinks"))
       return
     case .hardLink:
       let target = entry.linkTarget ?? ""
-      if !seen.contains(target) {
+      if !inspected.paths.entries.contains(target) {
         findings.append(finding(entry.path, "the hard link points to '\(target)', which is not a file earlier in the package", hint: "store a copy of the file instead"))
       }
     default: break

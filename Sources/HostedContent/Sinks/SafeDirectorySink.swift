@@ -1,3 +1,4 @@
+import Dispatch
 import XAR
 
 #if canImport(Glibc)
@@ -27,10 +28,75 @@ public final class SafeDirectorySink: EntrySink {
   /// Files written.
   public private(set) var fileCount = 0
 
+  // Files up to `wholeFileLimit` are gathered and written by worker threads, so creating files
+  // (kernel work) overlaps with decoding and checking the next ones.
+  // Buffers are allocated once and reused, so their pages are not faulted in again per file.
+  private let threads: Int
+  private var whole: (folder: DirectoryHandle, name: String, buffer: UnsafeMutableRawBufferPointer, count: Int)?
+  private var pool: [UnsafeMutableRawBufferPointer] = []
+  private var allBuffers: [UnsafeMutableRawBufferPointer] = []
+  private let slots: DispatchSemaphore
+  private let writes = DispatchGroup()
+  private let lock = DispatchSemaphore(value: 1)
+  private var firstError: Error?
+  static let wholeFileLimit: UInt64 = 4 << 20
+  static let bufferCount = 5
+
   /// Writes into `root`, a folder this run created and no one else writes to.
-  public init(root: DirectoryHandle) {
+  public init(root: DirectoryHandle, threads: Int = 1) {
     self.root = root
     folders = ["": root]
+    self.threads = max(1, threads)
+    slots = DispatchSemaphore(value: SafeDirectorySink.bufferCount)
+  }
+
+  deinit {
+    writes.wait()
+    for buffer in allBuffers { buffer.deallocate() }
+  }
+
+  /// A free buffer (waits for one when all are in use).
+  private func takeBuffer() -> UnsafeMutableRawBufferPointer {
+    slots.wait()
+    lock.wait()
+    defer { lock.signal() }
+    if let buffer = pool.popLast() { return buffer }
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(SafeDirectorySink.wholeFileLimit), alignment: 16)
+    allBuffers.append(buffer)
+    return buffer
+  }
+
+  private func returnBuffer(_ buffer: UnsafeMutableRawBufferPointer) {
+    lock.wait()
+    pool.append(buffer)
+    lock.signal()
+    slots.signal()
+  }
+
+  /// Waits for the worker threads; throws the first error one of them met.
+  public func waitForWrites() throws {
+    writes.wait()
+    lock.wait()
+    defer { lock.signal() }
+    if let firstError { throw firstError }
+  }
+
+  private func writeInBackground(_ job: (folder: DirectoryHandle, name: String, buffer: UnsafeMutableRawBufferPointer, count: Int)) {
+    writes.enter()
+    DispatchQueue.global().async { [self] in
+      defer {
+        returnBuffer(job.buffer)
+        writes.leave()
+      }
+      do {
+        let file = try job.folder.createFile(job.name, mode: 0o644)
+        try file.write(UnsafeRawBufferPointer(rebasing: job.buffer[..<job.count]))
+      } catch {
+        lock.wait()
+        if firstError == nil { firstError = error }
+        lock.signal()
+      }
+    }
   }
 
   private func split(_ path: String) -> (parent: String, name: String) {
@@ -56,6 +122,7 @@ public final class SafeDirectorySink: EntrySink {
       return "refused to write: \(problem)"
     }
     resolver.add(entry)
+    resolver.paths.insert(entry.path)
     if let link = resolver.symlinkedAncestor(of: entry.path) {
       return "refused to write: the path lies under the symlink '\(link)'"
     }
@@ -71,13 +138,18 @@ public final class SafeDirectorySink: EntrySink {
       try parent.createDirectory(name, mode: 0o755)
       folders[entry.path] = try parent.openDirectory(name)
     case .file:
-      guard !parent.exists(name) else { return "refused to write: the path appears twice" }
-      current = try parent.createFile(name, mode: 0o644)
+      guard !files.contains(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }
       files.insert(entry.path)
       fileCount += 1
+      if threads > 1 && entry.size <= SafeDirectorySink.wholeFileLimit {
+        whole = (parent, name, takeBuffer(), 0)
+      } else {
+        current = try parent.createFile(name, mode: 0o644)
+      }
     case .hardLink:
       let target = entry.linkTarget ?? ""
-      guard files.contains(target), !parent.exists(name) else {
+      try waitForWrites()  // the target may still be being written
+      guard files.contains(target), !files.contains(entry.path), !parent.exists(name) else {
         return "refused to write: the hard link's target '\(target)' is not a file written before"
       }
       let (targetParent, targetName) = split(target)
@@ -97,17 +169,31 @@ public final class SafeDirectorySink: EntrySink {
   }
 
   public func write(_ bytes: UnsafeRawBufferPointer) throws {
-    try current?.write(bytes)
+    if let job = whole {
+      // The engine never passes more than the declared size, and the buffer holds the limit.
+      guard job.count + bytes.count <= job.buffer.count else {
+        throw SystemError("write", path: job.name, code: EFBIG)
+      }
+      UnsafeMutableRawBufferPointer(rebasing: job.buffer[job.count..<(job.count + bytes.count)]).copyMemory(from: bytes)
+      whole!.count += bytes.count
+    } else {
+      try current?.write(bytes)
+    }
   }
 
   public func end(_ entry: PackageEntry) throws {
     current = nil
+    if let job = whole {
+      whole = nil
+      writeInBackground(job)
+    }
   }
 
   /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of
   /// those it refused (the rules report them; this is a second line of defence).
   @discardableResult
   public func commitSymlinks() throws -> [String] {
+    try waitForWrites()
     var refused: [String] = []
     for (path, target) in symlinks {
       guard case .inside(let final, _) = resolver.resolve(path), final.hasPrefix("Contents/") || final == "Contents" else {

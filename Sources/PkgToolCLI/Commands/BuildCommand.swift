@@ -89,6 +89,7 @@ struct BuildCommand: ParsableCommand {
     options.compression = compression
     options.force = force
     options.dryRun = dryRun
+    options.listEntries = verbose
     if let jobs { options.jobs = max(1, jobs) }
     options.validation = limits.validationOptions()
     options.timestamp = try Build.Options.timestamp(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })

@@ -24,6 +24,9 @@ struct UnpackCommand: ParsableCommand {
   @Flag(help: "Replace DIR if it exists (atomically; kept on failure).")
   var force = false
 
+  @Option(help: ArgumentHelp("Threads writing files (default: one per core).", valueName: "n"))
+  var jobs: Int?
+
   @Flag(help: "Print the result as JSON.")
   var json = false
 
@@ -43,6 +46,7 @@ struct UnpackCommand: ParsableCommand {
   func run() throws {
     var options = Unpack.Options()
     options.force = force
+    if let jobs { options.threads = max(1, jobs) }
     options.validation = rules.validationOptions
     let progress = ProgressLine("unpacking", total: nil)
     let result = try Unpack.run(package: package, destination: output, options: options, progress: progress.update)

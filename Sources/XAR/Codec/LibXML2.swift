@@ -2,22 +2,59 @@ import CLibXML2
 
 // The one file of this module that calls libxml2.
 
-/// Writes XML through libxml2's text writer into memory, indented with one space per level.
+/// Writes XML through libxml2's text writer, indented with one space per level: into memory,
+/// or streamed in chunks to a closure (so a large document is never held whole).
 public final class XMLTextWriter {
-  private let buffer: xmlBufferPtr
-  private let writer: xmlTextWriterPtr
+  private let buffer: xmlBufferPtr?
+  private var writer: xmlTextWriterPtr?
+  private let output: Output?
 
+  private final class Output {
+    let consume: (UnsafeRawBufferPointer) -> Void
+    init(_ consume: @escaping (UnsafeRawBufferPointer) -> Void) { self.consume = consume }
+  }
+
+  /// Writes into memory; ``finish()`` returns the document.
   public init() {
     buffer = xmlBufferCreate()!
+    output = nil
     writer = xmlNewTextWriterMemory(buffer, 0)!
+    start()
+  }
+
+  /// Hands the document to `consume` in chunks as it is written; ``finishStreaming()`` flushes
+  /// the rest.
+  public init(streamingTo consume: @escaping (UnsafeRawBufferPointer) -> Void) {
+    buffer = nil
+    let output = Output(consume)
+    self.output = output
+    let io = xmlOutputBufferCreateIO(
+      { context, bytes, length in
+        guard let context, let bytes, length > 0 else { return 0 }
+        Unmanaged<Output>.fromOpaque(context).takeUnretainedValue().consume(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+        return length
+      }, nil, Unmanaged.passUnretained(output).toOpaque(), nil)
+    writer = xmlNewTextWriter(io)!
+    start()
+  }
+
+  private func start() {
     xmlTextWriterSetIndent(writer, 1)
     xmlTextWriterSetIndentString(writer, " ")
     xmlTextWriterStartDocument(writer, "1.0", "UTF-8", nil)
   }
 
   deinit {
-    xmlFreeTextWriter(writer)
-    xmlBufferFree(buffer)
+    if let writer { xmlFreeTextWriter(writer) }
+    if let buffer { xmlBufferFree(buffer) }
+  }
+
+  /// Ends the document and delivers what is left to the streaming closure.
+  public func finishStreaming() {
+    xmlTextWriterEndDocument(writer)
+    xmlTextWriterFlush(writer)
+    xmlFreeTextWriter(writer)  // closes the output buffer, flushing it
+    writer = nil
   }
 
   public func startElement(_ name: String) {
@@ -44,11 +81,16 @@ public final class XMLTextWriter {
 
   /// Ends the document and returns its bytes.
   public func finish() -> [UInt8] {
+    finish { Array($0) }
+  }
+
+  /// Ends the document and lends its bytes to `body`, without copying them.
+  public func finish<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
     xmlTextWriterEndDocument(writer)
     xmlTextWriterFlush(writer)
-    let count = Int(xmlBufferLength(buffer))
-    guard count > 0, let content = xmlBufferContent(buffer) else { return [] }
-    return Array(UnsafeBufferPointer(start: content, count: count))
+    let count = buffer.map { Int(xmlBufferLength($0)) } ?? 0
+    guard count > 0, let content = xmlBufferContent(buffer) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    return try body(UnsafeRawBufferPointer(start: content, count: count))
   }
 }
 
@@ -92,7 +134,7 @@ public enum XMLReadError: Error, Equatable {
 /// Entity references and (unless allowed) DOCTYPEs are refused.
 public final class XMLStreamReader {
   private let reader: xmlTextReaderPtr
-  private let bytes: UnsafeMutableBufferPointer<CChar>
+  private let bytes: UnsafeMutableRawBufferPointer
   private let errors: ErrorBox
   private let allowDoctype: Bool
 
@@ -101,17 +143,23 @@ public final class XMLStreamReader {
   }
 
   /// - Parameter allowDoctype: accept a `<!DOCTYPE>` without an internal subset (plists have one).
-  public init(bytes source: [UInt8], allowDoctype: Bool = false) throws {
-    guard source.count < Int(Int32.max) else {
+  public convenience init(bytes source: [UInt8], allowDoctype: Bool = false) throws {
+    let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, source.count), alignment: 1)
+    source.withUnsafeBytes { raw in copy.copyMemory(from: raw) }
+    try self.init(taking: copy, count: source.count, allowDoctype: allowDoctype)
+  }
+
+  /// Parses the first `count` bytes of `buffer`, which the reader takes over and frees.
+  public init(taking buffer: UnsafeMutableRawBufferPointer, count: Int, allowDoctype: Bool = false) throws {
+    guard count < Int(Int32.max), count <= buffer.count else {
+      buffer.deallocate()
       throw XMLReadError.malformed(line: 0, message: "document too large")
     }
-    let copy = UnsafeMutableBufferPointer<CChar>.allocate(capacity: max(1, source.count))
-    source.withUnsafeBytes { raw in UnsafeMutableRawBufferPointer(copy).copyMemory(from: raw) }
-    bytes = copy
+    bytes = buffer
     let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
-    guard let r = xmlReaderForMemory(copy.baseAddress, Int32(source.count), nil, nil, options)
+    guard let r = xmlReaderForMemory(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(count), nil, nil, options)
     else {
-      copy.deallocate()
+      buffer.deallocate()
       throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser")
     }
     reader = r

@@ -5,14 +5,40 @@ import CZlib
 /// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
 public final class ZlibDeflater {
   private let stream: UnsafeMutablePointer<z_stream>
-  private var output = [UInt8](repeating: 0, count: 256 * 1024)
+  private lazy var output = [UInt8](repeating: 0, count: 256 * 1024)
+  /// The level the stream compresses at.
+  public let level: Int32
 
   /// - Parameter level: 0 (store) to 9 (best); -1 is zlib's default (6).
   public init(level: Int32) {
+    self.level = level
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
     let status = pkgtool_deflateInit2(stream, level, 15)
     precondition(status == Z_OK, "deflateInit2 failed: \(status)")
+  }
+
+  /// Starts a new stream with the same settings (cheaper than a new deflater; same output).
+  public func reset() {
+    deflateReset(stream)
+  }
+
+  /// Compresses a whole buffer as one finished stream, into an array sized by `deflateBound`.
+  public func compressWhole(_ bytes: [UInt8]) -> [UInt8] {
+    let bound = Int(deflateBound(stream, uLong(bytes.count)))
+    let out = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+      bytes.withUnsafeBytes { input in
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        stream.pointee.next_out = buffer.baseAddress
+        stream.pointee.avail_out = uInt(bound)
+        let status = CZlib.deflate(stream, Z_FINISH)
+        precondition(status == Z_STREAM_END, "deflate into deflateBound space failed: \(status)")
+        count = bound - Int(stream.pointee.avail_out)
+      }
+    }
+    reset()
+    return out
   }
 
   deinit {
@@ -26,6 +52,11 @@ public final class ZlibDeflater {
     _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
     try deflate(input, flush: finish ? Z_FINISH : Z_NO_FLUSH, sink: sink)
+  }
+
+  /// Ends the output so far on a byte boundary without ending the stream (a sync flush).
+  public func syncFlush(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+    try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_SYNC_FLUSH, sink: sink)
   }
 
   private func deflate(
@@ -65,29 +96,30 @@ public final class ZlibDeflater {
     return out
   }
 
-  /// The Adler-32 checksum zlib streams end with.
-  public static func adler32(_ bytes: [UInt8]) -> UInt32 {
-    let start = CZlib.adler32(0, nil, 0)
-    return bytes.withUnsafeBytes { raw in
-      UInt32(CZlib.adler32_z(start, raw.baseAddress?.assumingMemoryBound(to: Bytef.self), raw.count))
-    }
+  /// The Adler-32 checksum zlib streams end with; pass the previous value to continue one.
+  public static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
+    let start = previous.map { uLong($0) } ?? CZlib.adler32(0, nil, 0)
+    return UInt32(CZlib.adler32_z(start, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), bytes.count))
+  }
+
+  /// Compresses `bytes` as the start of a zlib stream that is not finished (see the array form).
+  public static func compressUnfinished(_ bytes: UnsafeRawBufferPointer, level: Int32) -> [UInt8] {
+    let deflater = ZlibDeflater(level: level)
+    var out: [UInt8] = []
+    try! deflater.deflate(bytes, flush: Z_SYNC_FLUSH) { out.append(contentsOf: $0) }
+    return out
   }
 
   /// Compresses a whole buffer into a new array.
   public static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {
-    let deflater = ZlibDeflater(level: level)
-    var out: [UInt8] = []
-    bytes.withUnsafeBytes { raw in
-      try! deflater.deflate(raw, finish: true) { out.append(contentsOf: $0) }
-    }
-    return out
+    ZlibDeflater(level: level).compressWhole(bytes)
   }
 }
 
 /// A zlib or gzip decompressor that streams and stops at the end of the first stream.
 public final class ZlibInflater {
   fileprivate let stream: UnsafeMutablePointer<z_stream>
-  private var output = [UInt8](repeating: 0, count: 256 * 1024)
+  private lazy var output = [UInt8](repeating: 0, count: 256 * 1024)
   /// True once the compressed stream has ended.
   public fileprivate(set) var finished = false
 

@@ -22,29 +22,66 @@ struct TOCParser {
     var name: String?
     var type: String?
     var typeLinkAttribute: String?
-    var fields: [String: String] = [:]
-    var seen: Set<String> = []
+    var fields = FieldSet(count: 8)
+    var seen: UInt32 = 0
     var data: DataBuilder?
     var inData = false
   }
 
   private struct DataBuilder {
-    var fields: [String: String] = [:]
-    var styles: [String: String] = [:]
-    var seen: Set<String> = []
+    var fields = FieldSet(count: 6)
+    var styles = FieldSet(count: 6)
+    var seen: UInt32 = 0
   }
 
-  private static let fileFields: Set<String> = [
-    "name", "type", "mode", "uid", "gid", "user", "group", "mtime", "link", "data",
-  ]
-  private static let dataFields: Set<String> = [
-    "offset", "length", "size", "encoding", "archived-checksum", "extracted-checksum",
-  ]
+  /// Text values by field number, without a dictionary per entry.
+  struct FieldSet {
+    private var values: [String?]
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    subscript(_ index: Int) -> String? {
+      get { values[index] }
+      set { values[index] = newValue }
+    }
+  }
 
-  static func parse(_ xml: [UInt8], limits: XARReader.Limits) throws -> Result {
+  // Field numbers. A file's: name 8, type 9, data 10 are handled apart.
+  static let mode = 0, uid = 1, gid = 2, user = 3, group = 4, mtime = 5, link = 6
+  static let offset = 0, length = 1, size = 2, encoding = 3, archivedChecksum = 4, extractedChecksum = 5
+
+  /// The number of a `<file>` child element we read, or nil.
+  static func fileField(_ name: String) -> Int? {
+    switch name {
+    case "mode": return mode
+    case "uid": return uid
+    case "gid": return gid
+    case "user": return user
+    case "group": return group
+    case "mtime": return mtime
+    case "link": return link
+    case "name": return 8
+    case "type": return 9
+    case "data": return 10
+    default: return nil
+    }
+  }
+
+  /// The number of a `<data>` child element we read, or nil.
+  static func dataField(_ name: String) -> Int? {
+    switch name {
+    case "offset": return offset
+    case "length": return length
+    case "size": return size
+    case "encoding": return encoding
+    case "archived-checksum": return archivedChecksum
+    case "extracted-checksum": return extractedChecksum
+    default: return nil
+    }
+  }
+
+  static func parse(taking xml: UnsafeMutableRawBufferPointer, count: Int, limits: XARReader.Limits) throws -> Result {
     let reader: XMLStreamReader
     do {
-      reader = try XMLStreamReader(bytes: xml)
+      reader = try XMLStreamReader(taking: xml, count: count)
     } catch let error as XMLReadError {
       throw translate(error)
     }
@@ -102,11 +139,14 @@ struct TOCParser {
           if var top = stack.last {
             let relative = event.depth - top.depth
             if relative == 1 && !top.inData {
-              if fileFields.contains(name) {
-                guard stack[stack.count - 1].seen.insert(name).inserted else {
+              let field = fileField(name)
+              if let field {
+                let bit: UInt32 = 1 << field
+                guard stack[stack.count - 1].seen & bit == 0 else {
                   throw XARError.duplicateElement(
                     line: event.line, element: name, path: top.name ?? "(unnamed)")
                 }
+                stack[stack.count - 1].seen |= bit
               }
               if name == "data" {
                 top.inData = true
@@ -115,7 +155,7 @@ struct TOCParser {
                 if isEmpty { stack[stack.count - 1].inData = false }
                 continue
               }
-              if fileFields.contains(name) {
+              if field != nil {
                 if name == "type" {
                   stack[stack.count - 1].typeLinkAttribute = attributes.first { $0.name == "link" }?.value
                 }
@@ -126,18 +166,20 @@ struct TOCParser {
               continue
             }
             if relative == 2 && top.inData {
-              if dataFields.contains(name) {
-                guard stack[stack.count - 1].data!.seen.insert(name).inserted else {
+              if let field = dataField(name) {
+                let bit: UInt32 = 1 << field
+                guard stack[stack.count - 1].data!.seen & bit == 0 else {
                   throw XARError.duplicateElement(
                     line: event.line, element: name, path: top.name ?? "(unnamed)")
                 }
+                stack[stack.count - 1].data!.seen |= bit
                 if let style = attributes.first(where: { $0.name == "style" })?.value {
-                  stack[stack.count - 1].data!.styles[name] = style
+                  stack[stack.count - 1].data!.styles[field] = style
                 }
                 textTarget = (name, attributes)
                 text = ""
                 if isEmpty {
-                  stack[stack.count - 1].data!.fields[name] = ""
+                  stack[stack.count - 1].data!.fields[field] = ""
                   textTarget = nil
                 }
               }
@@ -171,7 +213,7 @@ struct TOCParser {
             textTarget = nil
             if !stack.isEmpty {
               if stack[stack.count - 1].inData {
-                stack[stack.count - 1].data!.fields[name] = text
+                if let field = dataField(name) { stack[stack.count - 1].data!.fields[field] = text }
               } else {
                 try closeField(&stack, name: name, attributes: target.attributes, text: text, line: event.line)
               }
@@ -270,7 +312,7 @@ struct TOCParser {
     switch name {
     case "name": stack[stack.count - 1].name = value
     case "type": stack[stack.count - 1].type = value.trimmingASCIIWhitespace()
-    default: stack[stack.count - 1].fields[name] = value
+    default: if let field = fileField(name), field < 8 { stack[stack.count - 1].fields[field] = value }
     }
   }
 
@@ -294,35 +336,37 @@ struct TOCParser {
       }
     }
     func number(_ element: String, radix: Int = 10) throws -> UInt64? {
-      guard let text = b.fields[element] else { return nil }
+      guard let text = b.fields[fileField(element)!] else { return nil }
       guard let value = UInt64(text.trimmingASCIIWhitespace(), radix: radix) else {
         throw XARError.invalidValue(line: b.line, element: element, value: text)
       }
       return value
     }
-    var mode: UInt32? = nil
+    var parsedMode: UInt32? = nil
     if let m = try number("mode", radix: 8) {
-      guard m <= 0o7777 else { throw XARError.invalidValue(line: b.line, element: "mode", value: b.fields["mode"]!) }
-      mode = UInt32(m)
+      guard m <= 0o7777 else { throw XARError.invalidValue(line: b.line, element: "mode", value: b.fields[mode]!) }
+      parsedMode = UInt32(m)
     }
-    var mtime: XARTimestamp? = nil
-    if let text = b.fields["mtime"] {
+    var parsedMtime: XARTimestamp? = nil
+    if let text = b.fields[mtime] {
       guard let t = XARTimestamp(iso8601: text.trimmingASCIIWhitespace()) else {
         throw XARError.invalidValue(line: b.line, element: "mtime", value: text)
       }
-      mtime = t
+      parsedMtime = t
     }
     var data: XARData? = nil
     if let d = b.data {
       func field(_ element: String) throws -> UInt64 {
-        guard let text = d.fields[element], let value = UInt64(text.trimmingASCIIWhitespace()) else {
-          throw XARError.invalidValue(line: b.line, element: element, value: d.fields[element] ?? "(missing)")
+        let index = dataField(element)!
+        guard let text = d.fields[index], let value = UInt64(text.trimmingASCIIWhitespace()) else {
+          throw XARError.invalidValue(line: b.line, element: element, value: d.fields[index] ?? "(missing)")
         }
         return value
       }
       func checksum(_ element: String) throws -> XARChecksum? {
-        guard let text = d.fields[element] else { return nil }
-        let style = d.styles[element] ?? ""
+        let index = dataField(element)!
+        guard let text = d.fields[index] else { return nil }
+        let style = d.styles[index] ?? ""
         guard let algorithm = XARChecksumAlgorithm(styleName: style), algorithm != .none else {
           throw XARError.invalidValue(line: b.line, element: element + " style", value: style)
         }
@@ -331,7 +375,7 @@ struct TOCParser {
         }
         return value
       }
-      let encoding = XAREncoding(style: d.styles["encoding"] ?? "application/octet-stream")
+      let encoding = XAREncoding(style: d.styles[TOCParser.encoding] ?? "application/octet-stream")
       data = XARData(
         offset: try field("offset"), length: try field("length"), size: try field("size"),
         encoding: encoding, archivedChecksum: try checksum("archived-checksum"),
@@ -343,8 +387,8 @@ struct TOCParser {
       }
     }
     let entry = XAREntry(
-      id: b.id, path: name, kind: kind, mode: mode, uid: try number("uid"), gid: try number("gid"),
-      user: b.fields["user"], group: b.fields["group"], mtime: mtime, linkTarget: b.fields["link"],
+      id: b.id, path: name, kind: kind, mode: parsedMode, uid: try number("uid"), gid: try number("gid"),
+      user: b.fields[user], group: b.fields[group], mtime: parsedMtime, linkTarget: b.fields[link],
       hardLinkTarget: hardLinkTarget, data: data, tocLine: b.line)
     return (name, entry)
   }
