@@ -67,8 +67,7 @@ public final class XARReader {
         declared: declared, available: fileSize - min(fileSize, UInt64(header.headerSize)))
     }
     let compressed = try file.read(count: Int(declared), at: UInt64(header.headerSize))
-    let (xml, xmlCount) = try XARReader.inflateTOC(compressed, header: header)
-    let toc = try TOCParser.parse(taking: xml, count: xmlCount, limits: limits)
+    let toc = try XARReader.parseTOC(compressed, header: header, limits: limits)
     creationTime = toc.creationTime
     entries = toc.entries
 
@@ -106,6 +105,48 @@ public final class XARReader {
           path: entry.path, offset: data.offset, length: data.length, heapSize: heapSize)
       }
     }
+  }
+
+  /// Inflates the TOC as libxml2 asks for it, so the XML is never held whole, then checks that
+  /// the stream ends exactly where the heap starts and inflates to the declared length.
+  private static func parseTOC(_ compressed: [UInt8], header: XARHeader, limits: Limits) throws -> TOCParser.Result {
+    let declared = header.tocUncompressedLength
+    let inflater = ZlibInflater()
+    var used = 0
+    var made: UInt64 = 0
+    let pull: (UnsafeMutableRawBufferPointer) throws -> Int = { out in
+      while !inflater.finished {
+        let step: (used: Int, made: Int)
+        do {
+          step = try compressed.withUnsafeBytes { raw in
+            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: out)
+          }
+        } catch let error as ZlibError {
+          throw XARError.tocNotDecodable(error.message)
+        }
+        used += step.used
+        made += UInt64(step.made)
+        if made > declared { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
+        if step.made > 0 { return step.made }
+        if step.used == 0 { throw XARError.tocNotDecodable("the stream is truncated") }
+      }
+      return 0
+    }
+    let result = try TOCParser.parse(pulling: pull, limits: limits)
+    // What libxml2 did not need must be whitespace (the padding before an aligned heap).
+    var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let n = try scratch.withUnsafeMutableBytes { try pull($0) }
+      if n == 0 { break }
+      guard scratch[..<n].allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+        throw XARError.malformedTOC(line: 0, message: "content after the end of the document")
+      }
+    }
+    guard used == compressed.count else {
+      throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(used))
+    }
+    guard made == declared else { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
+    return result
   }
 
   /// Inflates the TOC into a new buffer of exactly the declared length (the caller frees it).

@@ -8,8 +8,9 @@ public enum Unpack {
     /// Replace an existing destination (atomically; kept intact on failure).
     public var force = false
     public var validation = ValidationOptions()
-    /// Threads writing files.
-    public var threads = Build.Options.defaultJobs
+    /// Threads writing files. One by default: on ext4, creating files from several threads
+    /// contends in the kernel and measured slower (docs/performance.md).
+    public var threads = 1
     public init() {}
   }
 

@@ -24,7 +24,7 @@ struct UnpackCommand: ParsableCommand {
   @Flag(help: "Replace DIR if it exists (atomically; kept on failure).")
   var force = false
 
-  @Option(help: ArgumentHelp("Threads writing files (default: one per core).", valueName: "n"))
+  @Option(help: ArgumentHelp("Threads writing files (default 1; more can help on fast file systems).", valueName: "n"))
   var jobs: Int?
 
   @Flag(help: "Print the result as JSON.")

@@ -134,7 +134,46 @@ public enum XMLReadError: Error, Equatable {
 /// Entity references and (unless allowed) DOCTYPEs are refused.
 public final class XMLStreamReader {
   private let reader: xmlTextReaderPtr
-  private let bytes: UnsafeMutableRawBufferPointer
+  private let bytes: UnsafeMutableRawBufferPointer?
+  private let input: Input?
+
+  /// Feeds a streamed document to libxml2.
+  private final class Input {
+    let pull: (UnsafeMutableRawBufferPointer) throws -> Int
+    var error: Error?
+    init(_ pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) { self.pull = pull }
+  }
+
+  /// Parses a document pulled in pieces: `pull` fills the buffer it is given and returns how
+  /// many bytes it wrote, 0 at the end. An error it throws ends the parse and is rethrown.
+  public init(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, allowDoctype: Bool = false) throws {
+    let input = Input(pull)
+    self.input = input
+    bytes = nil
+    let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
+    guard let r = xmlReaderForIO(
+      { context, buffer, length in
+        guard let context, let buffer, length > 0 else { return 0 }
+        let input = Unmanaged<Input>.fromOpaque(context).takeUnretainedValue()
+        do {
+          return Int32(try input.pull(UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))))
+        } catch {
+          input.error = error
+          return -1
+        }
+      }, nil, Unmanaged.passUnretained(input).toOpaque(), nil, nil, options)
+    else {
+      throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser")
+    }
+    reader = r
+    self.allowDoctype = allowDoctype
+    let errors = ErrorBox()
+    self.errors = errors
+    XMLStreamReader.installErrorHandler(r, errors)
+  }
+
+  /// The error the pull closure threw, if any.
+  public var inputError: Error? { input?.error }
   private let errors: ErrorBox
   private let allowDoctype: Bool
 
@@ -163,9 +202,14 @@ public final class XMLStreamReader {
       throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser")
     }
     reader = r
+    input = nil
     self.allowDoctype = allowDoctype
     let errors = ErrorBox()
     self.errors = errors
+    XMLStreamReader.installErrorHandler(r, errors)
+  }
+
+  private static func installErrorHandler(_ r: xmlTextReaderPtr, _ errors: ErrorBox) {
     xmlTextReaderSetStructuredErrorHandler(
       r,
       { context, error in
@@ -180,7 +224,7 @@ public final class XMLStreamReader {
 
   deinit {
     xmlFreeTextReader(reader)
-    bytes.deallocate()
+    bytes?.deallocate()
   }
 
   /// The line of the current node (where the parser is, if the node has none).
@@ -197,10 +241,12 @@ public final class XMLStreamReader {
     while true {
       let status = xmlTextReaderRead(reader)
       if status == 0 {
+        if let inputError = input?.error { throw inputError }
         if let error = errors.first { throw XMLReadError.malformed(line: error.line, message: error.message) }
         return nil
       }
       guard status == 1 else {
+        if let inputError = input?.error { throw inputError }
         let error = errors.first ?? (line, "parse error")
         throw XMLReadError.malformed(line: error.line, message: error.message)
       }

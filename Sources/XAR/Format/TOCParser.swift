@@ -78,10 +78,10 @@ struct TOCParser {
     }
   }
 
-  static func parse(taking xml: UnsafeMutableRawBufferPointer, count: Int, limits: XARReader.Limits) throws -> Result {
+  static func parse(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits) throws -> Result {
     let reader: XMLStreamReader
     do {
-      reader = try XMLStreamReader(taking: xml, count: count)
+      reader = try XMLStreamReader(pulling: pull)
     } catch let error as XMLReadError {
       throw translate(error)
     }
