@@ -48,8 +48,10 @@ let package = Package(
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(name: "TestSupport", dependencies: ["XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["XAR", "TestSupport"]),
-    .testTarget(name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"]),
-    .testTarget(name: "PkgToolCLITests", dependencies: ["HostedContent", "XAR", "TestSupport"]),
+    .testTarget(
+      name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
+    .testTarget(
+      name: "PkgToolCLITests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],
   swiftLanguageModes: [.v5]
 )

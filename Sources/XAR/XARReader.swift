@@ -16,6 +16,9 @@ public final class XARReader {
     public var maxDepth = 256
     /// Longest full path accepted, in UTF-8 bytes.
     public var maxPathBytes = 4096
+    /// Largest decoded size / stored length accepted for a compressed file over 1 MiB (deflate
+    /// cannot pass about 1032; a bigger claim is a bomb or a lie).
+    public var maxExpansionRatio: UInt64 = 10_000
 
     public init() {}
   }
@@ -103,6 +106,10 @@ public final class XARReader {
       guard data.offset <= heapSize, data.length <= heapSize - data.offset else {
         throw XARError.dataOutOfHeap(
           path: entry.path, offset: data.offset, length: data.length, heapSize: heapSize)
+      }
+      if data.encoding != .none, data.size > 1 << 20, data.size / max(data.length, 1) > limits.maxExpansionRatio {
+        throw XARError.expansionTooLarge(
+          path: entry.path, size: data.size, length: data.length, limit: limits.maxExpansionRatio)
       }
     }
   }

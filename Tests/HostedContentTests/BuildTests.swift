@@ -217,3 +217,58 @@ import XAR
     #expect(!FileManager.default.fileExists(atPath: dir.appending("x.pkg")))
   }
 }
+
+@Suite struct ParallelAndFileSystemTests {
+  /// Many files, some over the whole-file limit: every thread count gives the same bytes.
+  @Test func anyNumberOfThreadsGivesTheSameBytes() throws {
+    let dir = try TemporaryDirectory()
+    let project = dir.appending("p")
+    try writeFile(project + "/ContentInfo.plist", ContentInfo(productIdentifier: "com.example.threads", contentVersion: ContentVersion("1.0")!).encoded())
+    var rng = SeededGenerator(seed: 3)
+    for i in 0..<300 {
+      let size = i % 50 == 0 ? 5_000_000 : Int.random(in: 0..<40_000, using: &rng)
+      let bytes = (0..<size).map { UInt8(($0 * 31 + i) % 97) }
+      try writeFile(project + "/Contents/d\(i % 7)/f\(i).txt", bytes)
+    }
+    var outputs: [[UInt8]] = []
+    for jobs in [1, 2, 4] {
+      var options = Build.Options()
+      options.output = dir.appending("j\(jobs).pkg")
+      options.jobs = jobs
+      let result = try Build.run(directory: project, options: options)
+      #expect(result.output != nil)
+      outputs.append(try readFile(dir.appending("j\(jobs).pkg")))
+    }
+    #expect(outputs[0] == outputs[1])
+    #expect(outputs[0] == outputs[2])
+  }
+
+  /// The header goes in front of the heap without copying where the file system allows it
+  /// (ext4, XFS), and by a copy elsewhere (tmpfs): the bytes are the same.
+  @Test func insertedHeaderAndCopiedHeapGiveTheSameBytes() throws {
+    guard FileManager.default.fileExists(atPath: "/dev/shm") else { return }
+    let disk = try TemporaryDirectory()
+    let shm = "/dev/shm/pkgtool-test-\(getpid())"
+    try FileManager.default.createDirectory(atPath: shm, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: shm) }
+    let spec = TreeSpec.random(seed: 21, entries: 60)
+    for path in [disk.appending("a.xar"), shm + "/a.xar"] {
+      let writer = try XARWriter(path: path)
+      for (p, node) in spec.nodes {
+        switch node {
+        case .directory: try writer.addDirectory(p, attributes: .init(mode: 0o755))
+        case .file(let bytes): try writer.addFile(p, attributes: .init(mode: 0o644), compression: .zlib(level: 5), bytes: bytes)
+        case .symlink(let t): try writer.addSymlink(p, target: t, attributes: .init(mode: 0o755))
+        case .hardLink(let t): try writer.addHardLink(p, to: t, attributes: .init(mode: 0o644))
+        }
+      }
+      let summary = try writer.finish()
+      #expect(summary.size == UInt64(try readFile(path).count))
+      #expect(summary.sha256.hex == (try Build.sha256(of: FileDescriptor.open(reading: path))))
+    }
+    #expect(try readFile(disk.appending("a.xar")) == (try readFile(shm + "/a.xar")))
+    // File data (after the 20-byte TOC checksum at the heap's start) starts on a 4096-byte boundary.
+    let reader = try XARReader(path: disk.appending("a.xar"))
+    #expect((reader.header.heapStart + 20) % 4096 == 0)
+  }
+}

@@ -156,3 +156,56 @@ import XAR
     #expect(try readFile(dir.appending("exists.pkg")) == Array("x".utf8))
   }
 }
+
+/// Failures a user can cause: one line naming the file and the reason, exit 2, nothing damaged.
+@Suite struct UserErrorTests {
+  @Test func unreadableFileAsAnotherUser() throws {
+    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { return }
+    let dir = try TemporaryDirectory()
+    chmod(dir.path, 0o755)
+    try writeFile(dir.appending("secret.pkg"), "x", mode: 0o600)
+    let result = try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", pkgtoolBinary, "validate", dir.appending("secret.pkg")])
+    #expect(result.status == 2)
+    #expect(result.stderr == "pkgtool: error: cannot open '\(dir.appending("secret.pkg"))': permission denied (EACCES)\n")
+  }
+
+  @Test func noSpaceLeftOnDevice() throws {
+    guard getuid() == 0 else { return }
+    let dir = try TemporaryDirectory()
+    let mountPoint = dir.appending("tiny")
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    guard try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status == 0 else { return }
+    defer { _ = try? runProcess("/bin/umount", [mountPoint]) }
+    let project = repositoryRoot + "/samples/level-pack"
+    let build = try pkgtool(["build", project, "-o", mountPoint + "/x.pkg"])
+    #expect(build.status == 2, "\(build.stdout)\(build.stderr)")
+    #expect(build.stderr.hasPrefix("pkgtool: error: cannot write"), "\(build.stderr)")
+    #expect(build.stderr.contains("no space left on device (ENOSPC)"), "\(build.stderr)")
+    #expect(build.stderr.split(separator: "\n").count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint).isEmpty, "nothing left behind")
+    // unpack into the full disk: nothing appears, one line.
+    let package = dir.appending("lp.pkg")
+    #expect(try pkgtool(["build", project, "-o", package]).status == 0)
+    let unpack = try pkgtool(["unpack", package, "-o", mountPoint + "/out"])
+    #expect(unpack.status == 2, "\(unpack.stdout)\(unpack.stderr)")
+    #expect(unpack.stderr.contains("(ENOSPC)"), "\(unpack.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint).isEmpty)
+  }
+
+  @Test func limitsHaveFlagsAndClearMessages() throws {
+    let dir = try TemporaryDirectory()
+    let package = dir.appending("lp.pkg")
+    #expect(try pkgtool(["build", repositoryRoot + "/samples/level-pack", "-o", package]).status == 0)
+    let tight = try pkgtool(["validate", package, "--max-entries", "5"])
+    #expect(tight.status == 1)
+    #expect(tight.stdout.contains("more than 5 entries [archive-integrity]"))
+    #expect(tight.stdout.contains("--max-entries"))
+    let toc = try pkgtool(["validate", package, "--max-toc-size", "100"])
+    #expect(toc.status == 1)
+    #expect(toc.stdout.contains("TOC too large"))
+    let size = try pkgtool(["validate", package, "--max-size", "10kB"])
+    #expect(size.status == 1)
+    #expect(size.stdout.contains("[size-limit]"))
+    #expect(try pkgtool(["validate", package, "--max-entries", "50", "--max-toc-size", "1MiB"]).status == 0)
+  }
+}

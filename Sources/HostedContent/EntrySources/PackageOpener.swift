@@ -8,12 +8,12 @@ public enum PackageOpener {
     /// The file or folder could not be read (exit 2).
     case unreadable(SystemError)
     /// The file is there but is not a package, or is damaged (an `archive-integrity` finding).
-    case notAPackage(path: String, reason: String)
+    case notAPackage(path: String, reason: String, cause: XARError? = nil)
 
     public var description: String {
       switch self {
       case .unreadable(let e): return e.description
-      case .notAPackage(let path, let reason): return "'\(path)' is not a readable package: \(reason)"
+      case .notAPackage(let path, let reason, _): return "'\(path)' is not a readable package: \(reason)"
       }
     }
   }
@@ -49,7 +49,7 @@ public enum PackageOpener {
       do {
         reader = try XARReader(file: file, limits: limits)
       } catch let error as XARError {
-        throw OpenError.notAPackage(path: path, reason: error.description)
+        throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
       }
       if let payload = FlatPackageSource.payload(in: reader) {
         return FlatPackageSource(reader: reader, payload: payload)

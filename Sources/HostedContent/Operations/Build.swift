@@ -89,6 +89,10 @@ public enum Build {
       guard Paths.isDirectory(parent) else {
         throw OperationError("cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first")
       }
+      // Temporaries a killed build left beside this output.
+      if let folder = try? DirectoryHandle(path: parent) {
+        StagingFolder.removeStale(in: folder, for: Paths.name(of: output))
+      }
     }
     let time = options.timestamp ?? XARWriter.defaultTimestamp
     let inspector = PackageInspector(context: RuleContext(options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
@@ -119,7 +123,7 @@ public enum Build {
     } catch {
       xarSink?.discard()
       zipSink?.discard()
-      throw OperationError.wrap(error)
+      throw writeFailure(error, output: output)
     }
     var result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
@@ -149,7 +153,7 @@ public enum Build {
         result.inspection.findings.append(Finding(ruleID: SizeLimitRule.description.id, severity: .error, path: nil, message: "the package file would be \(size) bytes, over the limit of \(limit)", hint: "split the content into several products"))
         return result
       }
-      throw OperationError.wrap(error)
+      throw writeFailure(error, output: output)
     }
     result.output = output
     if let written {
@@ -161,6 +165,14 @@ public enum Build {
       result.sha256 = try sha256(of: file)
     }
     return result
+  }
+
+  /// An output failure, named after the file the user asked for (not its temporary).
+  static func writeFailure(_ error: Error, output: String) -> OperationError {
+    if let system = error as? SystemError {
+      return OperationError("cannot write '\(output)': \(system.reason) (\(system.codeName))")
+    }
+    return OperationError.wrap(error)
   }
 
   /// SHA-256 of a whole file, hex.

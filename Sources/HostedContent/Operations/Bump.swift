@@ -49,6 +49,9 @@ public enum Bump {
   /// Writes `bytes` beside `path` and renames over it, keeping the file's permission bits.
   static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
     let mode = Paths.status(path).map { $0.st_mode & 0o777 } ?? 0o644
+    if let folder = try? DirectoryHandle(path: Paths.parent(of: path)) {
+      StagingFolder.removeStale(in: folder, for: Paths.name(of: path))
+    }
     let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
       let file = try FileDescriptor.create(temporary, mode: mode)

@@ -10,6 +10,8 @@ public enum Install {
     public var keep: Int?
     public var allowDowngrade = false
     public var validation = ValidationOptions()
+    /// Bounds on what the reader accepts.
+    public var limits = XARReader.Limits()
     public init() {}
   }
 
@@ -63,15 +65,15 @@ public enum Install {
     // Who and what, from the plist, before anything is written.
     let info: ContentInfo
     do {
-      let source = try PackageOpener.open(package)
+      let source = try PackageOpener.open(package, limits: options.limits)
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
       guard let bytes = try ContentInfoLocator.bytes(in: source) else {
-        let inspection = try Validation.run(path: package, options: options.validation)
+        let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
         return Result(action: .invalid, inspection: inspection)
       }
       info = try ContentInfo(decoding: bytes)
     } catch is ContentInfoError, is XARError, is LibArchiveError, PackageOpener.OpenError.notAPackage {
-      let inspection = try Validation.run(path: package, options: options.validation)
+      let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
       return Result(action: .invalid, inspection: inspection)
     } catch {
       throw OperationError.wrap(error)
@@ -103,6 +105,7 @@ public enum Install {
     let stagingName = ".\(product).pkgtool-stage-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     var unpackOptions = Unpack.Options()
     unpackOptions.validation = options.validation
+    unpackOptions.limits = options.limits
     let unpacked = try Unpack.run(package: package, destination: documents + "/" + stagingName, options: unpackOptions)
     result.inspection = unpacked.inspection
     guard unpacked.output != nil else {

@@ -11,6 +11,8 @@ public enum Unpack {
     /// Threads writing files. One by default: on ext4, creating files from several threads
     /// contends in the kernel and measured slower (docs/performance.md).
     public var threads = 1
+    /// Bounds on what the reader accepts.
+    public var limits = XARReader.Limits()
     public init() {}
   }
 
@@ -33,9 +35,9 @@ public enum Unpack {
     }
     let source: EntrySource
     do {
-      source = try PackageOpener.open(package)
+      source = try PackageOpener.open(package, limits: options.limits)
     } catch PackageOpener.OpenError.notAPackage {
-      let inspection = try Validation.run(path: package, options: options.validation)
+      let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
       return Result(inspection: inspection, output: nil, fileCount: 0)
     } catch {
       throw OperationError.wrap(error)
@@ -74,7 +76,7 @@ public enum Unpack {
     } catch {
       try? sink.waitForWrites()
       staging.discard()
-      throw OperationError.wrap(error)
+      throw Build.writeFailure(error, output: destination)
     }
     guard !inspection.failed(strict: options.validation.strict) else {
       staging.discard()

@@ -33,14 +33,19 @@ public enum Validation {
   /// Validates the package file or content folder at `path`.
   ///
   /// - Parameter against: a previous package (or folder) of the same product; its version must be lower.
-  public static func run(path: String, options: ValidationOptions, against: String? = nil, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil) throws -> InspectionResult {
+  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: XARReader.Limits = XARReader.Limits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     let source: EntrySource
     do {
-      source = try PackageOpener.open(path)
-    } catch PackageOpener.OpenError.notAPackage(_, let reason) {
+      source = try PackageOpener.open(path, limits: limits)
+    } catch PackageOpener.OpenError.notAPackage(_, let reason, let cause) {
       // The file exists but is not a package: that is a finding about it, not a usage error.
       var findings = [Finding(ruleID: ArchiveIntegrityRule.description.id, severity: .error, path: nil, message: "not a readable package: \(reason)", hint: "check that this is the .pkg you meant; build it again if it is damaged")]
+      if let cause {
+        var finding = ArchiveIntegrityRule.finding(for: cause)
+        finding.message = "not a readable package: \(reason)"
+        findings[0] = finding
+      }
       let name = Paths.name(of: path)
       if !name.lowercased().hasSuffix(".pkg") {
         findings.append(Finding(ruleID: PackageExtensionRule.description.id, severity: .error, path: nil, message: "the package file '\(name)' does not end in .pkg", hint: "rename it to end in .pkg"))

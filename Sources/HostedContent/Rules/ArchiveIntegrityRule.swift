@@ -22,10 +22,16 @@ public final class ArchiveIntegrityRule: Rule {
   public static func finding(for error: Error, path: String? = nil) -> Finding {
     let message: String
     var entryPath = path
+    var hint = "the package is damaged or was not made by a package tool; build it again from its sources"
     switch error {
     case let error as XARError:
       message = error.description
       switch error {
+      case .tocTooLarge: hint = "if the package is genuine, raise the limit with --max-toc-size"
+      case .tooManyEntries: hint = "if the package is genuine, raise the limit with --max-entries"
+      case .expansionTooLarge(let p, _, _, _):
+        entryPath = entryPath ?? p
+        hint = "a decompression bomb, or a genuine file that compresses extremely well: raise the limit with --max-ratio"
       case .archivedChecksumMismatch(let p, _, _), .extractedChecksumMismatch(let p, _, _),
         .dataSizeMismatch(let p, _, _), .dataLongerThanDeclared(let p, _), .corruptData(let p, _),
         .truncatedHeap(let p), .storedLengthMismatch(let p, _, _), .dataOutOfHeap(let p, _, _, _),
@@ -37,7 +43,6 @@ public final class ArchiveIntegrityRule: Rule {
       message = "\(error)"
     }
     return Finding(
-      ruleID: description.id, severity: .error, path: entryPath, message: message,
-      hint: "the package is damaged or was not made by a package tool; build it again from its sources")
+      ruleID: description.id, severity: .error, path: entryPath, message: message, hint: hint)
   }
 }

@@ -32,6 +32,8 @@ struct UnpackCommand: ParsableCommand {
 
   @OptionGroup var rules: RuleOptions
 
+  @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
+
   struct Summary: Encodable {
     var package: String
     var output: String?
@@ -48,6 +50,7 @@ struct UnpackCommand: ParsableCommand {
     options.force = force
     if let jobs { options.threads = max(1, jobs) }
     options.validation = rules.validationOptions
+    options.limits = limits.limits
     let progress = ProgressLine("unpacking", total: nil)
     let result = try Unpack.run(package: package, destination: output, options: options, progress: progress.update)
     progress.finish()
@@ -104,6 +107,8 @@ struct InstallCommand: ParsableCommand {
 
   @OptionGroup var rules: RuleOptions
 
+  @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
+
   func validate() throws {
     if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
   }
@@ -124,6 +129,7 @@ struct InstallCommand: ParsableCommand {
     options.keep = keep
     options.allowDowngrade = allowDowngrade
     options.validation = rules.validationOptions
+    options.limits = limits.limits
     let result = try Install.run(package: package, into: into, options: options)
     if json {
       Terminal.standardOutput(jsonText(Summary(

@@ -27,6 +27,8 @@ struct ValidateCommand: ParsableCommand {
 
   @OptionGroup var rules: RuleOptions
 
+  @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
+
   @Option(help: ArgumentHelp("Report format.", valueName: "format"))
   var reporter: ReporterName = .text
 
@@ -35,7 +37,7 @@ struct ValidateCommand: ParsableCommand {
 
   func run() throws {
     let progress = ProgressLine("validating", total: nil)
-    let result = try Validation.run(path: path, options: rules.validationOptions, against: against, progress: progress.update)
+    let result = try Validation.run(path: path, options: rules.validationOptions, against: against, limits: limits.limits, progress: progress.update)
     progress.finish()
     let report = ValidationReport(result: result, displayPath: path, strict: rules.strict)
     let text = Reporters.reporter(reporter.rawValue)!.render(report)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import XAR
 
 /// A byte count: `2000000000`, `2GB`, `512MB`, `64kB` (decimal units), `1GiB` (binary).
 struct ByteCount: ExpressibleByArgument {
@@ -71,3 +72,23 @@ enum ReporterName: String, ExpressibleByArgument, CaseIterable {
 
 extension Build.Format: ExpressibleByArgument {}
 extension CompressionLevel: ExpressibleByArgument {}
+
+/// Bounds on what a package may make the reader do; raise them for genuine giants.
+struct ReaderLimitOptions: ParsableArguments {
+  @Option(name: .customLong("max-toc-size"), help: ArgumentHelp("Largest table of contents accepted, compressed or not (default 256MiB).", valueName: "bytes"))
+  var maxTOCSize: ByteCount?
+
+  @Option(name: .customLong("max-entries"), help: ArgumentHelp("Most entries accepted (default 2000000).", valueName: "n"))
+  var maxEntries: Int?
+
+  @Option(name: .customLong("max-ratio"), help: ArgumentHelp("Largest decoded/stored size ratio accepted for a compressed file over 1 MiB (default 10000).", valueName: "n"))
+  var maxRatio: UInt64?
+
+  var limits: XARReader.Limits {
+    var limits = XARReader.Limits()
+    if let maxTOCSize { limits.maxTOCBytes = maxTOCSize.value }
+    if let maxEntries { limits.maxEntries = maxEntries }
+    if let maxRatio { limits.maxExpansionRatio = maxRatio }
+    return limits
+  }
+}

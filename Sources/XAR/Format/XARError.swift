@@ -29,6 +29,7 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case pathTooLong(line: Int, limit: Int)
   case unresolvedHardLink(path: String, id: String)
   case dataOutOfHeap(path: String, offset: UInt64, length: UInt64, heapSize: UInt64)
+  case expansionTooLarge(path: String, size: UInt64, length: UInt64, limit: UInt64)
   // Data
   case unsupportedEncoding(path: String, style: String)
   case corruptData(path: String, reason: String)
@@ -92,6 +93,8 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .dataOutOfHeap(let path, let o, let l, let h):
       return
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
+    case .expansionTooLarge(let path, let size, let length, let limit):
+      return "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
     case .unsupportedEncoding(let path, let style):
       return "'\(path.debugEscaped)': unsupported encoding '\(style)'"
     case .corruptData(let path, let reason):

@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+// libFuzzer targets, built apart from the main package with sanitizers on:
+//   scripts/fuzz.sh [SECONDS]
+import PackageDescription
+
+let package = Package(
+  name: "pkgtool-fuzzing",
+  platforms: [.macOS(.v13)],
+  dependencies: [.package(name: "pkgtool", path: "..")],
+  targets: [
+    .executableTarget(name: "FuzzXARReader", dependencies: [.product(name: "XAR", package: "pkgtool")]),
+    .executableTarget(name: "FuzzPropertyList", dependencies: [.product(name: "HostedContent", package: "pkgtool")]),
+    .executableTarget(name: "FuzzValidate", dependencies: [.product(name: "HostedContent", package: "pkgtool")]),
+  ],
+  swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets (Fuzzing/) for SECONDS each (default 60), with AddressSanitizer,
+# seeded from packages the test support writes (Fuzzing/seeds/, regenerated each run) and the
+# regression inputs kept in Fuzzing/regressions/. A crash leaves its input in Fuzzing/crashes/
+# and fails the script.
+#   scripts/fuzz.sh 300        # five minutes per target
+#   scripts/fuzz.sh --smoke    # 20 seconds each (what CI runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/bootstrap.sh
+seconds="${1:-60}"
+[ "$seconds" = "--smoke" ] && seconds=20
+case "$(uname -s)" in Linux) ;; *) echo "fuzz: libFuzzer with Swift needs Linux" >&2; exit 0 ;; esac
+
+python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
+(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >&2)
+bin="$(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --show-bin-path)"
+mkdir -p Fuzzing/crashes
+status=0
+for target in FuzzXARReader FuzzPropertyList FuzzValidate; do
+  corpus="$(mktemp -d)"
+  cp Fuzzing/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
+  cp Fuzzing/regressions/"$target"/* "$corpus"/ 2>/dev/null || true
+  echo "fuzz: $target for ${seconds}s" >&2
+  if ! "$bin/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+      -artifact_prefix="Fuzzing/crashes/$target-" -print_final_stats=1 2> "Fuzzing/crashes/$target.log"; then
+    echo "fuzz: $target FAILED; see Fuzzing/crashes/$target.log" >&2
+    tail -30 "Fuzzing/crashes/$target.log" >&2
+    status=1
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs" "Fuzzing/crashes/$target.log" | sed "s/^/fuzz: $target: /" >&2 || true
+  rm -rf "$corpus"
+done
+exit $status

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Writes seed inputs for the fuzz targets: small real packages (XAR by bsdtar, zip, tar, a
+flat-package shape), hand-made XAR variants, and XML/binary plists. Deterministic."""
+import io, os, plistlib, shutil, struct, subprocess, sys, tarfile, tempfile, zipfile, zlib, hashlib
+
+out = sys.argv[1] if len(sys.argv) > 1 else "Fuzzing/seeds"
+targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzPropertyList", "FuzzValidate")}
+for d in targets.values():
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+
+def save(target, name, data):
+    with open(os.path.join(targets[target], name), "wb") as f:
+        f.write(data)
+
+plist = plistlib.dumps({"ContentVersion": "1.0", "IAPProductIdentifier": "com.example.seed", "Folder": "Ch1"})
+save("FuzzPropertyList", "xml.plist", plist)
+save("FuzzPropertyList", "binary.plist", plistlib.dumps({"ContentVersion": "2.1.3", "IAPProductIdentifier": "com.x", "N": [1, 2.5, True, b"\x00", {"k": "ü"}]}, fmt=plistlib.FMT_BINARY))
+save("FuzzPropertyList", "doctype.plist", b'<?xml version="1.0"?><!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "x"><plist><dict><key>a</key><array><integer>1</integer><real>1.5</real><date>2020-01-01T00:00:00Z</date><data>AAE=</data></array></dict></plist>')
+
+def xar(files, compress=True):
+    """A XAR by hand: files = [(name, data or None for a folder, children)]."""
+    heap = bytearray(20)
+    ids = [0]
+    def element(name, data, children):
+        ids[0] += 1
+        x = f'<file id="{ids[0]}"><name>{name}</name>'
+        if data is None:
+            x += '<type>directory</type><mode>0755</mode>'
+        else:
+            stored = zlib.compress(data) if compress else data
+            x += ('<type>file</type><mode>0644</mode><data>'
+                  f'<length>{len(stored)}</length><offset>{len(heap)}</offset><size>{len(data)}</size>'
+                  f'<encoding style="application/{"x-gzip" if compress else "octet-stream"}"/>'
+                  f'<archived-checksum style="sha1">{hashlib.sha1(stored).hexdigest()}</archived-checksum>'
+                  f'<extracted-checksum style="sha1">{hashlib.sha1(data).hexdigest()}</extracted-checksum></data>')
+            heap.extend(stored)
+        x += "".join(element(*c) for c in children)
+        return x + "</file>"
+    body = "".join(element(*f) for f in files)
+    toc = ('<?xml version="1.0" encoding="UTF-8"?><xar><toc><checksum style="sha1"><offset>0</offset><size>20</size></checksum>'
+           + body + '</toc></xar>').encode()
+    ctoc = zlib.compress(toc)
+    heap[0:20] = hashlib.sha1(ctoc).digest()
+    return struct.pack(">4sHHQQI", b"xar!", 28, 1, len(ctoc), len(toc), 1) + ctoc + bytes(heap)
+
+package = [("ContentInfo.plist", plist, []), ("Contents", None, [("a.txt", b"hello " * 50, []), ("levels", None, [("1.json", b'{"a":1}', [])])])]
+for target in ("FuzzXARReader", "FuzzValidate"):
+    save(target, "plain.xar", xar(package))
+    save(target, "stored.xar", xar(package, compress=False))
+    save(target, "flat.xar", xar([("Distribution", b"<installer-gui-script/>", []), ("c.pkg", None, [("PackageInfo", b"<pkg-info/>", []), ("Payload", b"", [])])]))
+
+with tempfile.TemporaryDirectory() as tmp:
+    src = os.path.join(tmp, "src")
+    os.makedirs(os.path.join(src, "Contents", "levels"))
+    open(os.path.join(src, "ContentInfo.plist"), "wb").write(plist)
+    open(os.path.join(src, "Contents", "a.txt"), "w").write("hello\n" * 20)
+    open(os.path.join(src, "Contents", "levels", "1.json"), "w").write('{"level": 1}')
+    os.symlink("levels/1.json", os.path.join(src, "Contents", "latest.json"))
+    for fmt, name in (("xar", "bsdtar.xar"), ("zip", "bsdtar.zip"), ("ustar", "bsdtar.tar")):
+        path = os.path.join(tmp, name)
+        subprocess.run(["bsdtar", "--format", fmt, "-cf", path, "-C", src, "ContentInfo.plist", "Contents"], check=True)
+        data = open(path, "rb").read()
+        save("FuzzValidate", name, data)
+        if fmt == "xar":
+            save("FuzzXARReader", name, data)
+    for comp in ("bzip2", "xz"):
+        path = os.path.join(tmp, f"{comp}.xar")
+        subprocess.run(["bsdtar", "--format", "xar", "--options", f"xar:compression={comp}", "-cf", path, "-C", src, "."], check=True)
+        save("FuzzXARReader", f"{comp}.xar", open(path, "rb").read())
+print(f"seeds written to {out}", file=sys.stderr)
