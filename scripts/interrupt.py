@@ -97,6 +97,8 @@ def main():
         killed([pkgtool, "build", project, "-o", target, "--force"], t, rng)
         now = open(target, "rb").read()
         check(now in (old_bytes, ref_bytes), f"build --force trial {trial}: damaged the existing package")
+    run([pkgtool, "build", project, "-o", target, "--force"]).check_returncode()
+    check(leftovers(out) == [], f"build --force: a later run left temporaries {leftovers(out)}")
 
     # unpack: DIR absent or complete; with --force, the old DIR or the new one.
     expected = os.path.join(work, "expected")

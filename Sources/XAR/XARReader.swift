@@ -202,8 +202,11 @@ public final class XARReader {
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.
   public func dataReader(for entry: XAREntry) -> XARDataReader {
-    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data)
+    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window)
   }
+
+  /// Recently read heap bytes: small files lie side by side, so one read serves many.
+  private let window = ReadWindow()
 
   /// All of `entry`'s decoded bytes, verified; refuses entries larger than `limit`.
   public func readData(of entry: XAREntry, limit: UInt64 = 16 << 20) throws -> [UInt8] {
@@ -219,6 +222,26 @@ public final class XARReader {
       if n == 0 { return out }
       out.append(contentsOf: buffer[..<n])
     }
+  }
+}
+
+/// A 1 MiB read-ahead over the archive file, for reads of small entries in heap order.
+final class ReadWindow {
+  private var bytes = [UInt8]()
+  private var start: UInt64 = 0
+  static let size = 1 << 20
+
+  /// Copies `count` bytes at `offset` into `buffer` from the window, refilling it when needed.
+  /// Returns false when the file ends first.
+  func read(_ file: FileDescriptor, at offset: UInt64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Bool {
+    if offset < start || offset + UInt64(count) > start + UInt64(bytes.count) {
+      bytes = try file.read(count: max(ReadWindow.size, count), at: offset)
+      start = offset
+      guard bytes.count >= count else { return false }
+    }
+    let from = Int(offset - start)
+    bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[from..<(from + count)])) }
+    return true
   }
 }
 
@@ -254,7 +277,10 @@ public final class XARDataReader: XARByteSource {
   private var failed: Error?
   private static let chunkSize = 256 * 1024
 
-  init(file: FileDescriptor, heapStart: UInt64, path: String, data: XARData?) {
+  private let window: ReadWindow?
+
+  init(file: FileDescriptor, heapStart: UInt64, path: String, data: XARData?, window: ReadWindow? = nil) {
+    self.window = window
     self.file = file
     self.path = path
     self.data = data
@@ -300,6 +326,12 @@ public final class XARDataReader: XARByteSource {
         return 0
       }
       var filled = 0
+      if let window, data.length <= 64 * 1024 {
+        guard try window.read(file, at: start + consumed, count: want, into: buffer) else {
+          throw XARError.truncatedHeap(path: path)
+        }
+        filled = want
+      }
       while filled < want {
         let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<want]), at: start + consumed + UInt64(filled))
         guard n > 0 else { throw XARError.truncatedHeap(path: path) }
@@ -366,7 +398,14 @@ public final class XARDataReader: XARByteSource {
   private func pullStored() throws -> [UInt8]? {
     guard let data, consumed < data.length else { return nil }
     let count = Int(min(UInt64(XARDataReader.chunkSize), data.length - consumed))
-    let chunk = try file.read(count: count, at: start + consumed)
+    var chunk: [UInt8]
+    if let window, data.length <= 64 * 1024 {
+      chunk = [UInt8](repeating: 0, count: count)
+      let ok = try chunk.withUnsafeMutableBytes { try window.read(file, at: start + consumed, count: count, into: $0) }
+      guard ok else { throw XARError.truncatedHeap(path: path) }
+    } else {
+      chunk = try file.read(count: count, at: start + consumed)
+    }
     guard chunk.count == count else { throw XARError.truncatedHeap(path: path) }
     consumed += UInt64(count)
     archived.update(chunk)

@@ -58,16 +58,6 @@ enum XMLPropertyListWriter {
     }
   }
 
-  private static func escape(_ s: String) -> String {
-    var out = ""
-    for c in s.unicodeScalars {
-      switch c {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      default: out.unicodeScalars.append(c)
-      }
-    }
-    return out
-  }
+  private static func escape(_ s: String) -> String { escapeXML(s) }
+
 }

@@ -32,19 +32,6 @@ public enum JUnitReporter: Reporter {
     return out
   }
 
-  static func escape(_ s: String) -> String {
-    var out = ""
-    for c in s.unicodeScalars {
-      switch c {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      case "'": out += "&apos;"
-      default:
-        if c.value < 0x20 && c != "\n" && c != "\t" { out += "\\u{\(String(c.value, radix: 16))}" } else { out.unicodeScalars.append(c) }
-      }
-    }
-    return out
-  }
+  static func escape(_ s: String) -> String { escapeXML(s, attribute: true, showControls: true) }
+
 }

@@ -23,7 +23,7 @@ public final class LayoutRule: Rule {
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     let root = String(entry.rootName)
-    let isRootEntry = !entry.path.contains("/")
+    let isRootEntry = !entry.path.utf8.contains(UInt8(ascii: "/"))
     switch root {
     case "Contents":
       sawContents = true

@@ -161,6 +161,8 @@ public func hexString(_ bytes: [UInt8]) -> String {
 
 extension String {
   func trimmingASCIIWhitespace() -> String {
+    func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0D }
+    if let first = utf8.first, let last = utf8.last, !space(first), !space(last) { return self }
     let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
     guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
     let last = lastIndex(where: { !isSpace($0) })!
