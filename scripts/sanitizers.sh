@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bootstrap.sh
+# Leak checking is off: Foundation's Data(contentsOf:) and test-runner globals are reported as
+# leaks on Linux. (It found one real leak, now fixed: a libxml2 document handed over by
+# xmlTextReaderCurrentDoc.) Memory errors (overflows, use after free) are what fail the run.
+export ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
 for sanitizer in address thread; do
   echo "sanitizers: swift test --sanitize=$sanitizer" >&2
   swift test --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" "$@"

@@ -222,8 +222,12 @@ public final class XMLStreamReader {
       }, Unmanaged.passUnretained(errors).toOpaque())
   }
 
+  /// The document libxml2 hands over when asked for it (to look at a DOCTYPE).
+  private var ownedDocument: xmlDocPtr?
+
   deinit {
     xmlFreeTextReader(reader)
+    if let ownedDocument { xmlFreeDoc(ownedDocument) }
     bytes?.deallocate()
   }
 
@@ -280,7 +284,9 @@ public final class XMLStreamReader {
         throw XMLReadError.forbidden(line: line, what: "an entity reference")
       case Int32(XML_READER_TYPE_DOCUMENT_TYPE.rawValue):
         guard allowDoctype else { throw XMLReadError.forbidden(line: line, what: "a DOCTYPE") }
-        if let doc = xmlTextReaderCurrentDoc(reader), let subset = doc.pointee.intSubset,
+        // After this call the document is ours to free (see deinit).
+        if ownedDocument == nil { ownedDocument = xmlTextReaderCurrentDoc(reader) }
+        if let doc = ownedDocument, let subset = doc.pointee.intSubset,
           subset.pointee.entities != nil || subset.pointee.children != nil
         {
           throw XMLReadError.forbidden(line: line, what: "a DOCTYPE with declarations")
