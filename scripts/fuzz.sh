@@ -13,8 +13,8 @@ seconds="${1:-60}"
 case "$(uname -s)" in Linux) ;; *) echo "fuzz: libFuzzer with Swift needs Linux" >&2; exit 0 ;; esac
 
 python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
-(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library >&2)
-bin="$(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library --show-bin-path)"
+(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >&2)
+bin="$(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
 mkdir -p Fuzzing/crashes
 status=0
 for target in FuzzXARReader FuzzPropertyList FuzzValidate; do

@@ -185,3 +185,29 @@ import TestSupport
   @Test(arguments: ["", "com example", "com-example", "ü", "a/b", String(repeating: "a", count: 256)])
   func invalid(id: String) { #expect(ProductIdentifier.problem(with: id) != nil) }
 }
+
+@Suite struct FuzzRegressionTests {
+  /// Inputs that once crashed a fuzz target (Fuzzing/regressions/): each must now give a value
+  /// or a typed error, and a value must encode in both formats.
+  @Test func propertyListRegressionsDecodeOrFailCleanly() throws {
+    let folder = repositoryRoot + "/Fuzzing/regressions/FuzzPropertyList"
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != "README" }
+    #expect(!names.isEmpty)
+    for name in names {
+      let bytes = try readFile(folder + "/" + name)
+      _ = try? ContentInfo(decoding: bytes)
+      if let (value, _) = try? PropertyList.decode(bytes) {
+        _ = value.encoded(as: .xml)
+        _ = value.encoded(as: .binary)
+      }
+    }
+  }
+
+  @Test func binaryDatesOutOfRangeAreRefused() {
+    var plist = Array("bplist00".utf8) + [0x33] + withUnsafeBytes(of: (1e300).bitPattern.bigEndian) { Array($0) }
+    let table = plist.count
+    plist += [8]
+    plist += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + withUnsafeBytes(of: UInt64(table).bigEndian) { Array($0) }
+    #expect(throws: PropertyListError.self) { try PropertyList.decode(plist) }
+  }
+}

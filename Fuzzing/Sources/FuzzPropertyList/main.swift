@@ -2,6 +2,10 @@
 // a value that decodes must encode and decode again to the same value.
 import HostedContent
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -15,14 +19,35 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   return 0
 }
 
+/// Control characters other than tab, LF and CR cannot be written in XML 1.0.
+func hasUnwritableText(_ s: String) -> Bool {
+  s.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r") || $0.value == 0xFFFE || $0.value == 0xFFFF }
+}
+
 /// Dates are written with whole seconds in XML; NaN never equals itself.
 func containsNaNOrDate(_ value: PropertyList) -> Bool {
   switch value {
   case .real(let r): return r.isNaN || r.isInfinite || r != r.rounded(.towardZero) || true
   case .date: return true
   case .array(let items): return items.contains(where: containsNaNOrDate)
-  case .dictionary(let pairs): return pairs.contains { containsNaNOrDate($0.value) }
-  case .string(let s): return s.unicodeScalars.contains { $0.value < 0x20 || $0 == "\r" }
+  case .dictionary(let pairs): return pairs.contains { hasUnwritableText($0.key) || containsNaNOrDate($0.value) }
+  case .string(let s): return hasUnwritableText(s)
   default: return false
   }
 }
+
+
+// SwiftPM links this file's top level as the program's entry: hand over to libFuzzer's driver.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+  _ argc: UnsafeMutablePointer<Int32>,
+  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+  _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+
+var fuzzArgc = CommandLine.argc
+var fuzzArgv = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&fuzzArgc, &fuzzArgv) { data, size in
+  guard let data else { return 0 }
+  return fuzz(data, size)
+})

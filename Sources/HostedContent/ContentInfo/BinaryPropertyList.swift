@@ -46,7 +46,9 @@ enum BinaryPropertyListReader {
 
     func offset(of index: Int) throws -> Int {
       guard index >= 0, index < count else { throw fail("object reference out of range") }
-      return Int(read(bytes, table + index * offsetSize, offsetSize))
+      let offset = read(bytes, table + index * offsetSize, offsetSize)
+      guard offset < UInt64(limit) else { throw fail("object offset out of bounds") }
+      return Int(offset)
     }
 
     /// The object count that follows a marker whose low nibble is 0xF.
@@ -93,7 +95,10 @@ enum BinaryPropertyListReader {
       case 0x3:
         guard marker == 0x33 else { throw fail("invalid date") }
         try need(at, 8)
-        return .date(Double(bitPattern: read(bytes, at, 8)))
+        let seconds = Double(bitPattern: read(bytes, at, 8))
+        // Years 1 to 9999, as XML plist dates can say (found by fuzzing: writing a larger one crashed).
+        guard seconds.isFinite, abs(seconds) < 2.5e11 else { throw fail("date out of range") }
+        return .date(seconds)
       case 0x4:
         let n = try length(marker, at: &at)
         try need(at, n)
@@ -122,7 +127,7 @@ enum BinaryPropertyListReader {
         try need(at, refs * refSize)
         guard visiting.insert(index).inserted else { throw fail("an object contains itself") }
         defer { visiting.remove(index) }
-        func ref(_ i: Int) -> Int { Int(read(bytes, at + i * refSize, refSize)) }
+        func ref(_ i: Int) -> Int { Int(clamping: read(bytes, at + i * refSize, refSize)) }
         if !isDict {
           var items: [PropertyList] = []
           for i in 0..<n { items.append(try object(ref(i), depth: depth + 1)) }

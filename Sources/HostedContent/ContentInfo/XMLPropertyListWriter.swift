@@ -25,7 +25,8 @@ enum XMLPropertyListWriter {
       out += "\(tabs)<real>\(text)</real>\n"
     case .boolean(let b): out += "\(tabs)<\(b ? "true" : "false")/>\n"
     case .date(let d):
-      let stamp = XARTimestamp(secondsSinceEpoch: Int64((d + appleReferenceOffset).rounded(.down)))
+      let seconds = Int64(exactly: (d + appleReferenceOffset).rounded(.down)) ?? 0
+      let stamp = XARTimestamp(secondsSinceEpoch: seconds)
       out += "\(tabs)<date>\(stamp.iso8601)</date>\n"
     case .data(let bytes):
       out += "\(tabs)<data>\n"

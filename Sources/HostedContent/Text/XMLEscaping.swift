@@ -8,6 +8,7 @@ func escapeXML(_ text: String, attribute: Bool = false, showControls: Bool = fal
     case "&": out += "&amp;"
     case "<": out += "&lt;"
     case ">": out += "&gt;"
+    case "\r": out += "&#13;"  // a raw CR would be read back as LF
     case "\"" where attribute: out += "&quot;"
     case "'" where attribute: out += "&apos;"
     default:
