@@ -164,7 +164,11 @@ import XAR
     let dir = try TemporaryDirectory()
     chmod(dir.path, 0o755)
     try writeFile(dir.appending("secret.pkg"), "x", mode: 0o600)
-    let result = try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", pkgtoolBinary, "validate", dir.appending("secret.pkg")])
+    // A copy of the binary that another user can run, wherever the build folder is.
+    let binary = dir.appending("pkgtool")
+    try FileManager.default.copyItem(atPath: pkgtoolBinary, toPath: binary)
+    chmod(binary, 0o755)
+    let result = try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", binary, "validate", dir.appending("secret.pkg")])
     #expect(result.status == 2)
     #expect(result.stderr == "pkgtool: error: cannot open '\(dir.appending("secret.pkg"))': permission denied (EACCES)\n")
   }
