@@ -603,15 +603,10 @@ public final class XARWriter {
     }
   }
 
-  /// The zlib-compressed TOC, padded so that header + TOC + TOC checksum end on a 4096-byte
-  /// boundary: the heap then starts on a file-system block, which lets ``finish()`` put the
-  /// header in front of the heap without copying it. The padding is whitespace after the XML
-  /// (which XML allows), in a final stored block; it costs under 4 KiB.
-  static func alignedTOC(_ xml: UnsafeRawBufferPointer, headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
-    padTOC(
-      ZlibDeflater.compressUnfinished(xml, level: 9), xmlLength: xml.count, xmlAdler: ZlibDeflater.adler32(xml),
-      headerSize: headerSize, checksumSize: checksumSize)
-  }
+  // The TOC is padded so that header + TOC + TOC checksum end on a 4096-byte boundary: the heap
+  // then starts on a file-system block, which lets ``finish()`` put the header in front of the
+  // heap without copying it. The padding is whitespace after the XML (which XML allows), in a
+  // final stored block; it costs under 4 KiB.
 
   /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
   /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
@@ -636,7 +631,7 @@ public final class XARWriter {
     return xml.finish()
   }
 
-  /// The aligned TOC (see ``alignedTOC(_:headerSize:checksumSize:)``), compressed as libxml2
+  /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed as libxml2
   /// writes it, so the XML is never held whole.
   private func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
     let deflater = ZlibDeflater(level: 9)

@@ -85,16 +85,6 @@ public final class ZlibDeflater {
     }
   }
 
-  /// Compresses `bytes` as the start of a zlib stream that is not finished: it ends on a byte
-  /// boundary (a sync flush), so blocks can be appended by hand.
-  public static func compressUnfinished(_ bytes: [UInt8], level: Int32) -> [UInt8] {
-    let deflater = ZlibDeflater(level: level)
-    var out: [UInt8] = []
-    bytes.withUnsafeBytes { raw in
-      try! deflater.deflate(raw, flush: Z_SYNC_FLUSH) { out.append(contentsOf: $0) }
-    }
-    return out
-  }
 
   /// The Adler-32 checksum zlib streams end with; pass the previous value to continue one.
   public static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
@@ -102,13 +92,6 @@ public final class ZlibDeflater {
     return UInt32(CZlib.adler32_z(start, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), bytes.count))
   }
 
-  /// Compresses `bytes` as the start of a zlib stream that is not finished (see the array form).
-  public static func compressUnfinished(_ bytes: UnsafeRawBufferPointer, level: Int32) -> [UInt8] {
-    let deflater = ZlibDeflater(level: level)
-    var out: [UInt8] = []
-    try! deflater.deflate(bytes, flush: Z_SYNC_FLUSH) { out.append(contentsOf: $0) }
-    return out
-  }
 
   /// Compresses a whole buffer into a new array.
   public static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {

@@ -146,41 +146,6 @@ public final class FileDescriptor {
     }
   }
 
-  /// Appends `length` bytes of `source`, starting at `offset`, at this file's current position.
-  ///
-  /// Uses `copy_file_range` where the kernel has it, so the bytes need not pass through user space.
-  public func append(from source: FileDescriptor, offset: UInt64, length: UInt64) throws {
-    var copied: UInt64 = 0
-    #if os(Linux)
-      var sourceOffset = off_t(offset)
-      while let copyFileRange = linuxCopyFileRange, copied < length {
-        let chunk = Int(min(length - copied, 1 << 30))
-        let n = copyFileRange(source.rawValue, &sourceOffset, rawValue, nil, chunk, 0)
-        if n < 0 {
-          if errno == EINTR { continue }
-          if errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP { break }
-          throw SystemError("copy into", path: path)
-        }
-        if n == 0 { break }
-        copied += UInt64(n)
-      }
-    #endif
-    if copied < length {
-      var buffer = [UInt8](repeating: 0, count: 1 << 20)
-      while copied < length {
-        let n = try buffer.withUnsafeMutableBytes { raw in
-          try source.read(
-            into: UnsafeMutableRawBufferPointer(
-              rebasing: raw[..<Int(min(UInt64(raw.count), length - copied))]),
-            at: offset + copied)
-        }
-        if n == 0 { throw SystemError("read", path: source.path, code: EIO) }
-        try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-        copied += UInt64(n)
-      }
-    }
-  }
-
   /// Flushes the file's data to stable storage.
   public func sync() throws {
     guard fsync(rawValue) == 0 else { throw SystemError("flush", path: path) }
@@ -250,17 +215,10 @@ extension FileSystem {
 #endif
 
 #if os(Linux)
-  /// `copy_file_range(2)`, looked up at run time: Glibc's module map does not export it.
-  private typealias CopyFileRange = @convention(c) (
-    Int32, UnsafeMutablePointer<off_t>?, Int32, UnsafeMutablePointer<off_t>?, Int, UInt32
-  ) -> Int
+  /// `fallocate(2)`, looked up at run time: Glibc's module map does not export it.
   private typealias Fallocate = @convention(c) (Int32, Int32, off_t, off_t) -> Int32
   private let linuxFallocate: Fallocate? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
     return unsafeBitCast(symbol, to: Fallocate.self)
-  }()
-  private let linuxCopyFileRange: CopyFileRange? = {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "copy_file_range") else { return nil }
-    return unsafeBitCast(symbol, to: CopyFileRange.self)
   }()
 #endif
