@@ -8,9 +8,10 @@ let package = Package(
   platforms: [.macOS(.v13)],
   dependencies: [.package(name: "pkgtool", path: "..")],
   targets: [
-    .executableTarget(name: "FuzzXARReader", dependencies: [.product(name: "XAR", package: "pkgtool")]),
-    .executableTarget(name: "FuzzPropertyList", dependencies: [.product(name: "HostedContent", package: "pkgtool")]),
-    .executableTarget(name: "FuzzValidate", dependencies: [.product(name: "HostedContent", package: "pkgtool")]),
+    .target(name: "FuzzSupport"),
+    .executableTarget(name: "FuzzXARReader", dependencies: ["FuzzSupport", .product(name: "XAR", package: "pkgtool")]),
+    .executableTarget(name: "FuzzPropertyList", dependencies: ["FuzzSupport", .product(name: "HostedContent", package: "pkgtool")]),
+    .executableTarget(name: "FuzzValidate", dependencies: ["FuzzSupport", .product(name: "HostedContent", package: "pkgtool")]),
   ],
   swiftLanguageModes: [.v5]
 )

@@ -1,10 +1,7 @@
 // Fuzzes the property-list readers (XML through libxml2, and bplist00) and ContentInfo checks;
 // a value that decodes must encode and decode again to the same value.
+import FuzzSupport
 import HostedContent
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -36,18 +33,7 @@ func containsNaNOrDate(_ value: PropertyList) -> Bool {
   }
 }
 
-
-// SwiftPM links this file's top level as the program's entry: hand over to libFuzzer's driver.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-  _ argc: UnsafeMutablePointer<Int32>,
-  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-  _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
-
-var fuzzArgc = CommandLine.argc
-var fuzzArgv = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&fuzzArgc, &fuzzArgv) { data, size in
+runFuzzer { data, size in
   guard let data else { return 0 }
   return fuzz(data, size)
-})
+}

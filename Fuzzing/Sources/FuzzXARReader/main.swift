@@ -1,19 +1,11 @@
 // Fuzzes the XAR reader: open (header, TOC, checksum, entry checks) and read every entry's data
 // to the end. Any input must give entries or a typed error; never a crash, hang or overrun.
+import FuzzSupport
 import XAR
-
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-  let scratchPath = "/tmp/pkgtool-fuzz-\(getpid()).bin"
-  let fd = open(scratchPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-  guard fd >= 0 else { return 0 }
-  _ = write(fd, data, size)
-  close(fd)
+  guard let scratchPath = writeScratch(data, size) else { return 0 }
   var limits = XARReader.Limits()
   limits.maxTOCBytes = 8 << 20
   guard let reader = try? XARReader(path: scratchPath, limits: limits) else { return 0 }
@@ -29,18 +21,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   return 0
 }
 
-
-// SwiftPM links this file's top level as the program's entry: hand over to libFuzzer's driver.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-  _ argc: UnsafeMutablePointer<Int32>,
-  _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-  _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
-
-var fuzzArgc = CommandLine.argc
-var fuzzArgv = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&fuzzArgc, &fuzzArgv) { data, size in
+runFuzzer { data, size in
   guard let data else { return 0 }
   return fuzz(data, size)
-})
+}
