@@ -16,6 +16,8 @@ public final class XARReader {
     public var maxDepth = 256
     /// Longest full path accepted, in UTF-8 bytes.
     public var maxPathBytes = 4096
+    /// Most UTF-8 bytes all entries' full paths may add up to (memory grows with it).
+    public var maxTotalPathBytes: UInt64 = 64 << 20
     /// Largest decoded size / stored length accepted for a compressed file over 1 MiB (deflate
     /// cannot pass about 1032; a bigger claim is a bomb or a lie).
     public var maxExpansionRatio: UInt64 = 10_000
@@ -101,6 +103,12 @@ public final class XARReader {
       tocChecksum = nil
     }
 
+    // Every entry's data has heap bytes of its own: shared regions would let a small file
+    // declare many times its size, and let one checksum vouch for two files.
+    var regions: [(offset: UInt64, end: UInt64, path: String)] = []
+    if let location = toc.checksum, header.checksumAlgorithm != .none {
+      regions.append((location.offset, location.offset + location.size, "(TOC checksum)"))
+    }
     for entry in entries {
       guard let data = entry.data else { continue }
       guard data.offset <= heapSize, data.length <= heapSize - data.offset else {
@@ -111,6 +119,11 @@ public final class XARReader {
         throw XARError.expansionTooLarge(
           path: entry.path, size: data.size, length: data.length, limit: limits.maxExpansionRatio)
       }
+      if data.length > 0 { regions.append((data.offset, data.offset + data.length, entry.path)) }
+    }
+    regions.sort { $0.offset < $1.offset }
+    for (a, b) in zip(regions, regions.dropFirst()) where b.offset < a.end {
+      throw XARError.overlappingData(path: b.path, other: a.path)
     }
   }
 

@@ -84,18 +84,29 @@ public struct ContentVersion: Comparable, Hashable, Sendable, CustomStringConver
   }
 }
 
-/// Product identifiers: letters, digits, `.` and `_`.
+/// Product identifiers: reverse-DNS style labels (`com.example.book_1`) of letters, digits and
+/// `_`, separated by single periods.
+///
+/// The identifier becomes a folder name when content is installed (`DOCS/<id>/<version>`), so
+/// the check is strict: no empty label (which also rules out a leading or trailing period, `.`
+/// and `..`), nothing but ASCII letters, digits, `_` and `.`, at most 255 bytes.
 public enum ProductIdentifier {
+  /// The longest identifier accepted, in bytes.
+  public static let maxLength = 255
+
   /// Why `text` is not a valid product identifier, in words; nil if it is one.
   public static func problem(with text: String) -> String? {
     if text.isEmpty { return "the product identifier is empty" }
-    if text.utf8.count > 255 { return "the product identifier is longer than 255 characters" }
+    if text.utf8.count > maxLength { return "the product identifier is longer than \(maxLength) characters" }
     for scalar in text.unicodeScalars {
       let ok = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
         || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_"
       if !ok {
         return "'\(text)' is not a product identifier: use only letters, digits, '.' and '_' (found '\(scalar.escaped(asASCII: true))')"
       }
+    }
+    if text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+      return "'\(text)' is not a product identifier: it has an empty label (a leading, trailing or doubled '.'); use reverse-DNS labels such as com.example.book"
     }
     return nil
   }

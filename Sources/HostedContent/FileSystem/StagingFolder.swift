@@ -97,3 +97,30 @@ func renameNoReplace(_ fromFD: Int32, _ from: String, _ toFD: Int32, _ to: Strin
   if fstatat(toFD, to, &info, AT_SYMLINK_NOFOLLOW) == 0 { throw SystemError("rename to", path: path, code: EEXIST) }
   guard renameat(fromFD, from, toFD, to) == 0 else { throw SystemError("rename to", path: path) }
 }
+
+/// Swaps `a` in `aFolder` with `b` in `bFolder` in one step (`renameat2(RENAME_EXCHANGE)`), so
+/// a reader of `b` sees the old or the new entry, never neither. Where the kernel or file system
+/// cannot (not Linux, an old kernel, some file systems), falls back to two renames and returns
+/// false.
+@discardableResult
+func exchangeEntries(_ a: String, in aFolder: DirectoryHandle, with b: String, in bFolder: DirectoryHandle) throws -> Bool {
+  #if os(Linux)
+    typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") {
+      let renameat2 = unsafeBitCast(symbol, to: Renameat2.self)
+      let renameExchange: UInt32 = 2
+      if renameat2(aFolder.fd, a, bFolder.fd, b, renameExchange) == 0 { return true }
+      if errno != ENOSYS && errno != EINVAL { throw SystemError("exchange", path: bFolder.path + "/" + b) }
+    }
+  #endif
+  let aside = ".\(b).pkgtool-swap-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+  try bFolder.rename(b, to: aside, in: bFolder)
+  do {
+    try aFolder.rename(a, to: b, in: bFolder)
+  } catch {
+    try? bFolder.rename(aside, to: b, in: bFolder)
+    throw error
+  }
+  try bFolder.rename(aside, to: a, in: aFolder)
+  return false
+}

@@ -1,6 +1,12 @@
 import Foundation
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `install`: what an app should do after a download. The content lands in
 /// `DOCS/<product>/<version>/`, then `DOCS/<product>/current` (a symlink) switches to it in one
 /// rename, so a reader of `current` never sees a mix of two versions.
@@ -12,12 +18,17 @@ public enum Install {
     public var validation = ValidationOptions()
     /// Bounds on what the reader accepts.
     public var limits = XARReader.Limits()
+    /// How long to wait, in seconds, for another install into the same product folder.
+    public var lockTimeout: Double = 60
     public init() {}
   }
 
   public enum Action: String, Codable, Sendable {
     /// A new version was installed and made current.
     case installed
+    /// The same version was installed again from a package with other bytes; the folder was
+    /// swapped in one step.
+    case replaced
     /// This version (same package) was already current; nothing changed.
     case alreadyCurrent = "already-current"
     /// Refused: lower than the current version.
@@ -45,10 +56,14 @@ public enum Install {
     public var path: String?
     public var removed: [String] = []
     public var sha256: String?
+    /// With ``Action/replaced``: the SHA-256 of the package the version was installed from before.
+    public var replacedSHA256: String?
   }
 
   public static let currentLink = "current"
   public static let recordFolder = ".pkgtool"
+  /// The file in the product's record folder (`.pkgtool/lock`) that serializes installs.
+  public static let lockFile = "lock"
 
   /// The version `current` points at in `productFolder`, if any.
   public static func currentVersion(in productFolder: DirectoryHandle) -> ContentVersion? {
@@ -56,6 +71,12 @@ public enum Install {
     return ContentVersion(target)
   }
 
+  /// Installs `package` into the documents folder `documents`.
+  ///
+  /// Every name taken from the package (product and version) is checked before it becomes a
+  /// folder name, and every path is opened relative to the handle of `documents`, never joined
+  /// as a string. The whole decision and switch runs under a lock on the product folder, so two
+  /// installs of the same product never interleave.
   public static func run(package: String, into documents: String, options: Options) throws -> Result {
     guard Paths.isDirectory(documents) else {
       throw OperationError("'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
@@ -63,81 +84,130 @@ public enum Install {
     let packageFile: FileDescriptor
     do { packageFile = try FileDescriptor.open(reading: package) } catch { throw OperationError.wrap(error) }
     // Who and what, from the plist, before anything is written.
+    let source: EntrySource
     let info: ContentInfo
     do {
-      let source = try PackageOpener.open(package, limits: options.limits)
+      source = try PackageOpener.open(package, limits: options.limits)
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
-      guard let bytes = try ContentInfoLocator.bytes(in: source) else {
-        let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
-        return Result(action: .invalid, inspection: inspection)
-      }
+      guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
       info = try ContentInfo(decoding: bytes)
     } catch is ContentInfoError, is XARError, is LibArchiveError, PackageOpener.OpenError.notAPackage {
-      let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
-      return Result(action: .invalid, inspection: inspection)
+      return try invalid(package, options)
     } catch {
       throw OperationError.wrap(error)
     }
-    let sha = try Build.sha256(of: packageFile)
     let product = info.productIdentifier
     let version = info.contentVersion
-    let docs = try DirectoryHandle(path: documents)
+    let versionName = version.description
+    // ContentInfo checked both already; they become folder names, so check again here.
+    guard ProductIdentifier.problem(with: product) == nil, ContentVersion(versionName)?.description == versionName else {
+      return try invalid(package, options)
+    }
+    let sha = try Build.sha256(of: packageFile)
+    let docs: DirectoryHandle
+    do { docs = try DirectoryHandle(path: documents) } catch { throw OperationError.wrap(error) }
     let productPath = documents + "/" + product
-    let existingFolder = docs.exists(product) ? try docs.openDirectory(product) : nil
-    let previous = existingFolder.flatMap { currentVersion(in: $0) }
-    var result = Result(action: .installed, productIdentifier: product, version: version, previous: previous, sha256: sha)
+    var result = Result(action: .installed, productIdentifier: product, version: version, sha256: sha)
 
-    if let folder = existingFolder, let previous, previous == version, let record = readRecord(folder, version),
-      record.sha256 == sha, folder.exists(version.description)
-    {
-      result.action = .alreadyCurrent
-      result.path = productPath + "/" + version.description
-      result.removed = try prune(folder, keep: options.keep, current: version)
-      return result
+    // An existing product folder is locked first, so the quick answers (already current, a
+    // downgrade) come before any unpacking. A new one is made only once the package has passed
+    // every rule, so a refused package leaves nothing behind.
+    var productFolder: DirectoryHandle?
+    var lock: FileLock?
+    func lockProductFolder() throws {
+      do {
+        if !docs.exists(product) {
+          do { try docs.createDirectory(product, mode: 0o755) } catch let error as SystemError where error.code == EEXIST {}
+        }
+        let folder = try docs.openDirectory(product)
+        lock = try FileLock(lockFile, in: try openRecordFolder(in: folder), timeout: options.lockTimeout)
+        productFolder = folder
+      } catch let busy as FileLock.Busy {
+        throw OperationError("\(busy)", hint: "wait for it to finish, then install again")
+      } catch let error as SystemError {
+        throw OperationError("cannot install into '\(productPath)': \(error.reason) (\(error.codeName))", hint: "it must be a folder (not a symlink) you can write")
+      }
     }
-    if let previous, version < previous, !options.allowDowngrade {
-      result.action = .refusedDowngrade
-      return result
+    /// The answer when nothing needs installing, given the locked product folder.
+    func decided(_ folder: DirectoryHandle) throws -> Result? {
+      let previous = currentVersion(in: folder)
+      result.previous = previous
+      if let previous, previous == version, folder.exists(versionName), readRecord(folder, version)?.sha256 == sha {
+        result.action = .alreadyCurrent
+        result.path = productPath + "/" + versionName
+        result.removed = try prune(folder, keep: options.keep, current: version)
+        return result
+      }
+      if let previous, version < previous, !options.allowDowngrade {
+        result.action = .refusedDowngrade
+        return result
+      }
+      return nil
+    }
+    if docs.exists(product) {
+      try lockProductFolder()
+      if let answer = try decided(productFolder!) { return answer }
     }
 
-    // Unpack into a staging folder in DOCS (same file system), then move its Contents/ into place.
-    StagingFolder.removeStale(in: docs, for: product)
-    let stagingName = ".\(product).pkgtool-stage-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
     var unpackOptions = Unpack.Options()
     unpackOptions.validation = options.validation
     unpackOptions.limits = options.limits
-    let unpacked = try Unpack.run(package: package, destination: documents + "/" + stagingName, options: unpackOptions)
-    result.inspection = unpacked.inspection
-    guard unpacked.output != nil else {
+    let staged = try Unpack.stage(source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName)
+    result.inspection = staged.inspection
+    guard let staging = staged.staging else {
       result.action = .invalid
       return result
     }
-    defer { try? docs.removeTree(stagingName) }
-    if !docs.exists(product) { try docs.createDirectory(product, mode: 0o755) }
-    let productFolder = try docs.openDirectory(product)
-    StagingFolder.removeStale(in: productFolder, for: version.description)
-    StagingFolder.removeStale(in: productFolder, for: currentLink)
-    let staged = try docs.openDirectory(stagingName)
-    if !staged.exists("Contents") { try staged.createDirectory("Contents") }
-    let versionName = version.description
-    if productFolder.exists(versionName) {
-      // Same version from another package: swap the folder, the old one goes after.
-      let old = ".\(versionName).pkgtool-old-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-      try productFolder.rename(versionName, to: old, in: productFolder)
-      try staged.rename("Contents", to: versionName, in: productFolder)
-      try? productFolder.removeTree(old)
-    } else {
-      try staged.rename("Contents", to: versionName, in: productFolder)
+    defer { staging.discard() }
+    if productFolder == nil {
+      try lockProductFolder()
+      if let answer = try decided(productFolder!) { return answer }
     }
-    try writeRecord(productFolder, Record(productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha, installedAt: ISO8601DateFormatter().string(from: Date())))
-    // The switch: a new symlink renamed over `current`, atomically.
-    let temporaryLink = ".\(currentLink).pkgtool-link-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-    try productFolder.createSymlink(temporaryLink, target: versionName)
-    try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
-    productFolder.sync()
+    guard let productFolder else { throw OperationError("cannot open '\(productPath)'") }
+    defer { withExtendedLifetime(lock) {} }
+    StagingFolder.removeStale(in: productFolder, for: versionName)
+    StagingFolder.removeStale(in: productFolder, for: currentLink)
+    let oldRecord = productFolder.exists(versionName) ? readRecord(productFolder, version) : nil
+
+    // The plist that was written must say what the one read first said.
+    guard let writtenPlist = try? staging.handle.openFile(ContentInfo.fileName),
+      let written = try? ContentInfo(decoding: writtenPlist.read(count: PropertyList.maxEncodedSize, at: 0)),
+      written.productIdentifier == product, written.contentVersion == version
+    else {
+      throw OperationError("'\(package)' changed while it was being installed", hint: "install it again")
+    }
+    if !staging.handle.exists("Contents") { try staging.handle.createDirectory("Contents") }
+    _ = fchmodat(staging.handle.fd, "Contents", 0o755, 0)
+
+    do {
+      if productFolder.exists(versionName) {
+        // The same version from another package: one atomic swap, then the old one goes.
+        try exchangeEntries("Contents", in: staging.handle, with: versionName, in: productFolder)
+        if oldRecord?.sha256 != sha {
+          result.action = .replaced
+          result.replacedSHA256 = oldRecord?.sha256
+        }
+      } else {
+        try renameNoReplace(staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
+      }
+      try writeRecord(productFolder, Record(productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha, installedAt: ISO8601DateFormatter().string(from: Date())))
+      // The switch: a new symlink renamed over `current`, atomically.
+      let temporaryLink = ".\(currentLink).pkgtool-link-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+      try productFolder.createSymlink(temporaryLink, target: versionName)
+      try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
+      productFolder.sync()
+    } catch let error as SystemError {
+      throw Build.writeFailure(error, output: productPath)
+    }
     result.path = productPath + "/" + versionName
     result.removed = try prune(productFolder, keep: options.keep, current: version)
     return result
+  }
+
+  private static func invalid(_ package: String, _ options: Options) throws -> Result {
+    let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
+    return Result(action: .invalid, inspection: inspection)
   }
 
   /// The record of an installed version.
@@ -149,9 +219,16 @@ public enum Install {
     return try? JSONDecoder().decode(Record.self, from: Data(bytes))
   }
 
+  /// The product's record folder, made when missing.
+  static func openRecordFolder(in productFolder: DirectoryHandle) throws -> DirectoryHandle {
+    if !productFolder.exists(recordFolder) {
+      do { try productFolder.createDirectory(recordFolder) } catch let error as SystemError where error.code == EEXIST {}
+    }
+    return try productFolder.openDirectory(recordFolder)
+  }
+
   private static func writeRecord(_ productFolder: DirectoryHandle, _ record: Record) throws {
-    if !productFolder.exists(recordFolder) { try productFolder.createDirectory(recordFolder) }
-    let folder = try productFolder.openDirectory(recordFolder)
+    let folder = try openRecordFolder(in: productFolder)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     let bytes = Array(try encoder.encode(record)) + [10]

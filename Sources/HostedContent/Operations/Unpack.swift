@@ -54,6 +54,34 @@ public enum Unpack {
     } catch {
       throw OperationError("cannot unpack into '\(destination)': the folder '\(parentPath)' does not exist or cannot be opened", hint: "create it first")
     }
+    let staged = try stage(source, in: parent, for: name, options: options, output: destination, progress: progress)
+    guard let staging = staged.staging else {
+      return Result(inspection: staged.inspection, output: nil, fileCount: 0)
+    }
+    do {
+      try staging.publish(as: name, replace: options.force)
+    } catch {
+      staging.discard()
+      throw OperationError.wrap(error)
+    }
+    return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+  }
+
+  /// What ``stage(_:in:for:options:output:progress:)`` made: the report, and the staging folder
+  /// holding the unpacked content when every rule passed (nil otherwise; nothing is left then).
+  struct Staged {
+    var inspection: InspectionResult
+    var staging: StagingFolder?
+    var fileCount: Int
+  }
+
+  /// Runs every rule over `source` while extracting it into a new staging folder in `parent`
+  /// (named after `name`). Everything is created relative to `parent`'s handle; nothing is
+  /// published. `output` names the final destination in error messages.
+  static func stage(
+    _ source: EntrySource, in parent: DirectoryHandle, for name: String, options: Options, output: String,
+    progress: ((UInt64) -> Void)? = nil
+  ) throws -> Staged {
     let staging: StagingFolder
     do {
       staging = try StagingFolder(in: parent, for: name, purpose: "unpack")
@@ -61,7 +89,7 @@ public enum Unpack {
       throw OperationError.wrap(error)
     }
     let sink = SafeDirectorySink(root: staging.handle, threads: options.threads)
-    let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: package))
+    let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: source.location))
     let inspector = PackageInspector(context: context)
     inspector.progress = progress
     var inspection: InspectionResult
@@ -76,18 +104,12 @@ public enum Unpack {
     } catch {
       try? sink.waitForWrites()
       staging.discard()
-      throw Build.writeFailure(error, output: destination)
+      throw Build.writeFailure(error, output: output)
     }
     guard !inspection.failed(strict: options.validation.strict) else {
       staging.discard()
-      return Result(inspection: inspection, output: nil, fileCount: 0)
+      return Staged(inspection: inspection, staging: nil, fileCount: 0)
     }
-    do {
-      try staging.publish(as: name, replace: options.force)
-    } catch {
-      staging.discard()
-      throw OperationError.wrap(error)
-    }
-    return Result(inspection: inspection, output: destination, fileCount: sink.fileCount)
+    return Staged(inspection: inspection, staging: staging, fileCount: sink.fileCount)
   }
 }

@@ -29,6 +29,10 @@ public final class ArchiveIntegrityRule: Rule {
       switch error {
       case .tocTooLarge: hint = "if the package is genuine, raise the limit with --max-toc-size"
       case .tooManyEntries: hint = "if the package is genuine, raise the limit with --max-entries"
+      case .tooManyPathBytes: hint = "if the package is genuine, raise the limit with --max-path-bytes"
+      case .overlappingData(let p, _):
+        entryPath = entryPath ?? p
+        hint = "each file must have heap bytes of its own; build the package again"
       case .expansionTooLarge(let p, _, _, _):
         entryPath = entryPath ?? p
         hint = "a decompression bomb, or a genuine file that compresses extremely well: raise the limit with --max-ratio"

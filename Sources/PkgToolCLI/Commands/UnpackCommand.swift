@@ -83,8 +83,11 @@ struct InstallCommand: ParsableCommand {
       What an app should do after a download: the files of Contents/ land in \
       DOCS/<product id>/<version>/, then DOCS/<product id>/current (a symlink) switches to it in \
       one atomic rename, so readers never see a mix of two versions. A record of what is \
-      installed (package SHA-256, time) is kept in DOCS/<product id>/.pkgtool/. Installing the \
-      same package again changes nothing; a lower version is refused unless --allow-downgrade.
+      installed (package SHA-256, time) is kept in DOCS/<product id>/.pkgtool/. Installs of one \
+      product take a lock (.pkgtool/lock) and wait for each other (--lock-timeout). Installing the \
+      same package again changes nothing; the same version from other bytes is swapped in one \
+      step, with a warning; a lower version is refused unless --allow-downgrade. The product id \
+      and version are checked before they become folder names.
 
       Example:
         pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
@@ -101,6 +104,9 @@ struct InstallCommand: ParsableCommand {
 
   @Flag(name: .customLong("allow-downgrade"), help: "Allow installing a lower version than the current one.")
   var allowDowngrade = false
+
+  @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for another install of the same product to finish (default 60); then exit 2.", valueName: "seconds"))
+  var lockTimeout: Double = 60
 
   @Flag(help: "Print the result as JSON.")
   var json = false
@@ -121,6 +127,7 @@ struct InstallCommand: ParsableCommand {
     var path: String?
     var removed: [String]
     var sha256: String?
+    var replacedSHA256: String?
     var findings: [Finding]
   }
 
@@ -128,6 +135,7 @@ struct InstallCommand: ParsableCommand {
     var options = Install.Options()
     options.keep = keep
     options.allowDowngrade = allowDowngrade
+    options.lockTimeout = lockTimeout
     options.validation = rules.validationOptions
     options.limits = limits.limits
     let result = try Install.run(package: package, into: into, options: options)
@@ -135,7 +143,7 @@ struct InstallCommand: ParsableCommand {
       Terminal.standardOutput(jsonText(Summary(
         action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
         previousVersion: result.previous?.description, path: result.path, removed: result.removed, sha256: result.sha256,
-        findings: result.inspection?.findings ?? [])))
+        replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
     } else {
       if let inspection = result.inspection, !inspection.findings.isEmpty {
         Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
@@ -144,6 +152,9 @@ struct InstallCommand: ParsableCommand {
       switch result.action {
       case .installed:
         Terminal.standardOutput("installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
+      case .replaced:
+        Terminal.standardOutput("installed \(name) into \(result.path ?? "")/ again\n")
+        Terminal.standardError("pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n")
       case .alreadyCurrent:
         Terminal.standardOutput("\(name) is already installed and current; nothing to do\n")
       case .refusedDowngrade, .invalid: break

@@ -81,6 +81,9 @@ struct ReaderLimitOptions: ParsableArguments {
   @Option(name: .customLong("max-entries"), help: ArgumentHelp("Most entries accepted (default 2000000).", valueName: "n"))
   var maxEntries: Int?
 
+  @Option(name: .customLong("max-path-bytes"), help: ArgumentHelp("Most bytes all entries' paths may add up to (default 64MiB).", valueName: "bytes"))
+  var maxPathBytes: ByteCount?
+
   @Option(name: .customLong("max-ratio"), help: ArgumentHelp("Largest decoded/stored size ratio accepted for a compressed file over 1 MiB (default 10000).", valueName: "n"))
   var maxRatio: UInt64?
 
@@ -89,6 +92,7 @@ struct ReaderLimitOptions: ParsableArguments {
     if let maxTOCSize { limits.maxTOCBytes = maxTOCSize.value }
     if let maxEntries { limits.maxEntries = maxEntries }
     if let maxRatio { limits.maxExpansionRatio = maxRatio }
+    if let maxPathBytes { limits.maxTotalPathBytes = maxPathBytes.value }
     return limits
   }
 }

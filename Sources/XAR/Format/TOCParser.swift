@@ -269,11 +269,17 @@ struct TOCParser {
     // Full paths, then hard-link targets by id.
     var paths = [String](repeating: "", count: builders.count)
     var idIndex: [String: Int] = [:]
+    var totalPathBytes: UInt64 = 0
     for i in 0..<builders.count {
       let parent = parents[i]
       paths[i] = parent < 0 ? names[i] : paths[parent] + "/" + names[i]
-      guard paths[i].utf8.count <= limits.maxPathBytes else {
+      let pathBytes = paths[i].utf8.count
+      guard pathBytes <= limits.maxPathBytes else {
         throw XARError.pathTooLong(line: builders[i]?.tocLine ?? 0, limit: limits.maxPathBytes)
+      }
+      totalPathBytes += UInt64(pathBytes)
+      guard totalPathBytes <= limits.maxTotalPathBytes else {
+        throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
       }
       if let id = builders[i]?.id, !id.isEmpty {
         guard idIndex[id] == nil else {
@@ -385,6 +391,16 @@ struct TOCParser {
           line: b.line, element: "length",
           value: "\(data.length) (stored without encoding, but size is \(data.size))")
       }
+    }
+    // What other readers would make of a contradiction differs, so it is never guessed at.
+    if kind == .file && b.fields[link] != nil {
+      throw XARError.contradictoryEntry(
+        line: b.line, name: name, reason: "is typed 'file' but carries a <link> (libarchive makes it a symlink)")
+    }
+    if data != nil && kind != .file {
+      throw XARError.contradictoryEntry(
+        line: b.line, name: name,
+        reason: "is a \(b.type ?? "file") but carries <data> (extractors may write those bytes; a \(b.type ?? "file") has none)")
     }
     let entry = XAREntry(
       id: b.id, path: name, kind: kind, mode: parsedMode, uid: try number("uid"), gid: try number("gid"),

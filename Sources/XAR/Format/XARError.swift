@@ -30,6 +30,13 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case unresolvedHardLink(path: String, id: String)
   case dataOutOfHeap(path: String, offset: UInt64, length: UInt64, heapSize: UInt64)
   case expansionTooLarge(path: String, size: UInt64, length: UInt64, limit: UInt64)
+  /// An entry whose elements say two things at once (a `file` with a `<link>`, `<data>` on a
+  /// folder, a symlink or a hard link): other readers settle it differently.
+  case contradictoryEntry(line: Int, name: String, reason: String)
+  /// Two entries' data share heap bytes.
+  case overlappingData(path: String, other: String)
+  /// The paths of all entries add up to more than the limit.
+  case tooManyPathBytes(limit: UInt64)
   // Data
   case unsupportedEncoding(path: String, style: String)
   case corruptData(path: String, reason: String)
@@ -95,6 +102,12 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
     case .expansionTooLarge(let path, let size, let length, let limit):
       return "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
+    case .contradictoryEntry(let line, let name, let reason):
+      return "TOC line \(line): the entry '\(name.debugEscaped)' \(reason)"
+    case .overlappingData(let path, let other):
+      return "the data of '\(path.debugEscaped)' overlaps the data of '\(other.debugEscaped)' in the heap; each entry must have bytes of its own"
+    case .tooManyPathBytes(let limit):
+      return "the entries' paths add up to more than \(limit) bytes (--max-path-bytes)"
     case .unsupportedEncoding(let path, let style):
       return "'\(path.debugEscaped)': unsupported encoding '\(style)'"
     case .corruptData(let path, let reason):

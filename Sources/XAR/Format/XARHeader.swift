@@ -5,6 +5,11 @@
 /// 8  TOC length, compressed (UInt64)                 16 TOC length, uncompressed (UInt64)
 /// 24 checksum algorithm (UInt32): 0 none, 1 SHA-1, 2 MD5, 3 named (name follows, NUL-padded)
 /// ```
+///
+/// Two lines of xar disagree on codes 3 and 4. Apple's xar (apple-oss `xar.h`) writes 3 for
+/// SHA-256 and 4 for SHA-512 with the plain 28-byte header; the other line writes 3 for "other",
+/// with the algorithm's name after the header (so the header is at least 32 bytes). Both are read:
+/// code 3 with a 28-byte header is SHA-256, code 3 with a longer header is named.
 public struct XARHeader: Equatable, Sendable {
   /// `xar!` as a big-endian integer.
   public static let magic: UInt32 = 0x7861_7221
@@ -69,6 +74,10 @@ public struct XARHeader: Equatable, Sendable {
     case 0: algorithm = XARChecksumAlgorithm.none
     case 1: algorithm = .sha1
     case 2: algorithm = .md5
+    case 3 where headerSize == baseSize:
+      algorithm = .sha256
+    case 4 where headerSize == baseSize:
+      algorithm = .sha512
     case 3:
       let nameBytes = bytes[baseSize..<Int(headerSize)].prefix { $0 != 0 }
       let name = String(decoding: nameBytes, as: UTF8.self)

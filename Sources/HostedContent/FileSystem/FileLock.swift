@@ -1,0 +1,63 @@
+import XAR
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An exclusive `flock` on a file inside a folder, held until the value is released (or the
+/// process ends, whatever kills it: the kernel drops the lock with the descriptor).
+public final class FileLock {
+  private let fd: Int32
+  /// The lock file, for messages.
+  public let path: String
+
+  /// Why a lock could not be taken.
+  public struct Busy: Error, CustomStringConvertible {
+    public var path: String
+    public var waited: Double
+    public var description: String {
+      "another pkgtool is working in '\(Paths.parent(of: path))' (it holds '\(Paths.name(of: path))'); waited \(Int(waited)) s"
+    }
+  }
+
+  /// Takes the lock on `name` in `folder`, creating the file (never following a symlink).
+  /// Waits up to `timeout` seconds for another holder, then throws ``Busy``.
+  public init(_ name: String, in folder: DirectoryHandle, timeout: Double) throws {
+    path = folder.path + "/" + name
+    let fd = openat(folder.fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
+    guard fd >= 0 else { throw SystemError("open lock file", path: path) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      close(fd)
+      throw SystemError("open lock file", path: path, code: EINVAL)
+    }
+    let start = FileLock.monotonicSeconds()
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let code = errno
+      guard code == EWOULDBLOCK || code == EINTR else {
+        close(fd)
+        throw SystemError("lock", path: path, code: code)
+      }
+      let waited = FileLock.monotonicSeconds() - start
+      guard waited < timeout else {
+        close(fd)
+        throw Busy(path: path, waited: waited)
+      }
+      usleep(20_000)
+    }
+    self.fd = fd
+  }
+
+  deinit {
+    _ = flock(fd, LOCK_UN)
+    close(fd)
+  }
+
+  private static func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+  }
+}
