@@ -205,7 +205,7 @@ import XAR
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.appending("x/Contents/latest.json")) == "levels/2.json")
     let validation = try Validation.run(path: dir.appending("a.zip"), options: ValidationOptions())
     #expect(validation.format == .zip)
-    #expect(validation.findings.map(\.ruleID) == ["package-extension"])
+    #expect(validation.findings.isEmpty, "\(validation.findings)")
   }
 
   @Test func dryRunWritesNothing() throws {

@@ -57,7 +57,7 @@ import TestSupport
     let ids = Self.ruleIDs
     #expect(Set(ids).count == ids.count)
     #expect(ids == [
-      "archive-integrity", "package-extension", "layout", "content-info", "path-safety", "duplicate-path",
+      "archive-integrity", "package-form", "layout", "content-info", "path-safety", "duplicate-path",
       "no-executable", "no-external-symlink", "special-file", "size-limit", "content-version-increase", "junk-file",
     ])
     for id in ids { #expect(id.allSatisfy { $0.isLowercase || $0 == "-" }) }

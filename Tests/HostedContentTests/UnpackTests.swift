@@ -15,7 +15,7 @@ import XAR
     let sandbox = try TemporaryDirectory("pkgtool-sandbox")
     try FileManager.default.createDirectory(atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
     try writeFile(sandbox.appending("inner/keep.txt"), "untouched")
-    let package = sandbox.appending("inner/hostile.pkg")
+    let package = sandbox.appending("inner/" + hostile.fileName)
     try hostile.make(package)
     let before = try snapshot(sandbox.path)
 

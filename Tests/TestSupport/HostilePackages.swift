@@ -10,6 +10,8 @@ public struct HostilePackage: CustomStringConvertible {
   public var ruleID: String
   /// Writes the package at the path given.
   public var make: (String) throws -> Void
+  /// The name the package is written under (the form rule reads it).
+  public var fileName = "hostile.pkg"
 
   public var description: String { name }
 
@@ -54,8 +56,17 @@ public struct HostilePackage: CustomStringConvertible {
   static let plist = RuleExample.baseNodes[0]
   static func plistFile(_ text: String) -> Node { .file(ContentInfo.fileName, text) }
 
-  /// The whole suite.
-  public static let all: [HostilePackage] = {
+  /// The whole suite: the first round and the edges found since.
+  public static let all: [HostilePackage] = first + edges
+
+  /// A copy written under another file name.
+  func named(_ fileName: String) -> HostilePackage {
+    var copy = self
+    copy.fileName = fileName
+    return copy
+  }
+
+  static let first: [HostilePackage] = {
     let bomb = [UInt8](repeating: 0, count: 20_000_000)
     let bombStored = ZlibDeflater.compress(bomb, level: 9)
     let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()

@@ -22,6 +22,10 @@ public struct CraftedXAR {
   public var tocTrailer: [UInt8] = []
   /// Flips the stored TOC checksum.
   public var corruptTOCChecksum = false
+  /// zlib level for the TOC (0 stores the XML verbatim, so its bytes land at known offsets).
+  public var tocLevel: Int32 = 6
+  /// The TOC checksum algorithm (the `<checksum>` in `toc` must name the same one).
+  public var tocChecksum: XARChecksumAlgorithm = .sha1
 
   public init(toc: String, heap: [UInt8] = []) {
     self.toc = toc
@@ -61,8 +65,8 @@ public struct CraftedXAR {
 
   public func bytes() -> [UInt8] {
     let xml = Array(toc.utf8)
-    let compressed = ZlibDeflater.compress(xml, level: 6) + tocTrailer
-    var hasher = XARHasher(.sha1)
+    let compressed = ZlibDeflater.compress(xml, level: tocLevel) + tocTrailer
+    var hasher = XARHasher(tocChecksum)
     hasher.update(compressed)
     var checksum = hasher.finalize().digest
     if corruptTOCChecksum { checksum[0] ^= 0xFF }

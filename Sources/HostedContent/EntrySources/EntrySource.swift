@@ -37,6 +37,13 @@ public protocol EntrySource: AnyObject {
   /// during the call. Throws when the source is damaged (an `archive-integrity` problem) or an
   /// I/O error happens.
   func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws
+  /// Other formats the file's bytes also parse as (found by ``PackageOpener``); the entries
+  /// come from ``format``'s view.
+  var otherForms: [PackageFormat] { get }
+}
+
+extension EntrySource {
+  public var otherForms: [PackageFormat] { [] }
 }
 
 /// A package source could not be read at all: an I/O or usage problem, not a finding.

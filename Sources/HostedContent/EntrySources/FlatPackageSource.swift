@@ -8,6 +8,7 @@ public final class FlatPackageSource: EntrySource {
   public let reader: XARReader
   /// The `Payload` entry.
   public let payload: XAREntry
+  public var otherForms: [PackageFormat] = []
 
   /// The payload of a flat package, or nil when `reader` is not one.
   public static func payload(in reader: XARReader) -> XAREntry? {
@@ -55,11 +56,13 @@ public final class ZipPackageSource: EntrySource {
   public let format: PackageFormat
   public let location: String
   public let packageSize: UInt64?
+  public let otherForms: [PackageFormat]
 
-  public init(path: String, size: UInt64, format: PackageFormat = .zip) {
+  public init(path: String, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
     location = path
     packageSize = size
     self.format = format
+    self.otherForms = otherForms
   }
 
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {

@@ -34,17 +34,18 @@ public enum PackageOpener {
       throw OpenError.unreadable(error)
     }
     let size: UInt64
-    let magic: [UInt8]
+    let head: [UInt8]
     do {
       size = try file.size()
-      magic = try file.read(count: 4, at: 0)
-      if try file.read(count: 5, at: 257) == Array("ustar".utf8) {
-        return ZipPackageSource(path: path, size: size, format: .tar)
-      }
+      head = try file.read(count: 512, at: 0)
     } catch let error as SystemError {
       throw OpenError.unreadable(error)
     }
-    if magic == Array("xar!".utf8) {
+    let magic = Array(head.prefix(4))
+    // Every format the first bytes claim. XAR is looked for first: it is what a .pkg must be,
+    // and the view bsdtar takes of a file that starts with `xar!`.
+    let forms = sniff(head)
+    if forms.first == .xar {
       let reader: XARReader
       do {
         reader = try XARReader(file: file, limits: limits)
@@ -52,14 +53,42 @@ public enum PackageOpener {
         throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
       }
       if let payload = FlatPackageSource.payload(in: reader) {
-        return FlatPackageSource(reader: reader, payload: payload)
+        let source = FlatPackageSource(reader: reader, payload: payload)
+        source.otherForms = Array(forms.dropFirst())
+        return source
       }
-      return XARPackageSource(reader: reader)
+      let source = XARPackageSource(reader: reader)
+      source.otherForms = Array(forms.dropFirst())
+      return source
     }
-    if magic == [0x50, 0x4B, 0x03, 0x04] || magic == [0x50, 0x4B, 0x05, 0x06] {
-      return ZipPackageSource(path: path, size: size)
+    if let first = forms.first {
+      return ZipPackageSource(path: path, size: size, format: first, otherForms: Array(forms.dropFirst()))
     }
     let shown = magic.isEmpty ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
+  }
+
+  /// The formats whose signature `head` (a file's first 512 bytes) carries, XAR first.
+  static func sniff(_ head: [UInt8]) -> [PackageFormat] {
+    var forms: [PackageFormat] = []
+    if head.starts(with: Array("xar!".utf8)) { forms.append(.xar) }
+    if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) { forms.append(.zip) }
+    if isTarHeader(head) { forms.append(.tar) }
+    return forms
+  }
+
+  /// True when `head` is a tar header as libarchive accepts one: `ustar` at 257, or a header
+  /// whose checksum field matches its bytes (old v7 tar).
+  static func isTarHeader(_ head: [UInt8]) -> Bool {
+    guard head.count >= 512 else { return false }
+    if Array(head[257..<262]) == Array("ustar".utf8) { return true }
+    // The checksum: octal digits (with spaces or NULs around), the sum of the header's bytes
+    // with the checksum field read as spaces.
+    let field = head[148..<156]
+    let digits = field.drop { $0 == 0x20 }.prefix { $0 >= 0x30 && $0 <= 0x37 }
+    guard !digits.isEmpty, let stored = Int(String(decoding: digits, as: UTF8.self), radix: 8) else { return false }
+    var sum = 0
+    for (index, byte) in head.prefix(512).enumerated() { sum += (148..<156).contains(index) ? 0x20 : Int(byte) }
+    return stored == sum && head.prefix(100).contains(where: { $0 != 0 })
   }
 }

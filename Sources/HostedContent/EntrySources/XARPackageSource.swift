@@ -5,6 +5,7 @@ public final class XARPackageSource: EntrySource {
   public let format = PackageFormat.xar
   public let location: String
   public let reader: XARReader
+  public var otherForms: [PackageFormat] = []
 
   public init(reader: XARReader) {
     self.reader = reader

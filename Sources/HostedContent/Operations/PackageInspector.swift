@@ -156,9 +156,10 @@ public final class PackageInspector {
       findings.append(ArchiveIntegrityRule.finding(for: error))
     }
 
-    let summary = InspectionSummary(
+    var summary = InspectionSummary(
       format: source.format, packageSize: source.packageSize, contentInfoBytes: contentInfoBytes,
       entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed, paths: paths)
+    summary.otherForms = source.otherForms
     for rule in rules { rule.finish(summary, into: &findings) }
     let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
     var result = InspectionResult(

@@ -46,10 +46,6 @@ public enum Validation {
         finding.message = "not a readable package: \(reason)"
         findings[0] = finding
       }
-      let name = Paths.name(of: path)
-      if !name.lowercased().hasSuffix(".pkg") {
-        findings.append(Finding(ruleID: PackageExtensionRule.description.id, severity: .error, path: nil, message: "the package file '\(name)' does not end in .pkg", hint: "rename it to end in .pkg"))
-      }
       return InspectionResult(format: .xar, location: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, findings: findings, contentInfo: nil, entryCount: 0, contentSize: 0, entries: [], integrityFailed: true)
     } catch let error as PackageOpener.OpenError {
       throw OperationError.wrap(error)

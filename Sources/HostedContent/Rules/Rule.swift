@@ -110,6 +110,8 @@ public struct InspectedEntry {
 /// What the run saw as a whole, given to ``Rule/finish(_:into:)``.
 public struct InspectionSummary {
   public var format: PackageFormat
+  /// Other formats the same bytes also parse as (a polyglot); empty for an honest file.
+  public var otherForms: [PackageFormat] = []
   /// The package file's size (nil for folders).
   public var packageSize: UInt64?
   /// The bytes of `ContentInfo.plist` at the root, if it was there as a file.

@@ -2,7 +2,7 @@
 public enum RuleCatalog {
   public static let all: [any Rule.Type] = [
     ArchiveIntegrityRule.self,
-    PackageExtensionRule.self,
+    PackageFormRule.self,
     LayoutRule.self,
     ContentInfoRule.self,
     PathSafetyRule.self,
