@@ -156,8 +156,8 @@ import XAR
     options.output = dir.appending("a.pkg")
     _ = try Build.run(directory: project, options: options)
     try Forms.flatPackage(of: source, at: dir.appending("flat.pkg"))
-    try Forms.zip(of: source, at: dir.appending("zip.pkg"))
-    let infos = try ["a.pkg", "flat.pkg", "zip.pkg"].map { try PackageInfo.run(path: dir.appending($0), includeFiles: true) } + [try PackageInfo.run(path: source, includeFiles: true)]
+    try Forms.zip(of: source, at: dir.appending("content.zip"))
+    let infos = try ["a.pkg", "flat.pkg", "content.zip"].map { try PackageInfo.run(path: dir.appending($0), includeFiles: true) } + [try PackageInfo.run(path: source, includeFiles: true)]
     #expect(infos.map(\.format) == ["xar", "flat-package", "zip", "directory"])
     for info in infos {
       #expect(info.productIdentifier == "com.example.game.levelpack1")

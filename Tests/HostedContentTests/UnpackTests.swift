@@ -95,18 +95,18 @@ enum Forms {
     let dir = try TemporaryDirectory()
     let source = try makeSource(dir)
     try Forms.flatPackage(of: source, at: dir.appending("flat.pkg"))
-    try Forms.zip(of: source, at: dir.appending("content.pkg"))
+    try Forms.zip(of: source, at: dir.appending("content.zip"))
     try bsdtar(["-c", "--format", "xar", "-f", dir.appending("bsd.pkg"), "-C", source, "ContentInfo.plist", "Contents"])
     func key(_ r: InspectionResult) -> Set<String> { Set(r.findings.map { "\($0.ruleID)|\($0.path ?? "")" }) }
     let folder = try Validation.run(path: source, options: ValidationOptions())
     #expect(key(folder) == ["junk-file|Contents/.DS_Store", "no-executable|Contents/tool.dat"])
-    for package in ["flat.pkg", "content.pkg", "bsd.pkg"] {
+    for package in ["flat.pkg", "content.zip", "bsd.pkg"] {
       let result = try Validation.run(path: dir.appending(package), options: ValidationOptions())
       #expect(key(result) == key(folder), "\(package): \(result.findings)")
       #expect(result.contentInfo?.productIdentifier == "com.example.sample")
     }
     #expect(try Validation.run(path: dir.appending("flat.pkg"), options: ValidationOptions()).format == .flatPackage)
-    #expect(try Validation.run(path: dir.appending("content.pkg"), options: ValidationOptions()).format == .zip)
+    #expect(try Validation.run(path: dir.appending("content.zip"), options: ValidationOptions()).format == .zip)
   }
 
   @Test(arguments: ["book-chapter1", "book-chapter2", "level-pack"])
@@ -122,9 +122,9 @@ enum Forms {
     options.output = dir.appending("built.pkg")
     _ = try Build.run(directory: project, options: options)
     try Forms.flatPackage(of: source, at: dir.appending("flat.pkg"))
-    try Forms.zip(of: source, at: dir.appending("zip.pkg"))
+    try Forms.zip(of: source, at: dir.appending("content.zip"))
     let expected = try snapshot(source)
-    for package in ["built.pkg", "flat.pkg", "zip.pkg"] {
+    for package in ["built.pkg", "flat.pkg", "content.zip"] {
       let out = dir.appending("out-\(package)")
       let result = try Unpack.run(package: dir.appending(package), destination: out, options: Unpack.Options())
       #expect(result.output == out, "\(package): \(result.inspection.findings)")

@@ -83,7 +83,90 @@ extension HostilePackage {
         return (0..<300).map { "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>" }.joined()
       }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
-    list += []
+    list += zipEdges
     return list
   }()
+}
+
+/// Edits a zip's central directory in place, to make the two views of a zip disagree.
+public struct ZipPatch {
+  public var bytes: [UInt8]
+
+  public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+  private func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
+  private func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
+  private mutating func put16(_ i: Int, _ v: Int) { bytes[i] = UInt8(v & 0xFF); bytes[i + 1] = UInt8(v >> 8 & 0xFF) }
+  private mutating func put32(_ i: Int, _ v: Int) { put16(i, v & 0xFFFF); put16(i + 2, v >> 16) }
+
+  var eocd: Int { (0...(bytes.count - 22)).reversed().first { u32($0) == 0x0605_4B50 }! }
+
+  /// Offsets of the central entries, in order.
+  var centralEntries: [Int] {
+    var result: [Int] = []
+    var p = u32(eocd + 16)
+    for _ in 0..<u16(eocd + 10) {
+      result.append(p)
+      p += 46 + u16(p + 28) + u16(p + 30) + u16(p + 32)
+    }
+    return result
+  }
+
+  func centralName(_ index: Int) -> String {
+    let p = centralEntries[index]
+    return String(decoding: bytes[(p + 46)..<(p + 46 + u16(p + 28))], as: UTF8.self)
+  }
+
+  /// The index of the central entry named `name`.
+  public func index(of name: String) -> Int { centralEntries.indices.first { centralName($0) == name }! }
+
+  /// Gives central entry `index` another name of the same length.
+  public mutating func renameCentral(_ index: Int, to name: String) {
+    let p = centralEntries[index]
+    precondition(name.utf8.count == u16(p + 28))
+    bytes.replaceSubrange((p + 46)..<(p + 46 + name.utf8.count), with: Array(name.utf8))
+  }
+
+  public mutating func setCentralMethod(_ index: Int, _ method: Int) { put16(centralEntries[index] + 10, method) }
+  public mutating func setCentralSize(_ index: Int, _ size: Int) { put32(centralEntries[index] + 24, size) }
+
+  /// Removes central entry `index`: its local header and data stay where they were.
+  public mutating func dropCentral(_ index: Int) {
+    let entries = centralEntries
+    let start = entries[index]
+    let end = index + 1 < entries.count ? entries[index + 1] : eocd
+    let removed = end - start
+    let e = eocd
+    put16(e + 8, u16(e + 8) - 1)
+    put16(e + 10, u16(e + 10) - 1)
+    put32(e + 12, u32(e + 12) - removed)
+    bytes.removeSubrange(start..<end)
+  }
+}
+
+extension HostilePackage {
+  /// A zip of the standard package plus `nodes`, with `patch` applied to its central directory.
+  static func patchedZip(_ name: String, _ rule: String, _ nodes: [Node], patch: @escaping (inout ZipPatch) -> Void) -> HostilePackage {
+    HostilePackage(name, rule) { path in
+      try ExamplePackages.writeZip(base + nodes, to: path)
+      var zip = ZipPatch(try readFile(path))
+      patch(&zip)
+      try Data(zip.bytes).write(to: URL(fileURLWithPath: path))
+    }.named("hostile.zip")
+  }
+
+  static let zipEdges: [HostilePackage] = [
+    patchedZip("zip central name traverses", "archive-integrity", [.file("Contents/innocent.txt", "x")]) {
+      $0.renameCentral($0.index(of: "Contents/innocent.txt"), to: "../../../../escap.txt")
+    },
+    patchedZip("zip central method differs", "archive-integrity", [.file("Contents/a.txt", String(repeating: "a", count: 500))]) {
+      $0.setCentralMethod($0.index(of: "Contents/a.txt"), 0)
+    },
+    patchedZip("zip central size differs", "archive-integrity", [.file("Contents/a.txt", "abc")]) {
+      $0.setCentralSize($0.index(of: "Contents/a.txt"), 2)
+    },
+    patchedZip("zip entry hidden from the central directory", "archive-integrity", [.file("Contents/hidden.sh", "#!/bin/sh\nrm -rf ~\n")]) {
+      $0.dropCentral($0.index(of: "Contents/hidden.sh"))
+    },
+  ]
 }

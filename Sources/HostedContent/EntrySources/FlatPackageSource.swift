@@ -65,7 +65,15 @@ public final class ZipPackageSource: EntrySource {
     self.otherForms = otherForms
   }
 
+  /// Most entries a zip may declare.
+  public var maxEntries = XARReader.Limits().maxEntries
+
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    if format == .zip {
+      // libarchive reads the local headers, unzip the central directory: they must agree.
+      let file = try FileDescriptor.open(reading: location)
+      _ = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
+    }
     try LibArchiveReader(path: location).forEachEntry(visit)
   }
 }

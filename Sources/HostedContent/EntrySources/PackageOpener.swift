@@ -62,7 +62,9 @@ public enum PackageOpener {
       return source
     }
     if let first = forms.first {
-      return ZipPackageSource(path: path, size: size, format: first, otherForms: Array(forms.dropFirst()))
+      let source = ZipPackageSource(path: path, size: size, format: first, otherForms: Array(forms.dropFirst()))
+      source.maxEntries = limits.maxEntries
+      return source
     }
     let shown = magic.isEmpty ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")

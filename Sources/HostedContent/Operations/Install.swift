@@ -91,7 +91,7 @@ public enum Install {
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
       info = try ContentInfo(decoding: bytes)
-    } catch is ContentInfoError, is XARError, is LibArchiveError, PackageOpener.OpenError.notAPackage {
+    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError.notAPackage {
       return try invalid(package, options)
     } catch {
       throw OperationError.wrap(error)
