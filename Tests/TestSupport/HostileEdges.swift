@@ -83,7 +83,7 @@ extension HostilePackage {
         return (0..<300).map { "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>" }.joined()
       }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
-    list += zipEdges
+    list += zipEdges + flatAndLinkEdges
     return list
   }()
 }
@@ -169,4 +169,124 @@ extension HostilePackage {
       $0.dropCentral($0.index(of: "Contents/hidden.sh"))
     },
   ]
+}
+
+extension HostilePackage {
+  /// A flat package: `Distribution`, `content.pkg/PackageInfo`, `content.pkg/Payload` (a gzip'd
+  /// cpio of the standard content plus `prepare`'s changes, in `cpioFormat`), and the outer
+  /// members `outer` (XML of `<file>` elements, given the heap offset where `outerHeap` starts).
+  static func flat(
+    _ name: String, _ rule: String, cpioFormat: String = "odc", prepare: @escaping (String) throws -> Void = { _ in },
+    outer: @escaping (Int) -> String = { _ in "" }, outerHeap: [UInt8] = []
+  ) -> HostilePackage {
+    HostilePackage(name, rule) { path in
+      let scratch = try TemporaryDirectory()
+      let source = scratch.appending("src")
+      try ExamplePackages.writeFolder(base, at: source)
+      try prepare(source)
+      let payloadPath = scratch.appending("Payload")
+      try bsdtar(["-c", "--format", cpioFormat, "-z", "-f", payloadPath, "-C", source, "."])
+      let payload = try readFile(payloadPath)
+      let distribution = Array("<?xml version=\"1.0\"?><installer-gui-script minSpecVersion=\"1\"/>".utf8)
+      let info = Array("<pkg-info/>".utf8)
+      var heap: [UInt8] = []
+      func data(_ bytes: [UInt8]) -> String {
+        defer { heap += bytes }
+        return CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: 20 + heap.count)
+      }
+      var toc = "<file id=\"1\"><name>Distribution</name><type>file</type><mode>0644</mode>\(data(distribution))</file>"
+      toc += "<file id=\"2\"><name>content.pkg</name><type>directory</type><mode>0755</mode>"
+      toc += "<file id=\"3\"><name>PackageInfo</name><type>file</type><mode>0644</mode>\(data(info))</file>"
+      toc += "<file id=\"4\"><name>Payload</name><type>file</type><mode>0644</mode>\(data(payload))</file></file>"
+      toc += outer(20 + heap.count)
+      heap += outerHeap
+      try CraftedXAR(toc: CraftedXAR.document(toc), heap: heap).write(to: path)
+    }
+  }
+
+  static let flatAndLinkEdges: [HostilePackage] = {
+    let elfData = { (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
+    return [
+      // Data on hard links, which extractors write over the linked file.
+      HostilePackage("pax hard link carrying an ELF", "special-file") { path in
+        // Written byte by byte: Python's tarfile will not put data behind a hard link.
+        let script = """
+          import sys
+          elf = bytes([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1] + [0] * 57)
+          def header(name, typ, size, link=b""):
+              h = bytearray(512)
+              h[0:len(name)] = name
+              h[100:108] = b"0000644\\0"; h[108:116] = b"0000000\\0"; h[116:124] = b"0000000\\0"
+              h[124:136] = b"%011o\\0" % size; h[136:148] = b"%011o\\0" % 946684800
+              h[148:156] = b" " * 8; h[156:157] = typ; h[157:157+len(link)] = link
+              h[257:263] = b"ustar\\0"; h[263:265] = b"00"
+              h[148:156] = b"%06o\\0 " % sum(h)
+              return bytes(h)
+          def pad(b): return b + bytes((-len(b)) % 512)
+          def pax(name, records):
+              body = b""
+              for k, v in records:
+                  rec = b" %s=%s\\n" % (k, v)
+                  n = len(rec) + 1
+                  while len(str(n).encode()) + len(rec) != n: n += 1
+                  body += str(n).encode() + rec
+              return header(b"PaxHeader/" + name, b"x", len(body)) + pad(body)
+          out = b""
+          def add(name, typ, data=b"", link=b""):
+              global out
+              out += pax(name, [(b"mtime", b"946684800")]) + header(name, typ, len(data), link) + pad(data)
+          plist = sys.stdin.buffer.read()
+          add(b"ContentInfo.plist", b"0", plist)
+          add(b"Contents", b"5")
+          add(b"Contents/a.txt", b"0", b"")
+          add(b"Contents/b.txt", b"1", elf, b"Contents/a.txt")
+          out += bytes(1024)
+          open(sys.argv[1], "wb").write(out)
+          """
+        let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()
+        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
+        guard result.status == 0 else { throw TestFailure("python: \(result.stderr)") }
+      },
+      flat("newc cpio hard-link set whose data rides on the last link", "special-file", cpioFormat: "newc") { src in
+        try writeFile(src + "/Contents/a.txt", elf)
+        guard link(src + "/Contents/a.txt", src + "/Contents/b.txt") == 0 else { throw TestFailure("link") }
+      },
+      // Members of a flat package outside its payload.
+      flat("flat package with a setuid ELF in Resources", "no-executable", outer: { o in
+        "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>helper</name><type>file</type><mode>4755</mode>\(elfData(o))</file></file>"
+      }, outerHeap: elf),
+      flat("flat package with Scripts", "layout", outer: { o in
+        let script = Array("#!/bin/sh\necho hi\n".utf8)
+        return "<file id=\"20\"><name>other.pkg</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>Scripts</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: script, plain: script, offset: o))</file></file>"
+      }, outerHeap: Array("#!/bin/sh\necho hi\n".utf8)),
+      flat("flat package with ../escape -> /etc/passwd outside the payload", "path-safety", outer: { _ in
+        "<file id=\"20\"><name>..</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>escape</name><type>symlink</type><link type=\"file\">/etc/passwd</link></file></file>"
+      }),
+      flat("flat package with a device outside the payload", "special-file", outer: { _ in
+        "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>null</name><type>character special</type><mode>0644</mode></file></file>"
+      }),
+      flat("flat package with a size lie outside the payload", "archive-integrity", outer: { o in
+        let bytes = Array("short".utf8)
+        return "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>en.lproj</name><type>file</type><mode>0644</mode>"
+          + CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: o).replacingOccurrences(of: "<size>5</size>", with: "<size>50</size>").replacingOccurrences(of: "<length>5</length>", with: "<length>5</length>") + "</file></file>"
+      }, outerHeap: Array("short".utf8)),
+      // Symlink targets as the device's file system reads them.
+      crafted("symlink target with a NUL", "no-external-symlink", CraftedXAR.document(
+        "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>\(plistDataElement)</file>"
+          + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>"
+          + "<file id=\"3\"><name>l1</name><type>symlink</type><link type=\"file\" enctype=\"base64\">\(Data("..\u{0}/d".utf8).base64EncodedString())</link></file></file>"),
+        heap: plistBytes),
+      xar("escape through case-folded links (L/.. on APFS)", "no-external-symlink", [
+        .directory("Contents/a"), .directory("Contents/a/b"), .directory("Contents/a/b/c"),
+        .symlink("Contents/l", "."), .symlink("Contents/a/l", "."), .symlink("Contents/a/b/l", "."), .symlink("Contents/a/b/c/l", "."),
+        .symlink("Contents/a/b/c/x", "L/../L/../L/../L/../../etc/passwd"),
+      ]),
+      xar("file under a symlinked folder spelled in other case", "path-safety", [
+        .directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/LINK/x.txt", "x"),
+      ]),
+    ]
+  }()
+
+  static var plistBytes: [UInt8] { if case .file(let b) = plist.content { return b } else { return [] } }
+  static var plistDataElement: String { CraftedXAR.dataElement(stored: plistBytes, plain: plistBytes, offset: 20) }
 }

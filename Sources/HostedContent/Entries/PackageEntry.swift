@@ -31,6 +31,11 @@ public struct PackageEntry: Equatable, Sendable {
   public var pathIsValidUTF8: Bool
   /// How the entry is stored in the package, when the format says.
   public var storage: Storage?
+  /// True for a member of a flat package's outer XAR (`Distribution`, `NAME.pkg/Bom`, …), which
+  /// is not content: it is never unpacked, but any extractor of the whole file writes it, so the
+  /// rules that guard the machine (paths, executables, special files, the wrapper's layout)
+  /// look at it too.
+  public var isWrapperMember = false
 
   /// How an entry's bytes are stored.
   public struct Storage: Equatable, Sendable {

@@ -1,6 +1,20 @@
 /// Resolves symlinks among a package's own entries the way a file system would: relative to the
 /// link's folder, through other links, with `..` applied after each link is expanded.
+///
+/// Names are matched the way the device's file system matches them: APFS and HFS+ volumes are
+/// case-insensitive and normalization-insensitive by default, so `L/..` passes through a link
+/// named `l` there. Keys are folded with ``fold(_:)`` (Swift's `String` equality already treats
+/// NFC and NFD spellings as one).
 public struct SymlinkResolver {
+  /// The key a path is matched under: lower case (strings compare after Unicode normalization).
+  public static func fold(_ path: String) -> String { path.lowercased() }
+
+  /// True when a symlink target holds a character the OS would cut it at or that no name
+  /// should hold (NUL and other control characters).
+  public static func hasControlCharacter(_ target: String) -> Bool {
+    target.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+  }
+
   /// Where a link leads.
   public enum Resolution: Equatable {
     /// To `path` inside the package; `exists` is false when nothing is there (dangling).
@@ -24,14 +38,14 @@ public struct SymlinkResolver {
 
   /// Records a symlink entry (other kinds are ignored: `paths` knows them).
   public mutating func add(_ entry: PackageEntry) {
-    if entry.kind == .symlink { links[entry.path] = entry.linkTarget ?? "" }
+    if entry.kind == .symlink { links[SymlinkResolver.fold(entry.path)] = entry.linkTarget ?? "" }
   }
 
   /// True when no symlink has been added.
   public var hasNoSymlinks: Bool { links.isEmpty }
 
   /// True if `path` is a recorded symlink.
-  public func isSymlink(_ path: String) -> Bool { links[path] != nil }
+  public func isSymlink(_ path: String) -> Bool { links[SymlinkResolver.fold(path)] != nil }
 
   /// The first proper prefix of `path` that is a symlink, if any.
   public func symlinkedAncestor(of path: String) -> String? {
@@ -40,14 +54,14 @@ public struct SymlinkResolver {
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
     for part in parts {
       prefix = prefix.isEmpty ? String(part) : prefix + "/" + part
-      if links[prefix] != nil { return prefix }
+      if links[SymlinkResolver.fold(prefix)] != nil { return prefix }
     }
     return nil
   }
 
   /// Follows the link at `path` to its end.
   public func resolve(_ path: String) -> Resolution {
-    guard let target = links[path] else { return .inside(path: path, exists: paths.contains(path)) }
+    guard let target = links[SymlinkResolver.fold(path)] else { return .inside(path: path, exists: paths.contains(path)) }
     var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
     var hops = 0
     func split(_ s: String) -> [String] { s.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }
@@ -64,7 +78,7 @@ public struct SymlinkResolver {
       }
       parts.append(component)
       let current = parts.joined(separator: "/")
-      if let next = links[current] {
+      if let next = links[SymlinkResolver.fold(current)] {
         hops += 1
         guard hops <= 40 else { return .loop }
         guard !next.hasPrefix("/") else { return .absolute(next) }

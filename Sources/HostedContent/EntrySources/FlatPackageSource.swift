@@ -30,6 +30,13 @@ public final class FlatPackageSource: EntrySource {
   public var packageSize: UInt64? { reader.fileSize }
 
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    // The outer archive's other members: checked, their data read to the end (so a size or
+    // checksum lie is caught), never written.
+    for x in reader.entries where x.path != payload.path {
+      var entry = XARPackageSource.entry(from: x)
+      entry.isWrapperMember = true
+      try visit(entry, entry.kind == .file ? reader.dataReader(for: x) : nil)
+    }
     let stream = reader.dataReader(for: payload)
     var buffer = [UInt8](repeating: 0, count: 256 * 1024)
     var ended = false

@@ -110,7 +110,10 @@ final class LibArchiveReader {
         default: kind = .other
         }
       }
-      let size = kind == .file && archive_entry_size_is_set(e) != 0 ? UInt64(max(0, archive_entry_size(e))) : 0
+      // A hard link may carry data of its own (pax, and newc cpio where the last link of a set
+      // holds the bytes): extractors write it over the linked file, so its size is kept for
+      // the rules to refuse.
+      let size = (kind == .file || kind == .hardLink) && archive_entry_size_is_set(e) != 0 ? UInt64(max(0, archive_entry_size(e))) : 0
       let entry = PackageEntry(
         path: path, kind: kind, mode: UInt32(archive_entry_perm(e)) & 0o7777, size: size,
         linkTarget: linkTarget, pathIsValidUTF8: valid)

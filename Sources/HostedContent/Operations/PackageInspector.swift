@@ -86,6 +86,20 @@ public final class PackageInspector {
 
     do {
       try source.forEachEntry { entry, data in
+        if entry.isWrapperMember {
+          // Seen by the rules and read to the end (checksums), but not content: not counted,
+          // not indexed, never written.
+          var first = 0
+          if entry.kind == .file, let data {
+            first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+          }
+          do {
+            let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
+            for rule in rules { rule.inspect(inspected, into: &findings) }
+          }
+          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          return
+        }
         count += 1
         if entry.kind == .file { files += 1 }
         if recordEntries { entries.append(entry) }

@@ -17,6 +17,7 @@ public final class DuplicatePathRule: Rule {
   public init(context: RuleContext) {}
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    guard !inspected.entry.isWrapperMember else { return }
     let path = inspected.entry.path
     let key = path.lowercased()
     if let first = folded[key] {

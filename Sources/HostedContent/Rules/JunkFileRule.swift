@@ -57,6 +57,7 @@ public final class JunkFileRule: Rule {
   private var reported: Set<String> = []
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    guard !inspected.entry.isWrapperMember else { return }
     let path = inspected.entry.path
     // Report a junk folder once, not each file in it (also when the archive has no entry for
     // the folder itself).

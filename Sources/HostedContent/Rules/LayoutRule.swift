@@ -20,8 +20,31 @@ public final class LayoutRule: Rule {
 
   public init(context: RuleContext) {}
 
+  /// Why a flat package's outer member is not one productbuild writes; nil when it is.
+  static func wrapperProblem(_ entry: PackageEntry) -> String? {
+    let parts = entry.components
+    let allowed: Bool
+    switch parts.count {
+    case 1:
+      allowed = (parts[0] == "Distribution" && entry.kind == .file)
+        || (parts[0].hasSuffix(".pkg") && parts[0] != ".pkg" && entry.kind == .directory)
+        || (parts[0] == "Resources" && entry.kind == .directory)
+    case 2 where parts[0].hasSuffix(".pkg"):
+      allowed = ["Bom", "PackageInfo", "Payload"].contains(parts[1]) && entry.kind == .file
+    default:
+      allowed = parts[0] == "Resources" && (entry.kind == .file || entry.kind == .directory)
+    }
+    return allowed ? nil : "the flat package holds '\(entry.path)' (a \(entry.kind.rawValue)) outside its payload; only Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/ belong there"
+  }
+
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
+    if entry.isWrapperMember {
+      if let problem = LayoutRule.wrapperProblem(entry) {
+        findings.append(finding(entry.path, problem, hint: "export the package again with productbuild --content, or build a plain package with pkgtool build"))
+      }
+      return
+    }
     let root = String(entry.rootName)
     let isRootEntry = !entry.path.utf8.contains(UInt8(ascii: "/"))
     switch root {

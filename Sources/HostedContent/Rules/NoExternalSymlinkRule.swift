@@ -24,7 +24,7 @@ public final class NoExternalSymlinkRule: Rule {
   public init(context: RuleContext) {}
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
-    guard inspected.entry.kind == .symlink else { return }
+    guard inspected.entry.kind == .symlink, !inspected.entry.isWrapperMember else { return }
     if resolver == nil { resolver = SymlinkResolver(paths: inspected.paths) }
     resolver!.add(inspected.entry)
     links.append((inspected.entry.path, inspected.entry.linkTarget ?? ""))
@@ -33,6 +33,10 @@ public final class NoExternalSymlinkRule: Rule {
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let resolver else { return }
     for (path, target) in links {
+      if SymlinkResolver.hasControlCharacter(target) {
+        findings.append(finding(path, "the symlink target \(target.debugDescription) holds a control character (the OS cuts a target at NUL, so it would point elsewhere than it reads)", hint: "use a plain relative target inside Contents/"))
+        continue
+      }
       switch resolver.resolve(path) {
       case .absolute(let t):
         findings.append(finding(path, "the symlink points to the absolute path '\(t)'", hint: "use a relative target inside Contents/"))

@@ -63,7 +63,7 @@ public final class PathSafetyRule: Rule {
     var end = path.startIndex
     while let slash = path[end...].firstIndex(of: "/") {
       let prefix = String(path[..<slash])
-      if symlinks.contains(prefix) { return prefix }
+      if symlinks.contains(SymlinkResolver.fold(prefix)) { return prefix }
       end = path.index(after: slash)
     }
     return nil
@@ -71,7 +71,7 @@ public final class PathSafetyRule: Rule {
 
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
-    if entry.kind == .symlink { symlinks.insert(entry.path) }
+    if entry.kind == .symlink && !entry.isWrapperMember { symlinks.insert(SymlinkResolver.fold(entry.path)) }
     if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
       findings.append(finding(entry.path, problem, hint: "use plain relative names inside Contents/"))
     }

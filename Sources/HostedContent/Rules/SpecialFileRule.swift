@@ -28,7 +28,9 @@ public final class SpecialFileRule: Rule {
       return
     case .hardLink:
       let target = entry.linkTarget ?? ""
-      if !inspected.paths.entries.contains(target) {
+      if entry.size > 0 {
+        findings.append(finding(entry.path, "the hard link to '\(target)' carries \(entry.size) bytes of its own, which extractors write over '\(target)' unchecked", hint: "store the file itself, not a hard link with data (pkgtool build turns hard links into files)"))
+      } else if !inspected.paths.entries.contains(target) {
         findings.append(finding(entry.path, "the hard link points to '\(target)', which is not a file earlier in the package", hint: "store a copy of the file instead"))
       }
     default: break

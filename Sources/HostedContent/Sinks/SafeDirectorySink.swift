@@ -148,6 +148,7 @@ public final class SafeDirectorySink: EntrySink {
       }
     case .hardLink:
       let target = entry.linkTarget ?? ""
+      guard entry.size == 0 else { return "refused to write: the hard link carries data of its own" }
       try waitForWrites()  // the target may still be being written
       guard files.contains(target), !files.contains(entry.path), !parent.exists(name) else {
         return "refused to write: the hard link's target '\(target)' is not a file written before"
@@ -196,7 +197,7 @@ public final class SafeDirectorySink: EntrySink {
     try waitForWrites()
     var refused: [String] = []
     for (path, target) in symlinks {
-      guard case .inside(let final, _) = resolver.resolve(path), final.hasPrefix("Contents/") || final == "Contents" else {
+      guard !SymlinkResolver.hasControlCharacter(target), case .inside(let final, _) = resolver.resolve(path), final.hasPrefix("Contents/") || final == "Contents" else {
         refused.append(path)
         continue
       }
