@@ -165,6 +165,9 @@ public final class XARWriter {
   private var index: [Key: Int32] = [:]
 
   /// The record at `path`, if added.
+  /// True when an entry at `path` (or one equal to it up to Unicode normalization) was added.
+  public func contains(_ path: String) -> Bool { lookup(path) != nil }
+
   private func lookup(_ path: String) -> Int32? {
     var parent: Int32 = -1
     for component in path.split(separator: "/", omittingEmptySubsequences: false) {

@@ -82,7 +82,7 @@ public enum ExamplePackages {
 
   /// `<name>`, base64-encoded when the name holds characters XML cannot carry.
   static func nameElement(_ name: String) -> String {
-    if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+    if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0.value == 0xFFFE || $0.value == 0xFFFF }) {
       return "<name enctype=\"base64\">\(Data(name.utf8).base64EncodedString())</name>"
     }
     return "<name>\(escape(name))</name>"

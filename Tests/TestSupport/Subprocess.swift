@@ -5,6 +5,12 @@ public struct ProcessResult {
   public var status: Int32
   public var stdout: String
   public var stderr: String
+
+  public init(status: Int32, stdout: String, stderr: String) {
+    self.status = status
+    self.stdout = stdout
+    self.stderr = stderr
+  }
 }
 
 /// Runs `executable` with `arguments` and waits; output is captured through temporary files, so a

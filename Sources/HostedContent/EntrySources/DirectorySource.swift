@@ -16,6 +16,9 @@ public final class DirectorySource: EntrySource {
   public private(set) var skipped: [String] = []
   private let skipJunk: Bool
   private let hardLinksAsFiles: Bool
+  /// A file the walk must not see: the package being written into the folder it walks (and
+  /// the temporaries beside it), found by its folder's identity, whatever path names it.
+  public var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
 
   /// - Parameters:
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
@@ -37,7 +40,12 @@ public final class DirectorySource: EntrySource {
     _ folder: DirectoryHandle, prefix: String, inodes: inout [String: String],
     _ visit: (PackageEntry, EntryData?) throws -> Void
   ) throws {
+    var here = stat()
+    let holdsOutput = excludedOutput.map { out in
+      fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
+    } ?? false
     for (name, valid) in try folder.list() {
+      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(".\(out.name).pkgtool-") { continue }
       let path = prefix.isEmpty ? name : prefix + "/" + name
       if skipJunk && JunkFileRule.isJunk(Substring(name)) {
         skipped.append(path)

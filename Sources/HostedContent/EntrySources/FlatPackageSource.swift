@@ -78,7 +78,7 @@ public final class ZipPackageSource: EntrySource {
   public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     if format == .zip {
       // libarchive reads the local headers, unzip the central directory: they must agree.
-      let file = try FileDescriptor.open(reading: location)
+      let file = try FileDescriptor.open(regularFile: location)
       _ = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
     }
     try LibArchiveReader(path: location).forEachEntry(visit)

@@ -29,7 +29,7 @@ public enum PackageOpener {
     }
     let file: FileDescriptor
     do {
-      file = try FileDescriptor.open(reading: path)
+      file = try FileDescriptor.open(regularFile: path)
     } catch let error as SystemError {
       throw OpenError.unreadable(error)
     }

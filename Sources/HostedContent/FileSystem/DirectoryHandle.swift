@@ -74,11 +74,13 @@ public final class DirectoryHandle {
     return fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
   }
 
-  /// Opens the regular file `name` for reading, refusing a symlink.
+  /// Opens the regular file `name` for reading, refusing a symlink, and anything that is not a
+  /// regular file (checked on the opened descriptor; opened without blocking, so a FIFO put in
+  /// its place cannot hang the caller).
   public func openFile(_ name: String) throws -> FileDescriptor {
-    let fd = openat(self.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    let fd = openat(self.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else { throw SystemError("open", path: full(name)) }
-    return FileDescriptor(owning: fd, path: full(name))
+    return try FileDescriptor.checkedRegular(FileDescriptor(owning: fd, path: full(name)))
   }
 
   /// Creates the file `name`, which must not exist.
@@ -156,6 +158,12 @@ public enum Paths {
   public static func status(_ path: String) -> stat? {
     var info = stat()
     return lstat(path, &info) == 0 ? info : nil
+  }
+
+  /// True when `a` and `b` name the same existing file (links followed).
+  public static func sameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat(), y = stat()
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
   }
 
   /// True if `mode` (from `stat`) is a folder's.

@@ -81,6 +81,11 @@ public enum Build {
     let product = source.contentInfo.productIdentifier
     let ext = options.format == .xar ? "pkg" : "zip"
     let output = options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
+    // The package never packs itself (or its temporary) when it is written inside the folder.
+    var outputFolder = stat()
+    if stat(Paths.parent(of: output), &outputFolder) == 0 {
+      source.excludedOutput = (UInt64(outputFolder.st_dev), UInt64(outputFolder.st_ino), Paths.name(of: output))
+    }
     if !options.dryRun {
       if !options.force && Paths.status(output) != nil {
         throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another path")
@@ -204,6 +209,8 @@ final class BuildSource: EntrySource {
   /// True for a content project; false for a plain folder (everything goes under Contents/).
   let isProject: Bool
   private(set) var leftOut: [String] = []
+  /// The output package, left out of the walk when it is written inside the folder.
+  var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
 
   init(directory: String, options: Build.Options) throws {
     location = directory
@@ -276,6 +283,7 @@ final class BuildSource: EntrySource {
     }
     try visit(PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
     let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
+    walker.excludedOutput = excludedOutput
     try walker.forEachEntry { entry, data in
       var e = entry
       e.path = "Contents/" + entry.path

@@ -1,5 +1,11 @@
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `bump`: raise `ContentVersion` in a project's plist, keeping its format and every other key;
 /// the file is replaced atomically.
 public enum Bump {
@@ -22,7 +28,7 @@ public enum Bump {
     let plist = Paths.isDirectory(path) ? (path.hasSuffix("/") ? path : path + "/") + ContentInfo.fileName : path
     let bytes: [UInt8]
     do {
-      let file = try FileDescriptor.open(reading: plist)
+      let file = try FileDescriptor.open(regularFile: plist)
       bytes = try file.read(count: PropertyList.maxEncodedSize + 1, at: 0)
     } catch {
       throw OperationError.wrap(error)
@@ -35,7 +41,13 @@ public enum Bump {
     }
     let old = info.contentVersion
     switch change {
-    case .raise(let part): info.contentVersion = old.bumped(part)
+    case .raise(let part):
+      let new = old.bumped(part)
+      // A part past 18 digits would be written and then refused by every reader.
+      guard ContentVersion(new.description) != nil else {
+        throw OperationError("\(old) cannot be raised: the next version \(new) has a part longer than 18 digits", hint: "set a new version with --set")
+      }
+      info.contentVersion = new
     case .set(let version, let force):
       if !(version > old) && !force {
         throw OperationError("\(version) is not greater than the current \(old)", hint: "pass --force to set it anyway")
@@ -48,7 +60,8 @@ public enum Bump {
 
   /// Writes `bytes` beside `path` and renames over it, keeping the file's permission bits.
   static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
-    let mode = Paths.status(path).map { $0.st_mode & 0o777 } ?? 0o644
+    // A regular file keeps its bits; a symlink's own (0777) are no file's, so 0644 then.
+    let mode = Paths.status(path).flatMap { $0.st_mode & S_IFMT == S_IFREG ? $0.st_mode & 0o777 : nil } ?? 0o644
     if let folder = try? DirectoryHandle(path: Paths.parent(of: path)) {
       StagingFolder.removeStale(in: folder, for: Paths.name(of: path))
     }

@@ -52,7 +52,7 @@ public enum PackageInfo {
     }
     var sha: String?
     if source.format != .directory {
-      sha = try Build.sha256(of: try FileDescriptor.open(reading: path))
+      sha = try Build.sha256(of: try FileDescriptor.open(regularFile: path))
     }
     let rows = result.entries.map { e in
       FileRow(

@@ -82,7 +82,7 @@ public enum Install {
       throw OperationError("'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
     }
     let packageFile: FileDescriptor
-    do { packageFile = try FileDescriptor.open(reading: package) } catch { throw OperationError.wrap(error) }
+    do { packageFile = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
     // Who and what, from the plist, before anything is written.
     let source: EntrySource
     let info: ContentInfo

@@ -54,6 +54,9 @@ public final class PackageInspector {
   public var progress: ((UInt64) -> Void)?
   /// Called with each file's content checksum (SHA-256 hex) when set; costs a hash pass.
   public var onFileDigest: ((PackageEntry, String) -> Void)?
+  /// Most findings kept per rule; the rest are counted in one closing finding ("and N more"),
+  /// so a package of a million bad names cannot make a report of a million lines.
+  public var maxFindingsPerRule = 100
 
   public init(context: RuleContext, rules: [any Rule.Type] = RuleCatalog.all) {
     self.context = context
@@ -73,6 +76,7 @@ public final class PackageInspector {
   public func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
     let rules = ruleTypes.map { $0.init(context: context) }
     var findings: [Finding] = []
+    var cap = FindingCap(limit: maxFindingsPerRule)
     var entries: [PackageEntry] = []
     var count = 0
     var files = 0
@@ -94,8 +98,10 @@ public final class PackageInspector {
             first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
           }
           do {
+            let start = findings.count
             let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
             for rule in rules { rule.inspect(inspected, into: &findings) }
+            cap.admit(&findings, from: start)
           }
           if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
           return
@@ -112,14 +118,17 @@ public final class PackageInspector {
         }
         do {
           // A slice shares the buffer; it is gone before the buffer is written again.
+          let start = findings.count
           let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
           for rule in rules { rule.inspect(inspected, into: &findings) }
+          cap.admit(&findings, from: start)
         }
         paths.insert(entry.path)
 
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
             findings.append(Finding(ruleID: PathSafetyRule.description.id, severity: .error, path: entry.path, message: refusal))
+            cap.admit(&findings, from: findings.count - 1)
           }
           if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
           return
@@ -174,7 +183,10 @@ public final class PackageInspector {
       format: source.format, packageSize: source.packageSize, contentInfoBytes: contentInfoBytes,
       entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed, paths: paths)
     summary.otherForms = source.otherForms
+    let start = findings.count
     for rule in rules { rule.finish(summary, into: &findings) }
+    cap.admit(&findings, from: start)
+    findings += cap.closingFindings()
     let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
     var result = InspectionResult(
       format: source.format, location: source.location, packageSize: source.packageSize,
@@ -194,6 +206,47 @@ public final class PackageInspector {
       guard total <= declared else { throw XARError.dataLongerThanDeclared(path: path, declared: declared) }
       n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
       total += UInt64(n)
+    }
+  }
+}
+
+/// Keeps at most `limit` findings per rule and counts what it drops.
+struct FindingCap {
+  let limit: Int
+  private var kept: [String: Int] = [:]
+  private var dropped: [String: (count: Int, severity: Severity)] = [:]
+  private var order: [String] = []
+
+  init(limit: Int) { self.limit = max(1, limit) }
+
+  /// Drops, from `findings[start...]`, those past the limit of their rule.
+  mutating func admit(_ findings: inout [Finding], from start: Int) {
+    guard start < findings.count else { return }
+    var write = start
+    for i in start..<findings.count {
+      let f = findings[i]
+      let n = kept[f.ruleID, default: 0]
+      if n < limit {
+        kept[f.ruleID] = n + 1
+        findings[write] = f
+        write += 1
+      } else {
+        if dropped[f.ruleID] == nil { order.append(f.ruleID) }
+        let before = dropped[f.ruleID] ?? (0, .warning)
+        dropped[f.ruleID] = (before.count + 1, max(before.severity, f.severity))
+      }
+    }
+    findings.removeSubrange(write...)
+  }
+
+  /// One finding per rule that had more than the limit.
+  func closingFindings() -> [Finding] {
+    order.map { id in
+      let d = dropped[id]!
+      return Finding(
+        ruleID: id, severity: d.severity, path: nil,
+        message: "and \(d.count) more \(d.count == 1 ? "finding" : "findings") of this rule, left out of the report (the first \(limit) are shown)",
+        hint: "fix the ones shown and validate again")
     }
   }
 }

@@ -29,7 +29,7 @@ public enum TextReporter: Reporter {
 
 extension String {
   /// Control characters escaped, so a hostile name cannot rewrite the terminal.
-  var debugEscapedForTerminal: String {
+  package var debugEscapedForTerminal: String {
     var out = ""
     for scalar in unicodeScalars {
       if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {

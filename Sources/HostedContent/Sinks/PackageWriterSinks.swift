@@ -55,6 +55,8 @@ public final class XARSink: EntrySink {
   }
 
   public func begin(_ entry: PackageEntry) throws -> String? {
+    // Two spellings of one name (NFC and NFD) are one path: the duplicate-path rule reports it.
+    if writer.contains(entry.path) { return "refused to write: the path appears twice (equal up to Unicode normalization)" }
     switch entry.kind {
     case .directory: try writer.addDirectory(entry.path, attributes: attributes(entry))
     case .symlink: try writer.addSymlink(entry.path, target: entry.linkTarget ?? "", attributes: attributes(entry))

@@ -79,7 +79,7 @@ struct InfoCommand: ParsableCommand {
       return
     }
     var out = ""
-    out += "package      \(info.path)\n"
+    out += "package      \(info.path.debugEscapedForTerminal)\n"
     out += "format       \(info.format)\n"
     out += "product      \(info.productIdentifier ?? "(unknown)")\n"
     out += "version      \(info.contentVersion ?? "(unknown)")\n"
@@ -94,7 +94,7 @@ struct InfoCommand: ParsableCommand {
       out += "\n"
       for row in rows {
         let stored = row.storedSize.map(String.init) ?? "-"
-        out += "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path)\(row.linkTarget.map { " -> \($0)" } ?? "")\n"
+        out += "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path.debugEscapedForTerminal)\(row.linkTarget.map { " -> \($0.debugEscapedForTerminal)" } ?? "")\n"
       }
     }
     Terminal.standardOutput(out)
@@ -126,9 +126,9 @@ struct DiffCommand: ParsableCommand {
       out += "product: \(d.newProduct ?? "?")\n"
     }
     out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
-    for c in d.added { out += "+ \(c.path) (\(c.newSize ?? 0) bytes)\n" }
-    for c in d.removed { out += "- \(c.path) (\(c.oldSize ?? 0) bytes)\n" }
-    for c in d.changed { out += "~ \(c.path) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n" }
+    for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(c.newSize ?? 0) bytes)\n" }
+    for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(c.oldSize ?? 0) bytes)\n" }
+    for c in d.changed { out += "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n" }
     out += "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed; content \(d.oldContentSize) → \(d.newContentSize) bytes (\(d.sizeDelta >= 0 ? "+" : "")\(d.sizeDelta))\n"
     Terminal.standardOutput(out)
   }

@@ -35,7 +35,18 @@ struct ValidateCommand: ParsableCommand {
   @Option(name: [.short, .long], help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
   var output: String?
 
+  @Flag(help: "Replace an existing report file (never the package itself).")
+  var force = false
+
   func run() throws {
+    if let output {
+      for input in [path] + (against.map { [$0] } ?? []) where Paths.sameFile(output, input) {
+        throw OperationError("'\(output)' is the package being validated; the report would overwrite it", hint: "write the report to another file with -o")
+      }
+      if Paths.status(output) != nil && !force {
+        throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another file")
+      }
+    }
     let progress = ProgressLine("validating", total: nil)
     let result = try Validation.run(path: path, options: rules.validationOptions, against: against, limits: limits.limits, progress: progress.update)
     progress.finish()

@@ -28,6 +28,40 @@ public final class FileDescriptor {
     return FileDescriptor(owning: fd, path: path)
   }
 
+  /// Opens `path` for reading only if it is a regular file: without blocking (a FIFO would wait
+  /// for a writer forever) and, with `followSymlink` false, without following a symlink; the
+  /// type is checked on the opened descriptor, so it cannot be swapped in between.
+  public static func open(regularFile path: String, followSymlink: Bool = true) throws -> FileDescriptor {
+    let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followSymlink ? 0 : O_NOFOLLOW)
+    let fd = retryingOnInterrupt { system_open(path, flags, 0) }
+    guard fd >= 0 else { throw SystemError("open", path: path) }
+    return try checkedRegular(FileDescriptor(owning: fd, path: path))
+  }
+
+  /// `file` if it is a regular file (its non-blocking flag cleared); else an error.
+  public static func checkedRegular(_ file: FileDescriptor) throws -> FileDescriptor {
+    var info = stat()
+    guard fstat(file.rawValue, &info) == 0 else { throw SystemError("inspect", path: file.path) }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw SystemError("open", path: file.path, code: EINVAL, detail: "it is a \(FileDescriptor.kindName(info.st_mode)), not a regular file")
+    }
+    let flags = fcntl(file.rawValue, F_GETFL)
+    if flags >= 0 { _ = fcntl(file.rawValue, F_SETFL, flags & ~O_NONBLOCK) }
+    return file
+  }
+
+  static func kindName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFIFO: return "FIFO"
+    case S_IFDIR: return "folder"
+    case S_IFLNK: return "symlink"
+    case S_IFCHR: return "character device"
+    case S_IFBLK: return "block device"
+    case S_IFSOCK: return "socket"
+    default: return "special file"
+    }
+  }
+
   /// Creates a new file that must not exist yet, for writing.
   public static func create(_ path: String, mode: mode_t = 0o644) throws -> FileDescriptor {
     let fd = retryingOnInterrupt {

@@ -15,10 +15,15 @@ public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
   /// The `errno` value.
   public var code: Int32
 
-  public init(_ operation: String, path: String, code: Int32 = errno) {
+  /// A message that replaces the C library's, when the call succeeded but the result is wrong
+  /// (a FIFO where a file was expected).
+  public var detail: String?
+
+  public init(_ operation: String, path: String, code: Int32 = errno, detail: String? = nil) {
     self.operation = operation
     self.path = path
     self.code = code
+    self.detail = detail
   }
 
   /// The symbolic name of ``code``, such as `ENOENT`.
@@ -26,6 +31,7 @@ public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
 
   /// The C library's message for ``code``, in lower case.
   public var reason: String {
+    if let detail { return detail }
     guard let cString = strerror(code) else { return "unknown error" }
     let text = String(cString: cString)
     return text.prefix(1).lowercased() + text.dropFirst()
