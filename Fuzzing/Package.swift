@@ -12,6 +12,7 @@ let package = Package(
     .executableTarget(name: "FuzzXARReader", dependencies: ["FuzzSupport", .product(name: "XAR", package: "pkgtool")]),
     .executableTarget(name: "FuzzPropertyList", dependencies: ["FuzzSupport", .product(name: "HostedContent", package: "pkgtool")]),
     .executableTarget(name: "FuzzValidate", dependencies: ["FuzzSupport", .product(name: "HostedContent", package: "pkgtool")]),
+    .executableTarget(name: "FuzzArchive", dependencies: ["FuzzSupport", .product(name: "HostedContent", package: "pkgtool"), .product(name: "XAR", package: "pkgtool")]),
   ],
   swiftLanguageModes: [.v5]
 )

@@ -17,7 +17,7 @@ python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
 bin="$(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
 mkdir -p Fuzzing/crashes
 status=0
-for target in FuzzXARReader FuzzPropertyList FuzzValidate; do
+for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
   corpus="$(mktemp -d)"
   cp Fuzzing/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
   cp Fuzzing/regressions/"$target"/* "$corpus"/ 2>/dev/null || true

@@ -4,7 +4,7 @@ flat-package shape), hand-made XAR variants, and XML/binary plists. Deterministi
 import io, os, plistlib, shutil, struct, subprocess, sys, tarfile, tempfile, zipfile, zlib, hashlib
 
 out = sys.argv[1] if len(sys.argv) > 1 else "Fuzzing/seeds"
-targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzPropertyList", "FuzzValidate")}
+targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzPropertyList", "FuzzValidate", "FuzzArchive")}
 for d in targets.values():
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -64,6 +64,17 @@ with tempfile.TemporaryDirectory() as tmp:
         save("FuzzValidate", name, data)
         if fmt == "xar":
             save("FuzzXARReader", name, data)
+    # FuzzArchive: zip and tar files, and cpio/tar payload streams (plain and gzip'd).
+    for fmt, name, extra in (("zip", "bsdtar.zip", []), ("pax", "pax.tar", []), ("odc", "odc.cpio.gz", ["-z"]),
+                             ("newc", "newc.cpio", []), ("newc", "newc.cpio.gz", ["-z"]), ("ustar", "ustar.tar.gz", ["-z"])):
+        path = os.path.join(tmp, name)
+        subprocess.run(["bsdtar", "--format", fmt, *extra, "-cf", path, "-C", src, "."], check=True)
+        save("FuzzArchive", name, open(path, "rb").read())
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("ContentInfo.plist", plist)
+        z.writestr("Contents/a.txt", "hello\n" * 20)
+    save("FuzzArchive", "python.zip", zbuf.getvalue())
     for comp in ("bzip2", "xz"):
         path = os.path.join(tmp, f"{comp}.xar")
         subprocess.run(["bsdtar", "--format", "xar", "--options", f"xar:compression={comp}", "-cf", path, "-C", src, "."], check=True)

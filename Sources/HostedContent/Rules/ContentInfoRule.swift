@@ -3,13 +3,14 @@
 public final class ContentInfoRule: Rule {
   public static let description = RuleDescription(
     id: "content-info", name: "ContentInfo.plist",
-    summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed; product ID different from --product-id.",
+    summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
     rationale: "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
     triggering: [
       RuleExample.package("no plist", removing: [ContentInfo.fileName]),
       RuleExample.package("not a plist", adding: [.file(ContentInfo.fileName, "ContentVersion = 1.0")], expecting: ContentInfo.fileName),
       RuleExample.package("version not a number", adding: [.file(ContentInfo.fileName, plist(version: "one", product: "com.example.sample"))], expecting: ContentInfo.fileName),
       RuleExample.package("bad product id", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: "com example"))], expecting: ContentInfo.fileName),
+      RuleExample.package("product id '..'", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: ".."))], expecting: ContentInfo.fileName),
       RuleExample.package("other product").with { $0.options.productIdentifier = "com.example.other" },
     ],
     nonTriggering: [

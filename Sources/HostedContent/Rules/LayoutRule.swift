@@ -2,7 +2,7 @@
 public final class LayoutRule: Rule {
   public static let description = RuleDescription(
     id: "layout", name: "Package layout",
-    summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/.",
+    summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
     rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
     triggering: [
       RuleExample.package("extra file at the root", adding: [.file("notes.txt", "hi")], expecting: "notes.txt"),

@@ -3,7 +3,7 @@
 public final class SpecialFileRule: Rule {
   public static let description = RuleDescription(
     id: "special-file", name: "Special files",
-    summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package.",
+    summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
     triggering: [
       RuleExample.package("FIFO", adding: [Node("Contents/pipe", .fifo)], expecting: "Contents/pipe"),
