@@ -114,6 +114,8 @@ public enum Install {
     // every rule, so a refused package leaves nothing behind.
     var productFolder: DirectoryHandle?
     var lock: FileLock?
+    // Held to the very end, whichever way the function returns.
+    defer { withExtendedLifetime(lock) {} }
     func lockProductFolder() throws {
       do {
         if !docs.exists(product) {
@@ -165,7 +167,6 @@ public enum Install {
       if let answer = try decided(productFolder!) { return answer }
     }
     guard let productFolder else { throw OperationError("cannot open '\(productPath)'") }
-    defer { withExtendedLifetime(lock) {} }
     StagingFolder.removeStale(in: productFolder, for: versionName)
     StagingFolder.removeStale(in: productFolder, for: currentLink)
     let oldRecord = productFolder.exists(versionName) ? readRecord(productFolder, version) : nil
