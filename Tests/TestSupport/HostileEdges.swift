@@ -83,7 +83,7 @@ extension HostilePackage {
         return (0..<300).map { "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>" }.joined()
       }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
-    list += zipEdges + flatAndLinkEdges
+    list += zipEdges + zipNameEdges + flatAndLinkEdges
     return list
   }()
 }
@@ -289,4 +289,38 @@ extension HostilePackage {
 
   static var plistBytes: [UInt8] { if case .file(let b) = plist.content { return b } else { return [] } }
   static var plistDataElement: String { CraftedXAR.dataElement(stored: plistBytes, plain: plistBytes, offset: 20) }
+}
+
+extension HostilePackage {
+  /// A zip written by a Python script (`zipfile` as `z`, the standard plist as `plist`).
+  static func pythonZip(_ name: String, _ rule: String, _ body: String) -> HostilePackage {
+    HostilePackage(name, rule) { path in
+      let script = """
+        import sys, zipfile, struct, zlib
+        plist = sys.stdin.buffer.read()
+        with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("ContentInfo.plist", plist)
+            z.writestr("Contents/", b"")
+        \(body.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """
+      let result = try runProcess("/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
+      guard result.status == 0 else { throw TestFailure("python: \(result.stderr)") }
+    }.named("hostile.zip")
+  }
+
+  static let zipNameEdges: [HostilePackage] = [
+    pythonZip("zip Unicode path field naming another file", "archive-integrity", """
+      info = zipfile.ZipInfo("Contents/a.txt")
+      other = b"../../../evil.txt"
+      info.extra = struct.pack("<HHB", 0x7075, 5 + len(other), 1) + struct.pack("<I", zlib.crc32(b"Contents/a.txt")) + other
+      z.writestr(info, b"x")
+      """),
+    pythonZip("zip with a second end record in its comment", "archive-integrity", """
+      z.writestr("Contents/a.txt", b"x")
+      z.comment = b"PK\\x05\\x06" + bytes(16) + b"\\x00\\x00"
+      """),
+    pythonZip("zip name with backslashes", "path-safety", """
+      z.writestr("Contents/..\\\\..\\\\evil.txt", b"x")
+      """),
+  ]
 }

@@ -34,16 +34,18 @@ struct ZipDirectory {
     let tailLength = Int(min(fileSize, 22 + 65_535))
     let tailStart = fileSize - UInt64(tailLength)
     let tail = try file.read(count: tailLength, at: tailStart)
-    var eocd: Int?
+    // Readers search backwards for the end record; a second record that also ends the file
+    // exactly (hidden in the comment) would let two readers pick two different directories.
+    var candidates: [Int] = []
     var index = tail.count - 22
     while index >= 0 {
       if tail.uint32(at: index) == 0x0605_4B50, index + 22 + Int(tail.uint16(at: index + 20)) == tail.count {
-        eocd = index
-        break
+        candidates.append(index)
       }
       index -= 1
     }
-    guard let eocd else { throw fail("no end-of-central-directory record ends the file (bytes after the zip, or not a zip)") }
+    guard let eocd = candidates.first else { throw fail("no end-of-central-directory record ends the file (bytes after the zip, or not a zip)") }
+    guard candidates.count == 1 else { throw fail("two end-of-central-directory records (one inside the comment): readers would disagree on which directory to use") }
     let eocdOffset = tailStart + UInt64(eocd)
     var count = UInt64(tail.uint16(at: eocd + 10))
     var directorySize = UInt64(tail.uint32(at: eocd + 12))
@@ -91,6 +93,9 @@ struct ZipDirectory {
         size: UInt64(directory.uint32(at: position + 24)), localOffset: UInt64(directory.uint32(at: position + 42)))
       let extra = directory[(position + 46 + nameLength)..<(position + 46 + nameLength + extraLength)]
       ZipDirectory.applyZip64(extra, to: &entry, local: false)
+      if let unicode = ZipDirectory.unicodePath(extra), unicode != name {
+        throw fail("the entry \(String(decoding: name, as: UTF8.self).debugDescription) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription)), which unzip uses instead")
+      }
       entries.append(entry)
       position = next
     }
@@ -123,6 +128,9 @@ struct ZipDirectory {
         name: localName, flags: fixed.uint16(at: 6), method: fixed.uint16(at: 8), crc: fixed.uint32(at: 14),
         compressedSize: UInt64(fixed.uint32(at: 18)), size: UInt64(fixed.uint32(at: 22)), localOffset: central.localOffset)
       ZipDirectory.applyZip64(variable[nameLength...], to: &local, local: true)
+      if let unicode = ZipDirectory.unicodePath(variable[nameLength...]), unicode != localName {
+        throw fail("the local header of \(shown) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription))")
+      }
       guard local.method == central.method else {
         throw fail("\(shown) is stored with method \(local.method) in its local header and \(central.method) in the central directory")
       }
@@ -145,6 +153,20 @@ struct ZipDirectory {
     guard trailing == 0 || (trailing <= 24 && !ordered.isEmpty) else {
       throw fail("\(trailing) bytes before the central directory belong to no entry (room for a hidden one)")
     }
+  }
+
+  /// The name in an Info-ZIP Unicode Path extra field (0x7075), which some readers use in place
+  /// of the header's name; nil when there is none.
+  private static func unicodePath(_ extra: ArraySlice<UInt8>) -> [UInt8]? {
+    var position = extra.startIndex
+    while position + 4 <= extra.endIndex {
+      let id = extra.uint16(at: position), length = Int(extra.uint16(at: position + 2))
+      let body = position + 4
+      guard body + length <= extra.endIndex else { return nil }
+      if id == 0x7075, length >= 5 { return Array(extra[(body + 5)..<(body + length)]) }
+      position = body + length
+    }
+    return nil
   }
 
   /// Replaces saturated 32-bit fields with the zip64 extra field's values.

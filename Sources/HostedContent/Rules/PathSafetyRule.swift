@@ -7,11 +7,12 @@ public final class PathSafetyRule: Rule {
 
   public static let description = RuleDescription(
     id: "path-safety", name: "Path safety",
-    summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, non-UTF-8, over-long names or paths, entries stored under a symlink.",
+    summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
     rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     triggering: [
       RuleExample.package("dot-dot component", adding: [.file("Contents/../../evil.txt", "x")], expecting: "Contents/../../evil.txt").with { $0.appliesToFolders = false },
       RuleExample.package("control character", adding: [.file("Contents/bad\u{7}name.txt", "x")], expecting: "Contents/bad\u{7}name.txt"),
+      RuleExample.package("backslash", adding: [.file("Contents/..\\..\\evil.txt", "x")], expecting: "Contents/..\\..\\evil.txt"),
       RuleExample.package("over-long name", adding: [.file("Contents/" + String(repeating: "n", count: 300), "x")]).with { $0.appliesToFolders = false },
       RuleExample.package("file under a symlinked folder", adding: [.directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/link/x.txt", "x")], expecting: "Contents/link/x.txt").with { $0.appliesToFolders = false },
     ],
@@ -34,6 +35,9 @@ public final class PathSafetyRule: Rule {
     var dots = 0
     for byte in path.utf8 {
       if byte < 0x20 || byte == 0x7F { return controlCharacterProblem(path) }
+      if byte == UInt8(ascii: "\\") {
+        return "the path holds a backslash, which unzip (for archives from Windows) and Windows read as a folder separator"
+      }
       if byte == UInt8(ascii: "/") {
         if let problem = componentProblem(componentLength, dots) { return problem }
         componentLength = 0
