@@ -56,17 +56,12 @@ public final class StagingFolder {
       return
     }
     guard replace else { throw SystemError("create", path: parent.path + "/" + destination, code: EEXIST) }
-    let old = ".\(destination).pkgtool-old-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-    try parent.rename(destination, to: old, in: parent)
-    do {
-      try parent.rename(name, to: destination, in: parent)
-    } catch {
-      try? parent.rename(old, to: destination, in: parent)
-      throw error
-    }
+    // One swap: readers of the destination see the old folder or the new one, never neither.
+    // The old one is left under the staging name and removed.
+    try exchangeEntries(name, in: parent, with: destination, in: parent)
     published = true
     parent.sync()
-    try? parent.removeTree(old)
+    try? parent.removeTree(name)
   }
 
   /// Removes `.NAME.pkgtool-*-<pid>-*` folders and files whose process is gone.

@@ -88,21 +88,26 @@ public final class PackageInspector {
     let paths = PathIndex()
     let maxSize = context.options.maxSize
 
+    /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
+    func inspect(_ entry: PackageEntry, _ data: EntryData?) throws -> Int {
+      var first = 0
+      if entry.kind == .file, let data {
+        first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+      }
+      // A slice shares the buffer; it is gone before the buffer is written again.
+      let start = findings.count
+      let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
+      for rule in rules { rule.inspect(inspected, into: &findings) }
+      cap.admit(&findings, from: start)
+      return first
+    }
+
     do {
       try source.forEachEntry { entry, data in
         if entry.isWrapperMember {
           // Seen by the rules and read to the end (checksums), but not content: not counted,
           // not indexed, never written.
-          var first = 0
-          if entry.kind == .file, let data {
-            first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-          }
-          do {
-            let start = findings.count
-            let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
-            for rule in rules { rule.inspect(inspected, into: &findings) }
-            cap.admit(&findings, from: start)
-          }
+          let first = try inspect(entry, data)
           if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
           return
         }
@@ -112,17 +117,7 @@ public final class PackageInspector {
         let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
         contentSize = overflow ? .max : sum
 
-        var first = 0
-        if entry.kind == .file, let data {
-          first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-        }
-        do {
-          // A slice shares the buffer; it is gone before the buffer is written again.
-          let start = findings.count
-          let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
-          for rule in rules { rule.inspect(inspected, into: &findings) }
-          cap.admit(&findings, from: start)
-        }
+        let first = try inspect(entry, data)
         paths.insert(entry.path)
 
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
