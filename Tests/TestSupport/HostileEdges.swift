@@ -50,7 +50,7 @@ extension HostilePackage {
     }
   }
 
-  static let edges: [HostilePackage] = {
+  public static let edges: [HostilePackage] = {
     let elfData = { (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
     var list: [HostilePackage] = [
       // Names that become folders in install.
