@@ -22,10 +22,11 @@ for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
   cp Fuzzing/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
   cp Fuzzing/regressions/"$target"/* "$corpus"/ 2>/dev/null || true
   echo "fuzz: $target for ${seconds}s" >&2
-  # libarchive's cpio and tar readers allocate what a header declares (a symlink target or a
-  # name of up to 4 GiB in newc, 8 GiB in odc) before any byte of it arrives; the allocation is
-  # virtual until filled and the read then fails as truncated (an archive-integrity finding).
-  # FuzzArchive therefore flags only allocations over 16 GiB; RSS stays bounded at 2 GiB.
+  # libarchive allocates what a header declares (a name, a symlink target, a pax header) before
+  # any byte of it arrives. pkgtool checks newc/odc cpio headers of raw and gzip'd payloads first
+  # (CpioHeaderGuard); other formats and filters still reach libarchive unchecked, where such an
+  # allocation is virtual until filled and the read then fails as truncated. FuzzArchive
+  # therefore flags only allocations over 16 GiB; RSS stays bounded at 2 GiB.
   malloc_limit=2048
   [ "$target" = FuzzArchive ] && malloc_limit=16384
   if ! "$bin/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb="$malloc_limit" -max_len=262144 \

@@ -156,4 +156,13 @@ import XAR
     #expect(cli.status == 1)
     #expect(try pkgtool(["validate", pkg]).status == 0)
   }
+
+  @Test(arguments: [false, true])
+  func aCpioHeaderDeclaringAHugeSymlinkTargetIsRefusedBeforeLibarchiveReadsIt(gzip: Bool) throws {
+    let dir = try TemporaryDirectory()
+    let bomb = HostilePackage.cpioBomb(gzip: gzip)
+    try bomb.make(dir.appending("x.pkg"))
+    let result = try Validation.run(path: dir.appending("x.pkg"), options: ValidationOptions())
+    #expect(result.findings.contains { $0.ruleID == "archive-integrity" && $0.message.contains("symlink target of 3221225472 bytes") }, "\(result.findings)")
+  }
 }

@@ -83,7 +83,7 @@ extension HostilePackage {
         return (0..<300).map { "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>" }.joined()
       }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
-    list += zipEdges + zipNameEdges + flatAndLinkEdges
+    list += zipEdges + zipNameEdges + flatAndLinkEdges + [cpioBomb(gzip: false), cpioBomb(gzip: true)]
     return list
   }()
 }
@@ -323,4 +323,33 @@ extension HostilePackage {
       z.writestr("Contents/..\\\\..\\\\evil.txt", b"x")
       """),
   ]
+}
+
+extension HostilePackage {
+  /// A flat package whose Payload is a newc cpio with a symlink header declaring a 3 GB target
+  /// (libarchive would allocate that much before reading a byte of it), gzip'd or not.
+  public static func cpioBomb(gzip: Bool) -> HostilePackage {
+    HostilePackage("flat package whose cpio declares a 3 GB symlink target\(gzip ? " (gzip)" : "")", "archive-integrity") { path in
+      let name = "Contents/l"
+      func hex(_ v: UInt64) -> String { let s = String(v, radix: 16); return String(repeating: "0", count: 8 - s.count) + s }
+      var header = "070701" + hex(1) + hex(0o120777) + hex(0) + hex(0) + hex(1) + hex(0) + hex(0xC000_0000)
+      header += hex(0) + hex(0) + hex(0) + hex(0) + hex(UInt64(name.utf8.count + 1)) + hex(0)
+      var cpio = Array(header.utf8) + Array(name.utf8) + [0]
+      while cpio.count % 4 != 0 { cpio.append(0) }
+      cpio += Array(repeating: 0x41, count: 64)
+      let payload = gzip ? try runGzip(cpio) : cpio
+      var toc = "<file id=\"1\"><name>Distribution</name><type>file</type><mode>0644</mode></file>"
+      toc += "<file id=\"2\"><name>content.pkg</name><type>directory</type><mode>0755</mode>"
+      toc += "<file id=\"3\"><name>Payload</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: payload, plain: payload, offset: 20))</file></file>"
+      try CraftedXAR(toc: CraftedXAR.document(toc), heap: payload).write(to: path)
+    }
+  }
+
+  static func runGzip(_ bytes: [UInt8]) throws -> [UInt8] {
+    let dir = try TemporaryDirectory()
+    try Data(bytes).write(to: URL(fileURLWithPath: dir.appending("p")))
+    let result = try runProcess("/usr/bin/env", ["gzip", "-n", dir.appending("p")])
+    guard result.status == 0 else { throw TestFailure("gzip: \(result.stderr)") }
+    return try readFile(dir.appending("p.gz"))
+  }
 }
