@@ -78,12 +78,18 @@ public final class StagingFolder {
   }
 }
 
+#if os(Linux)
+  /// glibc's `renameat2`, looked up once (older glibc lacks it; Swift cannot import it).
+  private let linuxRenameat2: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? =
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2").map {
+      unsafeBitCast($0, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+    }
+#endif
+
 /// `renameat2(…, RENAME_NOREPLACE)` where the kernel has it, else a checked `renameat`.
 func renameNoReplace(_ fromFD: Int32, _ from: String, _ toFD: Int32, _ to: String, path: String) throws {
   #if os(Linux)
-    typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") {
-      let renameat2 = unsafeBitCast(symbol, to: Renameat2.self)
+    if let renameat2 = linuxRenameat2 {
       if renameat2(fromFD, from, toFD, to, 1) == 0 { return }
       if errno != ENOSYS && errno != EINVAL { throw SystemError("rename to", path: path) }
     }
@@ -100,9 +106,7 @@ func renameNoReplace(_ fromFD: Int32, _ from: String, _ toFD: Int32, _ to: Strin
 @discardableResult
 func exchangeEntries(_ a: String, in aFolder: DirectoryHandle, with b: String, in bFolder: DirectoryHandle) throws -> Bool {
   #if os(Linux)
-    typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
-    if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") {
-      let renameat2 = unsafeBitCast(symbol, to: Renameat2.self)
+    if let renameat2 = linuxRenameat2 {
       let renameExchange: UInt32 = 2
       if renameat2(aFolder.fd, a, bFolder.fd, b, renameExchange) == 0 { return true }
       if errno != ENOSYS && errno != EINVAL { throw SystemError("exchange", path: bFolder.path + "/" + b) }
