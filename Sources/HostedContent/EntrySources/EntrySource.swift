@@ -11,6 +11,8 @@ public enum PackageFormat: String, Codable, Sendable {
   case tar
   /// A content folder on disk.
   case directory
+  /// A file that is none of these (or whose index cannot be read at all).
+  case unknown
 
   /// How people call it.
   public var displayName: String {
@@ -20,6 +22,7 @@ public enum PackageFormat: String, Codable, Sendable {
     case .zip: return "zip"
     case .tar: return "tar"
     case .directory: return "content folder"
+    case .unknown: return "not a package"
     }
   }
 }
@@ -40,10 +43,30 @@ public protocol EntrySource: AnyObject {
   /// Other formats the file's bytes also parse as (found by ``PackageOpener``); the entries
   /// come from ``format``'s view.
   var otherForms: [PackageFormat] { get }
+  /// Paths of a project folder that `build` leaves out (known once the walk is over); empty for
+  /// packages.
+  var leftOut: [LeftOutPath] { get }
 }
 
 extension EntrySource {
   public var otherForms: [PackageFormat] { [] }
+  public var leftOut: [LeftOutPath] { [] }
+}
+
+/// A path in a project folder that `build` does not put in the package.
+public struct LeftOutPath: Sendable, Equatable {
+  public enum Reason: String, Sendable {
+    /// Junk (see ``JunkFileRule``), anywhere in the tree.
+    case junk
+    /// At the project's root, beside `ContentInfo.plist` and `Contents/`.
+    case outsideContent
+  }
+  public var path: String
+  public var reason: Reason
+  public init(path: String, reason: Reason) {
+    self.path = path
+    self.reason = reason
+  }
 }
 
 /// A package source could not be read at all: an I/O or usage problem, not a finding.

@@ -70,6 +70,23 @@ public enum PackageOpener {
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
   }
 
+  /// Opens `path` for the rules: as ``open(_:limits:)``, except that a content project (a
+  /// folder whose `ContentInfo.plist` is a file) is read as `build` reads it
+  /// (``ProjectSource``: what build leaves out is listed, not judged), and a file which is not
+  /// a package (or whose index cannot be read) becomes an ``UnreadablePackageSource``, so it
+  /// flows through the rules like any other source and `archive-integrity` reports it. Only a
+  /// path that cannot be read at all throws.
+  public static func openForInspection(_ path: String, limits: XARReader.Limits = XARReader.Limits()) throws -> EntrySource {
+    if Paths.isDirectory(path) && ProjectSource.isProject(path) {
+      return try ProjectSource(directory: path)
+    }
+    do {
+      return try open(path, limits: limits)
+    } catch OpenError.notAPackage(let path, let reason, let cause) {
+      return UnreadablePackageSource(path: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, reason: reason, cause: cause)
+    }
+  }
+
   /// The formats whose signature `head` (a file's first 512 bytes) carries, XAR first.
   static func sniff(_ head: [UInt8]) -> [PackageFormat] {
     var forms: [PackageFormat] = []
@@ -92,5 +109,35 @@ public enum PackageOpener {
     var sum = 0
     for (index, byte) in head.prefix(512).enumerated() { sum += (148..<156).contains(index) ? 0x20 : Int(byte) }
     return stored == sum && head.prefix(100).contains(where: { $0 != 0 })
+  }
+}
+
+/// A file that is not a package, or whose index cannot be read: it has no entries, and reading
+/// it throws why (an `archive-integrity` finding).
+public final class UnreadablePackageSource: EntrySource {
+  public let format = PackageFormat.unknown
+  public let location: String
+  public let packageSize: UInt64?
+  /// Why the file is not a package.
+  public let reason: String
+  /// The reader's error, when the file claimed to be a XAR.
+  public let cause: XARError?
+
+  /// The error ``forEachEntry(_:)`` throws.
+  public struct NotAPackage: Error, CustomStringConvertible {
+    public var reason: String
+    public var cause: XARError?
+    public var description: String { "not a readable package: \(reason)" }
+  }
+
+  public init(path: String, packageSize: UInt64?, reason: String, cause: XARError?) {
+    location = path
+    self.packageSize = packageSize
+    self.reason = reason
+    self.cause = cause
+  }
+
+  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    throw NotAPackage(reason: reason, cause: cause)
   }
 }

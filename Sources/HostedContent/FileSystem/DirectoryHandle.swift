@@ -174,4 +174,48 @@ public enum Paths {
     var info = stat()
     return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
   }
+
+  /// `folder/inner` with `.` components and doubled or trailing slashes taken out, without
+  /// touching the file system (`./src/` + `Contents/a` → `src/Contents/a`).
+  public static func joinedLexically(_ folder: String, _ inner: String) -> String {
+    normalized(folder + "/" + inner)
+  }
+
+  /// `path` without `.` components, empty components or a trailing slash; `..` kept as written.
+  public static func normalized(_ path: String) -> String {
+    let absolute = path.hasPrefix("/")
+    let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+    let joined = parts.joined(separator: "/")
+    if absolute { return "/" + joined }
+    return joined.isEmpty ? "." : joined
+  }
+
+  /// `path` made absolute against the working directory, normalized (no link resolved).
+  public static func absolute(_ path: String) -> String {
+    if path.hasPrefix("/") { return normalizedDots(path) }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { return normalizedDots(path) }
+    let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return normalizedDots(cwd + "/" + path)
+  }
+
+  /// An absolute path with `.` and `..` resolved lexically.
+  private static func normalizedDots(_ path: String) -> String {
+    var out: [Substring] = []
+    for part in path.split(separator: "/") where part != "." {
+      if part == ".." { _ = out.popLast() } else { out.append(part) }
+    }
+    return "/" + out.joined(separator: "/")
+  }
+
+  /// `path` relative to the folder `base` (`src/Contents/a` against `src` → `Contents/a`);
+  /// nil when `path` is not under `base`.
+  public static func relative(_ path: String, to base: String) -> String? {
+    let full = absolute(path)
+    let root = absolute(base)
+    if full == root { return "." }
+    let prefix = root == "/" ? "/" : root + "/"
+    guard full.hasPrefix(prefix) else { return nil }
+    return String(full.dropFirst(prefix.count))
+  }
 }

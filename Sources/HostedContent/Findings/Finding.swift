@@ -1,9 +1,23 @@
 /// How much a finding matters.
 public enum Severity: String, Codable, Sendable, Comparable, CaseIterable {
+  /// Worth knowing, never a failure, not even with `--strict` (files `build` leaves out).
+  case note
+  /// A failure only with `--strict`.
   case warning
   case error
 
-  public static func < (a: Severity, b: Severity) -> Bool { a == .warning && b == .error }
+  private var rank: Int {
+    switch self {
+    case .note: return 0
+    case .warning: return 1
+    case .error: return 2
+    }
+  }
+
+  public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
+
+  /// The severity a finding counts at: warnings become errors under `--strict`; notes stay notes.
+  public func effective(strict: Bool) -> Severity { strict && self == .warning ? .error : self }
 }
 
 /// One thing a rule found: a value, never printed by the rule itself.

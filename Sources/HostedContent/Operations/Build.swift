@@ -61,7 +61,7 @@ public enum Build {
     /// Every entry in the package, in order.
     public var entries: [PackageEntry]
     /// Paths left out: junk, and for projects anything beside ContentInfo.plist and Contents/.
-    public var leftOut: [String]
+    public var leftOut: [LeftOutPath]
     public var fileCount: Int
     public var packageSize: UInt64?
     /// SHA-256 of the package file.
@@ -76,7 +76,7 @@ public enum Build {
     guard Paths.isDirectory(directory) else {
       throw OperationError(Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
     }
-    let source = try BuildSource(directory: directory, options: options)
+    let source = try ProjectSource(directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion)
     let version = source.contentInfo.contentVersion
     let product = source.contentInfo.productIdentifier
     let ext = options.format == .xar ? "pkg" : "zip"
@@ -133,7 +133,7 @@ public enum Build {
     var result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
       leftOut: source.leftOut, fileCount: inspection.fileCount,
-      packageSize: nil, sha256: nil, storedFiles: xarSink?.storedCount ?? 0)
+      packageSize: nil, sha256: nil, storedFiles: xarSink?.storedCount ?? zipSink?.storedCount ?? 0)
     if options.dryRun || inspection.failed(strict: options.validation.strict) {
       xarSink?.discard()
       zipSink?.discard()
@@ -155,7 +155,7 @@ public enum Build {
       xarSink?.discard()
       zipSink?.discard()
       if let size = tooLarge {
-        result.inspection.findings.append(Finding(ruleID: SizeLimitRule.description.id, severity: .error, path: nil, message: "the package file would be \(size) bytes, over the limit of \(limit)", hint: "split the content into several products"))
+        result.inspection.findings.append(SizeLimitRule.finding(plannedPackageSize: size, limit: limit))
         return result
       }
       throw writeFailure(error, output: output)
@@ -192,108 +192,5 @@ public enum Build {
       offset += UInt64(n)
     }
     return hasher.finalize().hex
-  }
-}
-
-/// The package view of a folder: `ContentInfo.plist` (read, overridden or generated) and
-/// `Contents/`, junk left out, hard links as plain files, modes normalized (0644 files,
-/// 0755 folders), never following symlinks. Entries come sorted by name bytes, so the order
-/// never depends on the file system.
-final class BuildSource: EntrySource {
-  let format = PackageFormat.directory
-  let location: String
-  let packageSize: UInt64? = nil
-  let contentInfo: ContentInfo
-  /// The plist bytes that go into the package.
-  let plistBytes: [UInt8]
-  /// True for a content project; false for a plain folder (everything goes under Contents/).
-  let isProject: Bool
-  private(set) var leftOut: [String] = []
-  /// The output package, left out of the walk when it is written inside the folder.
-  var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
-
-  init(directory: String, options: Build.Options) throws {
-    location = directory
-    let root = try DirectoryHandle(path: directory)
-    isProject = root.exists(ContentInfo.fileName)
-    if isProject {
-      let file: FileDescriptor
-      do { file = try root.openFile(ContentInfo.fileName) } catch { throw OperationError.wrap(error) }
-      let bytes = try file.read(count: PropertyList.maxEncodedSize + 1, at: 0)
-      var info: ContentInfo
-      do {
-        info = try ContentInfo(decoding: bytes)
-      } catch {
-        // The content-info rule reports every problem; a name is still needed for the output.
-        contentInfo = ContentInfo(
-          productIdentifier: options.productIdentifier ?? "invalid",
-          contentVersion: options.contentVersion.flatMap(ContentVersion.init) ?? ContentVersion(components: [0]))
-        plistBytes = bytes
-        return
-      }
-      var changed = false
-      if let product = options.productIdentifier, product != info.productIdentifier {
-        info.productIdentifier = product
-        changed = true
-      }
-      if let text = options.contentVersion {
-        guard let version = ContentVersion(text) else {
-          throw OperationError("--content-version: \(ContentVersion.problem(with: text)!)")
-        }
-        info.contentVersion = version
-        changed = true
-      }
-      contentInfo = info
-      plistBytes = changed ? info.encoded() : bytes
-    } else {
-      guard let product = options.productIdentifier, let versionText = options.contentVersion else {
-        throw OperationError("'\(directory)' has no ContentInfo.plist", hint: "pass --product-id and --content-version to package a plain folder, or run `pkgtool init`")
-      }
-      if let problem = ProductIdentifier.problem(with: product) { throw OperationError("--product-id: \(problem)") }
-      guard let version = ContentVersion(versionText) else {
-        throw OperationError("--content-version: \(ContentVersion.problem(with: versionText)!)")
-      }
-      contentInfo = ContentInfo(productIdentifier: product, contentVersion: version)
-      plistBytes = contentInfo.encoded()
-    }
-  }
-
-  /// In-memory bytes as entry data.
-  private final class Bytes: EntryData {
-    var source: XARBytes
-    init(_ bytes: [UInt8]) { source = XARBytes(bytes) }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
-  }
-
-  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    leftOut = []
-    try visit(PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)), Bytes(plistBytes))
-    let contentRoot = isProject ? location + "/Contents" : location
-    if isProject {
-      let root = try DirectoryHandle(path: location)
-      for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
-        leftOut.append(name)
-      }
-      guard root.exists("Contents") else { return }  // the layout rule reports it
-      let info = try root.status("Contents")
-      guard Paths.isDirectoryMode(info.st_mode) else {
-        try visit(PackageEntry(path: "Contents", kind: .file, mode: 0o644), nil)
-        return
-      }
-    }
-    try visit(PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
-    let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
-    walker.excludedOutput = excludedOutput
-    try walker.forEachEntry { entry, data in
-      var e = entry
-      e.path = "Contents/" + entry.path
-      switch e.kind {
-      case .file: e.mode = 0o644
-      case .directory, .symlink: e.mode = 0o755
-      default: break  // special files keep their kind and mode: the rules refuse them
-      }
-      try visit(e, data)
-    }
-    leftOut += walker.skipped.map { (isProject ? "Contents/" : "") + $0 }
   }
 }

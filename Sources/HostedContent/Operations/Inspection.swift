@@ -37,7 +37,7 @@ public enum PackageInfo {
   /// Reads everything (every checksum verified) and describes it.
   public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws -> Summary {
     let source: EntrySource
-    do { source = try PackageOpener.open(path) } catch { throw OperationError.wrap(error) }
+    do { source = try PackageOpener.openForInspection(path) } catch { throw OperationError.wrap(error) }
     var digests: [String: String] = [:]
     let inspector = PackageInspector(context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
     inspector.recordEntries = true

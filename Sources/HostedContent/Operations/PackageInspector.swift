@@ -18,6 +18,9 @@ public struct InspectionResult {
   public var entries: [PackageEntry]
   /// True when the package could not be read to the end.
   public var integrityFailed: Bool
+  /// Rules that did not run, by id, with the reason (`content-version-increase` without
+  /// `--against`; every rule but `archive-integrity` when the file is not a package).
+  public var skippedRules: [String: String] = [:]
 
   public init(
     format: PackageFormat, location: String, packageSize: UInt64?, findings: [Finding], contentInfo: ContentInfo?,
@@ -36,7 +39,7 @@ public struct InspectionResult {
 
   /// Errors, plus warnings when `strict`.
   public func failed(strict: Bool) -> Bool {
-    findings.contains { $0.severity == .error || (strict && $0.severity == .warning) }
+    findings.contains { $0.severity.effective(strict: strict) == .error }
   }
 }
 
@@ -84,6 +87,7 @@ public final class PackageInspector {
     var produced: UInt64 = 0
     var contentInfoBytes: [UInt8]?
     var integrityFailed = false
+    var contentLimitExceeded = false
     var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
     let paths = PathIndex()
     let maxSize = context.options.maxSize
@@ -144,7 +148,8 @@ public final class PackageInspector {
             throw XARError.dataLongerThanDeclared(path: entry.path, declared: entry.size)
           }
           if produced > maxSize {
-            findings.append(Finding(ruleID: SizeLimitRule.description.id, severity: .error, path: nil, message: "the unpacked content exceeds the limit of \(maxSize) bytes", hint: "split the content into several products"))
+            // A fact for the size-limit rule; reading on would only cost time.
+            contentLimitExceeded = true
             throw Stop()
           }
           try buffer.withUnsafeBytes { raw in
@@ -178,6 +183,8 @@ public final class PackageInspector {
       format: source.format, packageSize: source.packageSize, contentInfoBytes: contentInfoBytes,
       entryCount: count, contentSize: contentSize, integrityFailed: integrityFailed, paths: paths)
     summary.otherForms = source.otherForms
+    summary.contentLimitExceeded = contentLimitExceeded
+    summary.leftOut = source.leftOut
     let start = findings.count
     for rule in rules { rule.finish(summary, into: &findings) }
     cap.admit(&findings, from: start)
@@ -188,6 +195,13 @@ public final class PackageInspector {
       findings: findings, contentInfo: contentInfo, entryCount: count, contentSize: contentSize,
       entries: entries, integrityFailed: integrityFailed)
     result.fileCount = files
+    for type in ruleTypes {
+      if source is UnreadablePackageSource && type != ArchiveIntegrityRule.self {
+        result.skippedRules[type.description.id] = "the file is not a package"
+      } else if let reason = type.skipReason(context) {
+        result.skippedRules[type.description.id] = reason
+      }
+    }
     return result
   }
 
@@ -227,7 +241,7 @@ struct FindingCap {
         write += 1
       } else {
         if dropped[f.ruleID] == nil { order.append(f.ruleID) }
-        let before = dropped[f.ruleID] ?? (0, .warning)
+        let before = dropped[f.ruleID] ?? (0, .note)
         dropped[f.ruleID] = (before.count + 1, max(before.severity, f.severity))
       }
     }

@@ -35,10 +35,7 @@ public enum Unpack {
     }
     let source: EntrySource
     do {
-      source = try PackageOpener.open(package, limits: options.limits)
-    } catch PackageOpener.OpenError.notAPackage {
-      let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
-      return Result(inspection: inspection, output: nil, fileCount: 0)
+      source = try PackageOpener.openForInspection(package, limits: options.limits)
     } catch {
       throw OperationError.wrap(error)
     }

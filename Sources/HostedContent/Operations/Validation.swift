@@ -33,21 +33,14 @@ public enum Validation {
   /// Validates the package file or content folder at `path`.
   ///
   /// - Parameter against: a previous package (or folder) of the same product; its version must be lower.
-  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: XARReader.Limits = XARReader.Limits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil) throws -> InspectionResult {
+  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: XARReader.Limits = XARReader.Limits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
+    onFileDigest: ((String, String) -> Void)? = nil
+  ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     let source: EntrySource
     do {
-      source = try PackageOpener.open(path, limits: limits)
-    } catch PackageOpener.OpenError.notAPackage(_, let reason, let cause) {
-      // The file exists but is not a package: that is a finding about it, not a usage error.
-      var findings = [Finding(ruleID: ArchiveIntegrityRule.description.id, severity: .error, path: nil, message: "not a readable package: \(reason)", hint: "check that this is the .pkg you meant; build it again if it is damaged")]
-      if let cause {
-        var finding = ArchiveIntegrityRule.finding(for: cause)
-        finding.message = "not a readable package: \(reason)"
-        findings[0] = finding
-      }
-      return InspectionResult(format: .xar, location: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, findings: findings, contentInfo: nil, entryCount: 0, contentSize: 0, entries: [], integrityFailed: true)
-    } catch let error as PackageOpener.OpenError {
+      source = try PackageOpener.openForInspection(path, limits: limits)
+    } catch {
       throw OperationError.wrap(error)
     }
     let context = RuleContext(
@@ -55,6 +48,7 @@ public enum Validation {
     let inspector = PackageInspector(context: context)
     inspector.recordEntries = recordEntries
     inspector.progress = progress
+    if let onFileDigest { inspector.onFileDigest = { entry, digest in onFileDigest(entry.path, digest) } }
     return try inspector.run(source)
   }
 

@@ -1,14 +1,34 @@
-/// GitHub Actions workflow commands: one `::error` or `::warning` annotation per finding.
+/// GitHub Actions workflow commands: one `::error`, `::warning` or `::notice` annotation per
+/// finding, on the real file for a folder (on the package for a package), and a `::notice`
+/// summary when the input is valid, so a log shows the gate ran.
 public enum GitHubReporter: Reporter {
   public static let identifier = "github"
 
-  public static func render(_ report: ValidationReport) -> String {
+  public static func render(_ reports: [ValidationReport]) -> String {
     var out = ""
-    for f in report.result.findings {
-      let message = (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
-      out += "::\(report.effectiveSeverity(f).rawValue) file=\(escapeProperty(report.displayPath)),title=\(escapeProperty(f.ruleID))::\(escapeData(message))\n"
+    for report in reports {
+      if let error = report.toolError {
+        out += "::error file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool: could not check"))::\(escapeData(error))\n"
+        continue
+      }
+      for f in report.result.findings {
+        let message = (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
+        let command = annotation(report.effectiveSeverity(f))
+        out += "::\(command) file=\(escapeProperty(report.relativeFilePath(for: f))),title=\(escapeProperty("pkgtool \(f.ruleID)"))::\(escapeData(message))\n"
+      }
+      if !report.failed {
+        out += "::notice file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool validate"))::\(escapeData(TextReporter.summary(report)))\n"
+      }
     }
     return out
+  }
+
+  static func annotation(_ severity: Severity) -> String {
+    switch severity {
+    case .error: return "error"
+    case .warning: return "warning"
+    case .note: return "notice"
+    }
   }
 
   static func escapeData(_ s: String) -> String {

@@ -1,37 +1,109 @@
-/// JUnit XML with one test case per rule, failed when the rule found something; CI systems show
-/// it in their test views.
+/// JUnit XML for CI test views (GitLab, Jenkins, Azure): one test suite per input; per rule,
+/// one passing test case, one `<skipped/>` case when the rule did not run (say,
+/// `content-version-increase` without `--against`), or one failing case per finding that is
+/// an error. Warnings and notes ride along as `<system-out>` of a passing case. Every count is
+/// computed from the cases written.
 public enum JUnitReporter: Reporter {
   public static let identifier = "junit"
 
-  public static func render(_ report: ValidationReport) -> String {
-    let descriptions = RuleCatalog.descriptions
-    let failing = descriptions.filter { d in report.result.findings.contains { $0.ruleID == d.id && (report.effectiveSeverity($0) == .error) } }
-    var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    out += "<testsuites name=\"pkgtool validate\" tests=\"\(descriptions.count)\" failures=\"\(failing.count)\">\n"
-    out += "  <testsuite name=\"\(escape(report.displayPath))\" tests=\"\(descriptions.count)\" failures=\"\(failing.count)\" errors=\"0\" skipped=\"0\">\n"
-    for d in descriptions {
-      let findings = report.result.findings.filter { $0.ruleID == d.id }
-      out += "    <testcase classname=\"pkgtool.\(d.id)\" name=\"\(escape(d.name))\""
-      if findings.isEmpty {
-        out += "/>\n"
+  struct Case {
+    var classname: String
+    var name: String
+    enum Outcome {
+      case passed(output: String?)
+      case skipped(String)
+      case failure(message: String, type: String, body: String)
+      case error(String)
+    }
+    var outcome: Outcome
+  }
+
+  static func cases(_ report: ValidationReport) -> [Case] {
+    var cases: [Case] = []
+    if let error = report.toolError {
+      cases.append(Case(classname: "pkgtool", name: "read \(report.displayPath)", outcome: .error(error)))
+    }
+    for d in RuleCatalog.descriptions {
+      let classname = "pkgtool.\(d.id)"
+      if let reason = report.result.skippedRules[d.id] {
+        cases.append(Case(classname: classname, name: d.name, outcome: .skipped(reason)))
         continue
       }
-      out += ">\n"
-      let errors = findings.filter { report.effectiveSeverity($0) == .error }
-      let body = findings.map { f in
-        (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
-      }.joined(separator: "\n")
-      if errors.isEmpty {
-        out += "      <system-out>\(escape(body))</system-out>\n"
-      } else {
-        out += "      <failure message=\"\(escape(errors[0].message))\" type=\"\(d.id)\">\(escape(body))</failure>\n"
+      let findings = report.result.findings.filter { $0.ruleID == d.id }
+      let failing = findings.filter { report.effectiveSeverity($0) == .error }
+      let others = findings.filter { report.effectiveSeverity($0) != .error }
+      let output = others.isEmpty ? nil : others.map { "\(report.effectiveSeverity($0).rawValue): \(line($0))" }.joined(separator: "\n")
+      if failing.isEmpty {
+        cases.append(Case(classname: classname, name: d.name, outcome: .passed(output: output)))
+        continue
       }
-      out += "    </testcase>\n"
+      var names: [String: Int] = [:]
+      for f in failing {
+        var name = "\(d.name): \(f.path ?? report.displayPath)"
+        names[name, default: 0] += 1
+        if let n = names[name], n > 1 { name += " (\(n))" }
+        cases.append(Case(classname: classname, name: name, outcome: .failure(message: f.message, type: d.id, body: line(f))))
+      }
     }
-    out += "  </testsuite>\n</testsuites>\n"
+    return cases
+  }
+
+  static func line(_ f: Finding) -> String {
+    (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
+  }
+
+  struct Counts {
+    var tests = 0, failures = 0, errors = 0, skipped = 0
+    init(_ cases: [Case]) {
+      tests = cases.count
+      for c in cases {
+        switch c.outcome {
+        case .failure: failures += 1
+        case .error: errors += 1
+        case .skipped: skipped += 1
+        case .passed: break
+        }
+      }
+    }
+    var attributes: String { "tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\"" }
+  }
+
+  public static func render(_ reports: [ValidationReport]) -> String {
+    let suites = reports.map { ($0, cases($0)) }
+    var total = Counts([])
+    for (_, cases) in suites {
+      let c = Counts(cases)
+      total.tests += c.tests
+      total.failures += c.failures
+      total.errors += c.errors
+      total.skipped += c.skipped
+    }
+    var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    out += "<testsuites name=\"pkgtool validate\" \(total.attributes)>\n"
+    for (report, cases) in suites {
+      out += "  <testsuite name=\"\(escape(report.displayPath))\" \(Counts(cases).attributes)>\n"
+      for c in cases {
+        out += "    <testcase classname=\"\(escape(c.classname))\" name=\"\(escape(c.name))\""
+        switch c.outcome {
+        case .passed(nil):
+          out += "/>\n"
+          continue
+        case .passed(let output?):
+          out += ">\n      <system-out>\(escape(output))</system-out>\n"
+        case .skipped(let reason):
+          out += ">\n      <skipped message=\"\(escape(reason))\"/>\n"
+        case .failure(let message, let type, let body):
+          out += ">\n      <failure message=\"\(escape(message))\" type=\"\(escape(type))\">\(escape(body))</failure>\n"
+        case .error(let message):
+          out += ">\n      <error message=\"\(escape(message))\" type=\"unreadable-input\">\(escape(message))</error>\n"
+        }
+        out += "    </testcase>\n"
+      }
+      out += "  </testsuite>\n"
+    }
+    out += "</testsuites>\n"
     return out
   }
 
   static func escape(_ s: String) -> String { escapeXML(s, attribute: true, showControls: true) }
-
 }

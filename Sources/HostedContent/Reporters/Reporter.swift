@@ -1,4 +1,5 @@
 import Foundation
+import XAR
 
 /// What a reporter is given: one validation's result and how it was asked for.
 public struct ValidationReport {
@@ -6,6 +7,17 @@ public struct ValidationReport {
   /// The path as the user typed it, used in messages.
   public var displayPath: String
   public var strict: Bool
+  /// Where SARIF and GitHub file paths are relative to (`--base`); nil: the working directory.
+  public var base: String?
+  /// The SHA-256 of each file's content, by inner path, when it was computed (SARIF
+  /// fingerprints use it).
+  public var digests: [String: String] = [:]
+  /// Why the input could not be checked at all (the command exits 2); the report then says
+  /// so instead of judging.
+  public var toolError: String?
+  /// A page with one anchor per rule id (docs/rules.md, published); SARIF's `helpUri` points
+  /// into it. Nil: no `helpUri` (a made-up address would send people nowhere).
+  public var documentationURL: String?
 
   public init(result: InspectionResult, displayPath: String, strict: Bool) {
     self.result = result
@@ -13,22 +25,69 @@ public struct ValidationReport {
     self.strict = strict
   }
 
-  public var errorCount: Int { result.findings.filter { $0.severity == .error }.count }
-  public var warningCount: Int { result.findings.filter { $0.severity == .warning }.count }
-  /// True when the command should exit 1.
-  public var failed: Bool { result.failed(strict: strict) }
+  /// A report for an input that could not be checked: no findings, every rule skipped, and
+  /// `error` as the reason.
+  public init(unreadable path: String, error: String, strict: Bool) {
+    var result = InspectionResult(
+      format: .unknown, location: path, packageSize: nil, findings: [], contentInfo: nil, entryCount: 0,
+      contentSize: 0, entries: [], integrityFailed: true)
+    for d in RuleCatalog.descriptions { result.skippedRules[d.id] = "the input could not be read" }
+    self.init(result: result, displayPath: path, strict: strict)
+    toolError = error
+  }
+
+  /// Findings counted at the severity they are reported at (warnings are errors under `--strict`).
+  public var errorCount: Int { result.findings.filter { effectiveSeverity($0) == .error }.count }
+  public var warningCount: Int { result.findings.filter { effectiveSeverity($0) == .warning }.count }
+  public var noteCount: Int { result.findings.filter { effectiveSeverity($0) == .note }.count }
+  /// True when the command should exit non-zero.
+  public var failed: Bool { toolError != nil || result.failed(strict: strict) }
 
   /// The severity a finding is reported at (warnings become errors under `--strict`).
   public func effectiveSeverity(_ finding: Finding) -> Severity {
-    strict ? .error : finding.severity
+    finding.severity.effective(strict: strict)
   }
+
+  /// True when the input is a folder on disk, where each inner path is a real file.
+  public var isFolder: Bool { result.format == .directory }
+
+  /// The file a finding is about, as a path a person or CI can open: for a folder the real file
+  /// inside it (`src/Contents/tool`), for a package the package itself.
+  public func filePath(for finding: Finding) -> String {
+    guard isFolder, let inner = finding.path, !inner.isEmpty else { return displayPath }
+    return Paths.joinedLexically(displayPath, inner)
+  }
+
+  /// `filePath(for:)` relative to ``base`` when one is set (and the file is under it).
+  public func relativeFilePath(for finding: Finding) -> String {
+    let path = filePath(for: finding)
+    guard let base else { return path }
+    return Paths.relative(path, to: base) ?? path
+  }
+
+  /// "1 error, 2 warnings" (and ", 1 note" when there are notes).
+  public var countsText: String {
+    func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+    var text = plural(errorCount, "error") + ", " + plural(warningCount, "warning")
+    if noteCount > 0 { text += ", " + plural(noteCount, "note") }
+    return text
+  }
+
+  /// The rules that ran, in catalog order.
+  public var rulesRun: [RuleDescription] { RuleCatalog.descriptions.filter { result.skippedRules[$0.id] == nil } }
 }
 
-/// Turns a ``ValidationReport`` into text for people or machines. One small type per format.
+/// Turns ``ValidationReport``s into text for people or machines. One small type per format.
 public protocol Reporter {
   /// The `--reporter` value.
   static var identifier: String { get }
-  static func render(_ report: ValidationReport) -> String
+  /// One document for every input of one `validate` run.
+  static func render(_ reports: [ValidationReport]) -> String
+}
+
+extension Reporter {
+  /// One input's document.
+  public static func render(_ report: ValidationReport) -> String { render([report]) }
 }
 
 /// Every reporter, by identifier.

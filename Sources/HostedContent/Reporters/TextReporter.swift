@@ -1,29 +1,35 @@
 /// Compiler-style lines: `X.pkg:Contents/a.bin: error: … [no-executable]`, a hint under each
-/// finding that has one, then a summary line.
+/// finding that has one, then a summary line per input.
 public enum TextReporter: Reporter {
   public static let identifier = "text"
 
-  public static func render(_ report: ValidationReport) -> String {
+  public static func render(_ reports: [ValidationReport]) -> String {
     var lines: [String] = []
-    for finding in report.result.findings {
-      let location = finding.path.map { "\(report.displayPath):\($0.debugEscapedForTerminal)" } ?? report.displayPath
-      lines.append("\(location): \(report.effectiveSeverity(finding).rawValue): \(finding.message.debugEscapedForTerminal) [\(finding.ruleID)]")
-      if let hint = finding.hint { lines.append("  hint: \(hint)") }
+    for report in reports {
+      if let error = report.toolError {
+        lines.append("\(report.displayPath.debugEscapedForTerminal): error: could not be checked: \(error.debugEscapedForTerminal)")
+        continue
+      }
+      for finding in report.result.findings {
+        let location = finding.path.map { "\(report.displayPath.debugEscapedForTerminal):\($0.debugEscapedForTerminal)" } ?? report.displayPath.debugEscapedForTerminal
+        lines.append("\(location): \(report.effectiveSeverity(finding).rawValue): \(finding.message.debugEscapedForTerminal) [\(finding.ruleID)]")
+        if let hint = finding.hint { lines.append("  hint: \(hint.debugEscapedForTerminal)") }
+      }
+      lines.append(summary(report))
     }
-    lines.append(summary(report))
     return lines.joined(separator: "\n") + "\n"
   }
 
-  static func summary(_ report: ValidationReport) -> String {
+  /// `book.pkg: valid: 0 errors, 1 warning (com.example.book 1.2, XAR package, 5 entries, …)`.
+  public static func summary(_ report: ValidationReport) -> String {
     let r = report.result
     var what: [String] = []
     if let info = r.contentInfo { what.append("\(info.productIdentifier) \(info.contentVersion)") }
     what.append("\(r.format.displayName)")
     what.append("\(r.entryCount) \(r.entryCount == 1 ? "entry" : "entries")")
     what.append("\(describeBytes(r.contentSize)) of content")
-    let counts = "\(report.errorCount) \(report.errorCount == 1 ? "error" : "errors"), \(report.warningCount) \(report.warningCount == 1 ? "warning" : "warnings")"
     let verdict = report.failed ? "invalid" : "valid"
-    return "\(report.displayPath): \(verdict): \(counts) (\(what.joined(separator: ", ")))"
+    return "\(report.displayPath.debugEscapedForTerminal): \(verdict): \(report.countsText) (\(what.joined(separator: ", ")))"
   }
 }
 

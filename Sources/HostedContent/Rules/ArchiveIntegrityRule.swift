@@ -7,6 +7,7 @@ public final class ArchiveIntegrityRule: Rule {
     id: "archive-integrity", name: "Archive integrity",
     summary: "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
     rationale: "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
+    securitySeverity: 6.5,
     triggering: [
       RuleExample.package("truncated package").with { $0.damage = .truncate(keeping: 200); $0.appliesToFolders = false },
       RuleExample.package("file checksum mismatch", adding: [.file("Contents/z.txt", String(repeating: "data ", count: 50))]).with {
@@ -24,6 +25,14 @@ public final class ArchiveIntegrityRule: Rule {
     var entryPath = path
     var hint = "the package is damaged or was not made by a package tool; build it again from its sources"
     switch error {
+    case let notAPackage as UnreadablePackageSource.NotAPackage:
+      if let cause = notAPackage.cause {
+        var finding = self.finding(for: cause, path: path)
+        finding.message = notAPackage.description
+        return finding
+      }
+      message = notAPackage.description
+      hint = "check that this is the package you meant; build it again if it is damaged"
     case let error as XARError:
       message = error.description
       switch error {

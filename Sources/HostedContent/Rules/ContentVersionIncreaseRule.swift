@@ -19,6 +19,10 @@ public final class ContentVersionIncreaseRule: Rule {
 
   public init(context: RuleContext) { previous = context.previous }
 
+  public static func skipReason(_ context: RuleContext) -> String? {
+    context.previous == nil ? "runs only with --against OLD" : nil
+  }
+
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let previous, let bytes = summary.contentInfoBytes, let info = try? ContentInfo(decoding: bytes) else { return }
     if info.productIdentifier != previous.productIdentifier {

@@ -66,4 +66,12 @@ public final class JunkFileRule: Rule {
     let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
     findings.append(finding(prefix, "'\(name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
   }
+
+  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    // In a project folder, build leaves junk out: the package will not hold it.
+    for left in summary.leftOut where left.reason == .junk {
+      let name = left.path.split(separator: "/").last.map(String.init) ?? left.path
+      findings.append(finding(left.path, "'\(name)' is junk; build leaves it out of the package", severity: .note))
+    }
+  }
 }

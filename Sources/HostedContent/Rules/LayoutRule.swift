@@ -66,7 +66,25 @@ public final class LayoutRule: Rule {
     }
   }
 
+  /// Names at a project's root that are the project's own files, not content: `build` leaves
+  /// them out, and saying so is a note, not a warning.
+  static func isProjectFile(_ name: String) -> Bool {
+    let lower = name.lowercased()
+    let stem = lower.split(separator: ".", maxSplits: 1).first.map(String.init) ?? lower
+    return ["readme", "license", "licence", "changelog", "notice", "authors", "copying"].contains(stem)
+      || [".gitignore", ".gitattributes", ".editorconfig", ".pkgtoolignore"].contains(lower)
+  }
+
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    // A project's root: build leaves out everything but ContentInfo.plist and Contents/. The
+    // project's own files are a note; anything else may be content put in the wrong place.
+    for left in summary.leftOut where left.reason == .outsideContent {
+      if LayoutRule.isProjectFile(left.path) {
+        findings.append(finding(left.path, "'\(left.path)' is a project file beside Contents/; build leaves it out of the package", severity: .note))
+      } else {
+        findings.append(finding(left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package", hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
+      }
+    }
     guard !summary.integrityFailed, !sawContents else { return }
     findings.append(finding(nil, "the package has no Contents/ folder", hint: "put the content files in a folder named Contents"))
   }

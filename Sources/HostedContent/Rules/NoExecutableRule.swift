@@ -5,6 +5,7 @@ public final class NoExecutableRule: Rule {
     id: "no-executable", name: "No executable code",
     summary: "Mach-O (thin and fat, both byte orders), ELF, PE, static libraries, #! scripts, any file with an execute bit; found by magic bytes, whatever the file's name.",
     rationale: "Hosted content may not contain executable code (App Review Guideline 2.5.2); a renamed binary is still a binary.",
+    securitySeverity: 7.5,
     triggering: [
       RuleExample.package("Mach-O 64 named .png", adding: [.file("Contents/cover.png", bytes: [0xCF, 0xFA, 0xED, 0xFE, 7, 0, 0, 1] + Array(repeating: 0, count: 24))], expecting: "Contents/cover.png"),
       RuleExample.package("fat binary", adding: [.file("Contents/lib.dat", bytes: [0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 2] + Array(repeating: 0, count: 40))], expecting: "Contents/lib.dat"),

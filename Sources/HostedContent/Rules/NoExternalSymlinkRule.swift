@@ -5,6 +5,7 @@ public final class NoExternalSymlinkRule: Rule {
     id: "no-external-symlink", name: "No external symlinks",
     summary: "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
     rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",
+    securitySeverity: 8.1,
     triggering: [
       RuleExample.package("absolute target", adding: [.symlink("Contents/passwd", "/etc/passwd")], expecting: "Contents/passwd"),
       RuleExample.package("escaping relative target", adding: [.symlink("Contents/up", "../../outside")], expecting: "Contents/up"),

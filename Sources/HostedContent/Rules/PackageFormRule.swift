@@ -6,6 +6,7 @@ public final class PackageFormRule: Rule {
     id: "package-form", name: "Package form",
     summary: "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
     rationale: "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
+    securitySeverity: 6.5,
     triggering: [
       RuleExample.package("tar named .pkg").with { $0.packageFormat = .tar; $0.appliesToFolders = false },
       RuleExample.package("zip named .pkg").with { $0.packageFormat = .zip; $0.appliesToFolders = false },

@@ -9,6 +9,7 @@ public final class PathSafetyRule: Rule {
     id: "path-safety", name: "Path safety",
     summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
     rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
+    securitySeverity: 9.1,
     triggering: [
       RuleExample.package("dot-dot component", adding: [.file("Contents/../../evil.txt", "x")], expecting: "Contents/../../evil.txt").with { $0.appliesToFolders = false },
       RuleExample.package("control character", adding: [.file("Contents/bad\u{7}name.txt", "x")], expecting: "Contents/bad\u{7}name.txt"),

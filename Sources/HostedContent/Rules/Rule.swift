@@ -13,11 +13,15 @@ public protocol Rule: AnyObject {
   func inspect(_ entry: InspectedEntry, into findings: inout [Finding])
   /// Decides what needs every entry.
   func finish(_ summary: InspectionSummary, into findings: inout [Finding])
+  /// Why the rule does not run with this context (say, `--against` is missing), or nil when it
+  /// runs. Reports show such a rule as skipped, not passed.
+  static func skipReason(_ context: RuleContext) -> String?
 }
 
 extension Rule {
   public func inspect(_ entry: InspectedEntry, into findings: inout [Finding]) {}
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {}
+  public static func skipReason(_ context: RuleContext) -> String? { nil }
 
   /// A finding of this rule at its default severity.
   public func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil) -> Finding {
@@ -38,6 +42,9 @@ public struct RuleDescription: Sendable {
   /// Why it matters.
   public let rationale: String
   public let severity: Severity
+  /// For rules that guard the device against a hostile package: how bad a finding is, 0–10
+  /// (CVSS-like), as GitHub code scanning reads `security-severity`. Nil for the others.
+  public let securitySeverity: Double?
   /// Packages this rule must report.
   public let triggering: [RuleExample]
   /// Packages this rule must accept.
@@ -45,8 +52,9 @@ public struct RuleDescription: Sendable {
 
   public init(
     id: String, name: String, summary: String, rationale: String, severity: Severity = .error,
-    triggering: [RuleExample], nonTriggering: [RuleExample]
+    securitySeverity: Double? = nil, triggering: [RuleExample], nonTriggering: [RuleExample]
   ) {
+    self.securitySeverity = securitySeverity
     self.id = id
     self.name = name
     self.summary = summary
@@ -121,6 +129,11 @@ public struct InspectionSummary {
   public var contentSize: UInt64
   /// True when reading stopped early because the package is damaged.
   public var integrityFailed: Bool
+  /// True when reading stopped early because the content went past `--max-size`
+  /// (``contentSize`` then counts only what was read).
+  public var contentLimitExceeded = false
   /// Every path seen.
   public var paths: PathIndex
+  /// What `build` leaves out of a project folder (empty for packages).
+  public var leftOut: [LeftOutPath] = []
 }

@@ -15,11 +15,26 @@ public final class SizeLimitRule: Rule {
   public init(context: RuleContext) { limit = context.options.maxSize }
 
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    // One finding for one cause: the package is too large, whether its file, its content or
+    // both say so.
+    var over: [String] = []
     if let size = summary.packageSize, size > limit {
-      findings.append(finding(nil, "the package file is \(size) bytes, over the limit of \(limit)", hint: "split the content into several products"))
+      over.append("the package file is \(groupedDigits(size)) bytes")
     }
-    if summary.contentSize > limit {
-      findings.append(finding(nil, "the unpacked content is \(summary.contentSize == .max ? "more than \(UInt64.max)" : String(summary.contentSize)) bytes, over the limit of \(limit)", hint: "split the content into several products"))
+    if summary.contentLimitExceeded {
+      over.append("the unpacked content is more than \(groupedDigits(limit)) bytes (reading stopped there)")
+    } else if summary.contentSize > limit {
+      over.append("the unpacked content is \(summary.contentSize == .max ? "more than \(groupedDigits(UInt64.max))" : groupedDigits(summary.contentSize)) bytes")
     }
+    guard !over.isEmpty else { return }
+    findings.append(finding(nil, over.joined(separator: " and ") + ", over the limit of \(groupedDigits(limit)) bytes", hint: SizeLimitRule.hint))
+  }
+
+  static let hint = "split the content into several products, or raise --max-size if this limit is your own"
+
+  /// The finding for a package that `build` would write over the limit (its size is known
+  /// only once it is written).
+  package static func finding(plannedPackageSize size: UInt64, limit: UInt64) -> Finding {
+    Finding(ruleID: description.id, severity: description.severity, path: nil, message: "the package file would be \(groupedDigits(size)) bytes, over the limit of \(groupedDigits(limit)) bytes", hint: hint)
   }
 }

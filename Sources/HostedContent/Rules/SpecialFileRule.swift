@@ -5,6 +5,7 @@ public final class SpecialFileRule: Rule {
     id: "special-file", name: "Special files",
     summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
+    securitySeverity: 7.5,
     triggering: [
       RuleExample.package("FIFO", adding: [Node("Contents/pipe", .fifo)], expecting: "Contents/pipe"),
       RuleExample.package("device node", adding: [Node("Contents/dev", .characterDevice)], expecting: "Contents/dev"),

@@ -22,6 +22,11 @@ struct EncodingChooser {
     guard level.zlibLevel != nil, head.count > 0 else { return false }
     return !FileSignature.isCompressed(Array(head.prefix(64)))
   }
+  /// True when a file is stored because its bytes are already compressed (not merely because
+  /// nothing is compressed, or because it is empty).
+  func storesAsCompressed(head: UnsafeRawBufferPointer) -> Bool {
+    level.zlibLevel != nil && head.count > 0 && FileSignature.isCompressed(Array(head.prefix(64)))
+  }
 }
 
 /// Writes entries into a XAR through ``XARWriter``; the archive appears only on ``commit()``.
@@ -74,7 +79,7 @@ public final class XARSink: EntrySink {
     if let entry = pending {
       pending = nil
       let compress = chooser.shouldCompress(head: bytes)
-      if !compress { storedCount += 1 }
+      if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
       if entry.size <= XARSink.wholeFileLimit {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(Int(entry.size))
@@ -125,6 +130,8 @@ public final class ZipSink: EntrySink {
   private let chooser: EncodingChooser
   private var pending: PackageEntry?
   private var open = false
+  /// Files stored without compression because they already were compressed.
+  public private(set) var storedCount = 0
 
   public init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
     self.path = path
@@ -151,6 +158,7 @@ public final class ZipSink: EntrySink {
   public func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
+      if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
       try writer.add(entry, mtime: mtime, compress: chooser.shouldCompress(head: bytes), data: nil)
     }
     try writer.writeData(bytes)

@@ -63,6 +63,9 @@ struct BuildCommand: ParsableCommand {
   @Flag(help: "Print the summary as JSON.")
   var json = false
 
+  @Flag(name: [.short, .long], help: "Print nothing but errors.")
+  var quiet = false
+
   @OptionGroup var limits: LimitOptions
 
   struct Summary: Encodable {
@@ -103,16 +106,16 @@ struct BuildCommand: ParsableCommand {
         productIdentifier: result.inspection.contentInfo?.productIdentifier,
         contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
         files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
-        packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut, findings: result.inspection.findings)))
+        packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path), findings: result.inspection.findings)))
     } else {
       var out = ""
       if verbose || dryRun {
-        for path in result.leftOut { out += "left out: \(path)\n" }
+        for left in result.leftOut { out += "left out: \(left.path) (\(left.reason == .junk ? "junk" : "outside Contents/"))\n" }
       }
       if dryRun {
         for entry in result.entries { out += "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n" }
       }
-      if !result.inspection.findings.isEmpty || dryRun {
+      if (!result.inspection.findings.isEmpty && !(quiet && !failed)) || dryRun {
         out += findingLines(result.inspection, displayPath: directory, strict: limits.strict)
       }
       if let written = result.output {
@@ -120,9 +123,14 @@ struct BuildCommand: ParsableCommand {
           for entry in result.entries { out += "added: \(entry.path)\n" }
         }
         let info = result.inspection.contentInfo
+        if quiet {
+          Terminal.standardOutput(out)
+          return
+        }
         out += "built \(written)\n"
         out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
-        out += "  files    \(result.fileCount) (\(result.storedFiles) stored as already compressed)\n"
+        let deflated = format == .zip || compression != .none ? "; the rest deflated" : ""
+        out += "  files    \(result.fileCount) (\(result.storedFiles) already compressed, stored as they are\(result.storedFiles < result.fileCount ? deflated : ""))\n"
         out += "  content  \(describeBytes(result.inspection.contentSize))\n"
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
         out += "  sha256   \(result.sha256 ?? "")\n"
@@ -130,7 +138,8 @@ struct BuildCommand: ParsableCommand {
       Terminal.standardOutput(out)
     }
     if failed {
-      Terminal.standardError("pkgtool: build failed: \(result.inspection.findings.filter { $0.severity == .error || limits.strict }.count) problem(s); nothing was written\n")
+      let problems = result.inspection.findings.filter { $0.severity.effective(strict: limits.strict) == .error }.count
+      Terminal.standardError("pkgtool: build failed: \(problems) \(problems == 1 ? "error" : "errors"); nothing was written\n")
       throw ExitCode(1)
     }
   }

@@ -68,6 +68,17 @@ struct LimitOptions: ParsableArguments {
 /// The reporter names, for `--reporter`.
 enum ReporterName: String, ExpressibleByArgument, CaseIterable {
   case text, json, sarif, junit, github
+
+  /// The library's reporter of this name.
+  var reporter: any Reporter.Type {
+    switch self {
+    case .text: return TextReporter.self
+    case .json: return JSONReporter.self
+    case .sarif: return SARIFReporter.self
+    case .junit: return JUnitReporter.self
+    case .github: return GitHubReporter.self
+    }
+  }
 }
 
 extension Build.Format: ExpressibleByArgument {}
