@@ -29,7 +29,7 @@ public struct PkgToolCommand: ParsableCommand {
     version: PkgTool.version,
     subcommands: [
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
-      BumpCommand.self, InfoCommand.self, DiffCommand.self, RulesCommand.self,
+      BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self,
     ])
 
   public init() {}
@@ -39,6 +39,18 @@ public struct PkgToolCommand: ParsableCommand {
 public enum PkgToolMain {
   public static func main(_ arguments: [String]? = nil) -> Never {
     signal(SIGPIPE, SIG_IGN)
+    let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+    if let first = given.first, !first.hasPrefix("-"), first != "help" {
+      let names = PkgToolCommand.configuration.subcommands.map { $0._commandName }
+      if !names.contains(first) {
+        let close = names.filter { editDistance($0, first) <= 2 || (first.count >= 3 && $0.hasPrefix(first)) }
+          .sorted { editDistance($0, first) < editDistance($1, first) }
+        let suggestion = close.isEmpty ? "the commands are \(names.joined(separator: ", "))" : "did you mean '\(close[0])'?"
+        Terminal.standardError("pkgtool: error: '\(first)' is not a pkgtool command; \(suggestion)\n")
+        Terminal.standardError("Run 'pkgtool --help' for usage.\n")
+        exit(2)
+      }
+    }
     let command: ParsableCommand
     do {
       command = try PkgToolCommand.parseAsRoot(arguments)

@@ -23,8 +23,17 @@ public enum Bump {
     public var format: PropertyListFormat
   }
 
-  /// Bumps the plist at `path`, or `path/ContentInfo.plist` when `path` is a folder.
-  public static func run(path: String, change: Change) throws -> Result {
+  /// `--set` named a version that is not greater than the current one (exit 1, like a refused
+  /// downgrade).
+  public struct NotGreater: Error, CustomStringConvertible {
+    public var current: ContentVersion
+    public var new: ContentVersion
+    public var description: String { "\(new) is not greater than the current \(current)" }
+  }
+
+  /// Bumps the plist at `path`, or `path/ContentInfo.plist` when `path` is a folder. With
+  /// `dryRun`, only computes the result.
+  public static func run(path: String, change: Change, dryRun: Bool = false) throws -> Result {
     let plist = Paths.isDirectory(path) ? (path.hasSuffix("/") ? path : path + "/") + ContentInfo.fileName : path
     let bytes: [UInt8]
     do {
@@ -50,11 +59,11 @@ public enum Bump {
       info.contentVersion = new
     case .set(let version, let force):
       if !(version > old) && !force {
-        throw OperationError("\(version) is not greater than the current \(old)", hint: "pass --force to set it anyway")
+        throw NotGreater(current: old, new: version)
       }
       info.contentVersion = version
     }
-    try writeAtomically(plist, info.encoded())
+    if !dryRun { try writeAtomically(plist, info.encoded()) }
     return Result(plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
   }
 

@@ -26,25 +26,39 @@ public enum ProjectTemplate {
       .replacingOccurrences(of: "{{ContentVersion}}", with: version.description)
   }
 
-  /// The README written for content authors.
+  /// `templates/README.md`, written for content authors: `{{IAPProductIdentifier}}`,
+  /// `{{ContentVersion}}` and `{{ProjectFolder}}` are replaced.
   public static let readme = """
-    # Hosted content project
+    # {{IAPProductIdentifier}}
 
-    This folder is an In-App Purchase hosted-content project:
+    This folder is the In-App Purchase hosted-content project of `{{IAPProductIdentifier}}`,
+    made by `pkgtool init` at version {{ContentVersion}}:
 
     - `ContentInfo.plist` names the product (`IAPProductIdentifier`) and the version of its
-      content (`ContentVersion`). Raise the version with every update: `pkgtool bump .`
+      content (`ContentVersion`). Raise the version with every update: `pkgtool bump {{ProjectFolder}}`
     - `Contents/` holds the files the app receives, in any folder structure. No executable code,
       no symlinks that point outside `Contents/`, at most 2 GB in all.
 
-    Build and check the package:
+    Check the project, then build and check the package (from the folder that holds this one):
 
-        pkgtool build . -o ../PRODUCT-VERSION.pkg
-        pkgtool validate ../PRODUCT-VERSION.pkg
+        pkgtool validate {{ProjectFolder}}
+        pkgtool build {{ProjectFolder}}          # -> {{IAPProductIdentifier}}-{{ContentVersion}}.pkg
+        pkgtool validate {{IAPProductIdentifier}}-{{ContentVersion}}.pkg
 
-    Files such as `.DS_Store` are left out of the package automatically.
+    After `pkgtool bump`, the package name follows the new version.
+
+    Only `ContentInfo.plist` and `Contents/` go into the package: this README and anything else
+    beside them are left out (validate lists them as notes or warnings), and so are junk files
+    such as `.DS_Store` anywhere.
 
     """
+
+  /// The README filled in.
+  public static func readme(productIdentifier: String, version: ContentVersion, folder: String) -> String {
+    readme.replacingOccurrences(of: "{{IAPProductIdentifier}}", with: productIdentifier)
+      .replacingOccurrences(of: "{{ContentVersion}}", with: version.description)
+      .replacingOccurrences(of: "{{ProjectFolder}}", with: folder)
+  }
 
   /// Creates `directory` (which must not exist, or be empty) with a plist, `Contents/` and a README.
   public static func create(at directory: String, productIdentifier: String, version: ContentVersion) throws {
@@ -57,19 +71,36 @@ public enum ProjectTemplate {
     do { parent = try DirectoryHandle(path: parentPath) } catch {
       throw OperationError("cannot create '\(directory)': the folder '\(parentPath)' does not exist", hint: "create it first")
     }
+    let files: [(name: String, bytes: [UInt8]?)] = [
+      (ContentInfo.fileName, Array(contentInfo(productIdentifier: productIdentifier, version: version).utf8)),
+      ("Contents", nil),
+      ("README.md", Array(readme(productIdentifier: productIdentifier, version: version, folder: Paths.name(of: Paths.absolute(directory))).utf8)),
+    ]
     if parent.exists(name) {
+      // An existing empty folder (`init .` among them) is filled in place: the files are
+      // made in a staging folder inside it, then renamed up one by one.
       let existing = try? parent.openDirectory(name)
       guard let existing, (try? existing.list())?.isEmpty == true else {
         throw OperationError("'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name")
       }
-      try parent.removeTree(name)
+      let staging = try StagingFolder(in: existing, for: "project", purpose: "init")
+      defer { staging.discard() }
+      try write(files, into: staging.handle)
+      for file in files { try staging.handle.rename(file.name, to: file.name, in: existing) }
+      return
     }
     let staging = try StagingFolder(in: parent, for: name, purpose: "init")
-    let plist = try staging.handle.createFile(ContentInfo.fileName)
-    try plist.write(Array(contentInfo(productIdentifier: productIdentifier, version: version).utf8))
-    try staging.handle.createDirectory("Contents")
-    let readmeFile = try staging.handle.createFile("README.md")
-    try readmeFile.write(Array(readme.utf8))
+    try write(files, into: staging.handle)
     try staging.publish(as: name, replace: false)
+  }
+
+  private static func write(_ files: [(name: String, bytes: [UInt8]?)], into folder: DirectoryHandle) throws {
+    for file in files {
+      if let bytes = file.bytes {
+        try folder.createFile(file.name).write(bytes)
+      } else {
+        try folder.createDirectory(file.name)
+      }
+    }
   }
 }

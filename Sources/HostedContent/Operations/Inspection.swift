@@ -15,7 +15,7 @@ public enum PackageInfo {
     public var linkTarget: String?
   }
 
-  public struct Summary: Codable, Sendable {
+  public struct Summary: Encodable {
     public var path: String
     public var format: String
     public var productIdentifier: String?
@@ -24,14 +24,29 @@ public enum PackageInfo {
     public var fileCount: Int
     public var contentSize: UInt64
     public var packageSize: UInt64?
-    /// Package size / content size.
-    public var compressionRatio: Double?
+    /// The bytes the files take in the package (compressed or stored), for formats that say.
+    public var storedSize: UInt64?
+    /// ``storedSize`` as a percentage of ``contentSize``: how much compression saved.
+    public var storedPercent: Double?
+    /// Package bytes that are not file data: header, table of contents, per-entry headers.
+    public var overheadSize: UInt64?
     /// How the format checks its data: `sha1`, `crc32`, `none`.
     public var checksumStyle: String
     public var sha256: String?
     public var valid: Bool
     public var findings: [Finding]
+    /// Every entry; absent unless asked for (`--files`).
     public var files: [FileRow]?
+    /// True when the input could not be read as a package at all (it is not one, or its index
+    /// is damaged): `info` then reports like `validate` and exits 1.
+    public var unreadable: Bool
+    /// The inspection behind it, for the report lines.
+    public var inspection: InspectionResult
+
+    enum CodingKeys: String, CodingKey {
+      case path, format, productIdentifier, contentVersion, entryCount, fileCount, contentSize, packageSize, storedSize,
+        storedPercent, overheadSize, checksumStyle, sha256, valid, findings, files
+    }
   }
 
   /// Reads everything (every checksum verified) and describes it.
@@ -60,14 +75,66 @@ public enum PackageInfo {
         mode: String(repeating: "0", count: max(0, 4 - String(e.mode, radix: 8).count)) + String(e.mode, radix: 8),
         sha256: digests[e.path], linkTarget: e.linkTarget)
     }
+    let stored: UInt64? = source.format == .directory || source.format == .unknown ? nil : result.entries.reduce(0) { $0 + ($1.storage?.storedSize ?? 0) }
     return Summary(
       path: path, format: result.format.rawValue, productIdentifier: result.contentInfo?.productIdentifier,
       contentVersion: result.contentInfo?.contentVersion.description, entryCount: result.entryCount,
       fileCount: result.entries.filter { $0.kind == .file }.count, contentSize: result.contentSize,
-      packageSize: result.packageSize,
-      compressionRatio: result.packageSize.flatMap { size in result.contentSize > 0 ? Double(size) / Double(result.contentSize) : nil },
+      packageSize: result.packageSize, storedSize: stored,
+      storedPercent: stored.flatMap { s in result.contentSize > 0 ? (Double(s) * 1000 / Double(result.contentSize)).rounded() / 10 : nil },
+      overheadSize: stored.flatMap { s in result.packageSize.map { $0 >= s ? $0 - s : 0 } },
       checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict), findings: result.findings,
-      files: includeFiles ? rows : nil)
+      files: includeFiles ? rows : nil, unreadable: source is UnreadablePackageSource, inspection: result)
+  }
+
+  /// The XAR table of contents of the package at `path`, as stored (inflated): for plain XAR
+  /// packages and the outer XAR of flat packages.
+  public static func tableOfContents(path: String) throws -> [UInt8] {
+    let source: EntrySource
+    do { source = try PackageOpener.open(path) } catch { throw OperationError.wrap(error) }
+    switch source {
+    case let xar as XARPackageSource: return xar.reader.tocXML
+    case let flat as FlatPackageSource: return flat.reader.tocXML
+    default:
+      throw OperationError("'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents", hint: "pkgtool info --files lists the entries of any package")
+    }
+  }
+
+  /// Streams the bytes of the file `entryPath` in the package (or folder) at `path` to
+  /// `write`, as the package's own reader yields them (checksums verified where the format
+  /// has them).
+  public static func cat(path: String, entryPath: String, limits: XARReader.Limits = XARReader.Limits(), to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+    let source: EntrySource
+    do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
+    struct Done: Error {}
+    var found: PackageEntry?
+    do {
+      try source.forEachEntry { entry, data in
+        guard entry.path == entryPath, !entry.isWrapperMember else { return }
+        found = entry
+        guard entry.kind == .file, let data else { throw Done() }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+          let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+          if n == 0 { break }
+          try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        }
+        throw Done()
+      }
+    } catch is Done {
+    } catch let error as OperationError {
+      throw error
+    } catch let error as SystemError {
+      throw OperationError.wrap(error)
+    } catch {
+      throw OperationError("cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it")
+    }
+    guard let entry = found else {
+      throw OperationError("'\(path)' has no entry '\(entryPath)'", hint: "pkgtool info \(path) --files lists them")
+    }
+    guard entry.kind == .file else {
+      throw OperationError("'\(entryPath)' is a \(entry.kind.rawValue)\(entry.linkTarget.map { " (→ \($0))" } ?? ""), not a file")
+    }
   }
 }
 

@@ -18,6 +18,11 @@ public struct InspectionResult {
   public var entries: [PackageEntry]
   /// True when the package could not be read to the end.
   public var integrityFailed: Bool
+  /// Entries not passed to the sink because a rule found an error in them (only with
+  /// ``PackageInspector/skipEntriesWithErrors``).
+  public var skippedEntries: [String] = []
+  /// The entry whose reading failed half way (its partial output was taken back), if any.
+  public var incompleteEntry: String?
   /// Rules that did not run, by id, with the reason (`content-version-increase` without
   /// `--against`; every rule but `archive-integrity` when the file is not a package).
   public var skippedRules: [String: String] = [:]
@@ -60,6 +65,10 @@ public final class PackageInspector {
   /// Most findings kept per rule; the rest are counted in one closing finding ("and N more"),
   /// so a package of a million bad names cannot make a report of a million lines.
   public var maxFindingsPerRule = 100
+  /// Keep going past findings: an entry a rule found an error in is not given to the sink
+  /// (it is listed in ``InspectionResult/skippedEntries``), and the rest is. For `unpack
+  /// --keep-going`: the sink still refuses anything unsafe on its own.
+  public var skipEntriesWithErrors = false
 
   public init(context: RuleContext, rules: [any Rule.Type] = RuleCatalog.all) {
     self.context = context
@@ -77,7 +86,16 @@ public final class PackageInspector {
   /// Runs the rules over `source`, passing entries to `sink`. Throws only for I/O failures
   /// (`SystemError`); a damaged package is an `archive-integrity` finding.
   public func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
-    let rules = ruleTypes.map { $0.init(context: context) }
+    // Rules that cannot apply do not run (and reports show them as skipped, not passed).
+    var skippedRules: [String: String] = [:]
+    for type in ruleTypes {
+      if source is UnreadablePackageSource && type != ArchiveIntegrityRule.self {
+        skippedRules[type.description.id] = "the file is not a package"
+      } else if let reason = type.skipReason(context) {
+        skippedRules[type.description.id] = reason
+      }
+    }
+    let rules = ruleTypes.filter { skippedRules[$0.description.id] == nil }.map { $0.init(context: context) }
     var findings: [Finding] = []
     var cap = FindingCap(limit: maxFindingsPerRule)
     var entries: [PackageEntry] = []
@@ -92,6 +110,9 @@ public final class PackageInspector {
     let paths = PathIndex()
     let maxSize = context.options.maxSize
 
+    var skipped: [String] = []
+    var open: PackageEntry?
+    var flagged = false
     /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
     func inspect(_ entry: PackageEntry, _ data: EntryData?) throws -> Int {
       var first = 0
@@ -102,6 +123,7 @@ public final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
+      flagged = findings[start...].contains { $0.severity.effective(strict: context.options.strict) == .error }
       cap.admit(&findings, from: start)
       return first
     }
@@ -124,6 +146,11 @@ public final class PackageInspector {
         let first = try inspect(entry, data)
         paths.insert(entry.path)
 
+        if skipEntriesWithErrors && flagged {
+          skipped.append(entry.path)
+          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          return
+        }
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
             findings.append(Finding(ruleID: PathSafetyRule.description.id, severity: .error, path: entry.path, message: refusal))
@@ -136,6 +163,7 @@ public final class PackageInspector {
           try sinkCall { try sink.end(entry) }
           return
         }
+        open = entry
         let wantsPlist = entry.path == ContentInfo.fileName
         var plistBytes: [UInt8] = []
         var total: UInt64 = 0
@@ -166,17 +194,26 @@ public final class PackageInspector {
         }
         if wantsPlist { contentInfoBytes = plistBytes }
         if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
+        open = nil
         try sinkCall { try sink.end(entry) }
       }
     } catch is Stop {
       integrityFailed = true
     } catch let failure as SinkFailure {
+      if let entry = open { sink.abandon(entry) }
       throw failure.underlying
     } catch let error as SystemError {
+      if let entry = open { sink.abandon(entry) }
       throw error
     } catch {
       integrityFailed = true
       findings.append(ArchiveIntegrityRule.finding(for: error))
+    }
+    // A file whose reading stopped half way is taken back from the sink.
+    var incomplete: String?
+    if let entry = open {
+      sink.abandon(entry)
+      incomplete = entry.path
     }
 
     var summary = InspectionSummary(
@@ -195,13 +232,9 @@ public final class PackageInspector {
       findings: findings, contentInfo: contentInfo, entryCount: count, contentSize: contentSize,
       entries: entries, integrityFailed: integrityFailed)
     result.fileCount = files
-    for type in ruleTypes {
-      if source is UnreadablePackageSource && type != ArchiveIntegrityRule.self {
-        result.skippedRules[type.description.id] = "the file is not a package"
-      } else if let reason = type.skipReason(context) {
-        result.skippedRules[type.description.id] = reason
-      }
-    }
+    result.skippedEntries = skipped
+    result.incompleteEntry = incomplete
+    result.skippedRules = skippedRules
     return result
   }
 

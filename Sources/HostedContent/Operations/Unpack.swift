@@ -13,6 +13,11 @@ public enum Unpack {
     public var threads = 1
     /// Bounds on what the reader accepts.
     public var limits = XARReader.Limits()
+    /// Inspect a broken download: extract every entry no rule found an error in, even when the
+    /// package as a whole fails (layout, content-info, no-executable, size, a damaged tail).
+    /// Entries with an error are skipped and listed; the sink still refuses anything unsafe
+    /// (paths, symlinks, special files) on its own. The command still exits 1.
+    public var keepGoing = false
     public init() {}
   }
 
@@ -55,6 +60,10 @@ public enum Unpack {
     guard let staging = staged.staging else {
       return Result(inspection: staged.inspection, output: nil, fileCount: 0)
     }
+    if source is UnreadablePackageSource {
+      staging.discard()
+      return Result(inspection: staged.inspection, output: nil, fileCount: 0)
+    }
     do {
       try staging.publish(as: name, replace: options.force)
     } catch {
@@ -89,10 +98,11 @@ public enum Unpack {
     let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: source.location))
     let inspector = PackageInspector(context: context)
     inspector.progress = progress
+    inspector.skipEntriesWithErrors = options.keepGoing
     var inspection: InspectionResult
     do {
       inspection = try inspector.run(source, into: sink)
-      if !inspection.failed(strict: options.validation.strict) {
+      if options.keepGoing || !inspection.failed(strict: options.validation.strict) {
         for path in try sink.commitSymlinks() {
           inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
         }
@@ -103,7 +113,7 @@ public enum Unpack {
       staging.discard()
       throw Build.writeFailure(error, output: output)
     }
-    guard !inspection.failed(strict: options.validation.strict) else {
+    guard options.keepGoing || !inspection.failed(strict: options.validation.strict) else {
       staging.discard()
       return Staged(inspection: inspection, staging: nil, fileCount: 0)
     }

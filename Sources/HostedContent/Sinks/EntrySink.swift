@@ -7,6 +7,13 @@ public protocol EntrySink: AnyObject {
   func write(_ bytes: UnsafeRawBufferPointer) throws
   /// Ends the current entry.
   func end(_ entry: PackageEntry) throws
+  /// Takes back the current entry, begun but not ended because reading it failed: whatever
+  /// of it was written goes away.
+  func abandon(_ entry: PackageEntry)
+}
+
+extension EntrySink {
+  public func abandon(_ entry: PackageEntry) {}
 }
 
 /// Reads everything and keeps nothing: what `validate` uses, so every checksum is verified.

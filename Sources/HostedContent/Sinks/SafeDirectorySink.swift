@@ -25,6 +25,8 @@ public final class SafeDirectorySink: EntrySink {
   private var reserved: Set<String> = []
   private var resolver = SymlinkResolver()
   private var current: FileDescriptor?
+  /// Where ``current`` is, so an abandoned file can be removed.
+  private var currentPlace: (folder: DirectoryHandle, name: String)?
   /// Files written.
   public private(set) var fileCount = 0
 
@@ -145,6 +147,7 @@ public final class SafeDirectorySink: EntrySink {
         whole = (parent, name, takeBuffer(), 0)
       } else {
         current = try parent.createFile(name, mode: 0o644)
+        currentPlace = (parent, name)
       }
     case .hardLink:
       let target = entry.linkTarget ?? ""
@@ -184,10 +187,25 @@ public final class SafeDirectorySink: EntrySink {
 
   public func end(_ entry: PackageEntry) throws {
     current = nil
+    currentPlace = nil
     if let job = whole {
       whole = nil
       writeInBackground(job)
     }
+  }
+
+  /// Removes the file being written (its bytes could not all be read); it is never published.
+  public func abandon(_ entry: PackageEntry) {
+    if let job = whole {
+      whole = nil
+      returnBuffer(job.buffer)
+    }
+    if let place = currentPlace {
+      current = nil
+      currentPlace = nil
+      _ = unlinkat(place.folder.fd, place.name, 0)
+    }
+    if files.remove(entry.path) != nil { fileCount -= 1 }
   }
 
   /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of

@@ -25,9 +25,10 @@ struct BuildCommand: ParsableCommand {
       is deflated.
 
       Examples:
-        pkgtool build MyBook                                  # -> com.example.book-1.0.pkg
-        pkgtool build assets/ --product-id com.example.levels --content-version 2.1 -o levels.pkg
-        pkgtool build MyBook --format zip -o delivery.zip     # what the client downloads
+        pkgtool build MyBook                 # -> com.example.book-1.0.pkg
+        pkgtool build assets/ --product-id com.example.levels \\
+            --content-version 2.1 -o levels.pkg
+        pkgtool build MyBook --format zip -o delivery.zip
       """)
 
   @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
@@ -150,9 +151,14 @@ struct InitCommand: ParsableCommand {
     commandName: "init",
     abstract: "Create a content project: ContentInfo.plist, an empty Contents/ and a README.",
     discussion: """
-      Example:
+      DIR must not exist, or be an empty folder (`pkgtool init .` fills the current one). The \
+      README names the product and the commands to validate and build it; build leaves it out \
+      of the package.
+
+      Examples:
         pkgtool init MyBook --product-id com.example.book
         cp chapter1.txt cover.png MyBook/Contents/
+        pkgtool validate MyBook
         pkgtool build MyBook
       """)
 
@@ -165,6 +171,9 @@ struct InitCommand: ParsableCommand {
   @Option(name: .customLong("content-version"), help: ArgumentHelp("The first content version.", valueName: "version"))
   var contentVersion = "1.0"
 
+  @Flag(name: [.short, .long], help: "Print nothing but errors.")
+  var quiet = false
+
   func validate() throws {
     if ContentVersion(contentVersion) == nil {
       throw ValidationError("--content-version: \(ContentVersion.problem(with: contentVersion)!)")
@@ -176,6 +185,9 @@ struct InitCommand: ParsableCommand {
 
   func run() throws {
     try ProjectTemplate.create(at: directory, productIdentifier: productID, version: ContentVersion(contentVersion)!)
-    Terminal.standardOutput("created \(directory)/ for \(productID) \(contentVersion): put the content in \(directory)/Contents/, then run: pkgtool build \(directory)\n")
+    let folder = Paths.normalized(directory)
+    if !quiet {
+      Terminal.standardOutput("created \(folder)/ for \(productID) \(contentVersion): put the content in \(Paths.joinedLexically(folder, "Contents"))/, then run: pkgtool validate \(folder) && pkgtool build \(folder)\n")
+    }
   }
 }

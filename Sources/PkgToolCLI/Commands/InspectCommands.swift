@@ -1,6 +1,12 @@
 import ArgumentParser
 import HostedContent
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 struct BumpCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "bump",
@@ -13,6 +19,10 @@ struct BumpCommand: ParsableCommand {
         pkgtool bump MyBook            # 1.0 -> 1.1
         pkgtool bump MyBook --major    # 1.4 -> 2.0
         pkgtool bump MyBook/ContentInfo.plist --set 3.0
+        pkgtool bump MyBook --dry-run
+
+      Exit status: 0 changed (or would change), 1 --set is not greater than the current \
+      version, 2 could not read or write the plist.
       """)
 
   @Argument(help: ArgumentHelp("A content project or its ContentInfo.plist.", valueName: "path"))
@@ -24,7 +34,9 @@ struct BumpCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Set this version (it must be greater unless --force).", valueName: "version"))
   var set: String?
   @Flag(help: "With --set, allow a version that is not greater.") var force = false
+  @Flag(name: .customLong("dry-run"), help: "Show the new version; change nothing.") var dryRun = false
   @Flag(help: "Print the result as JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
   func validate() throws {
     let chosen = [major, minor, patch, set != nil].filter { $0 }.count
@@ -39,6 +51,7 @@ struct BumpCommand: ParsableCommand {
     var old: String
     var new: String
     var format: String
+    var changed: Bool
   }
 
   func run() throws {
@@ -48,11 +61,17 @@ struct BumpCommand: ParsableCommand {
     else if minor { change = .raise(.minor) }
     else if patch { change = .raise(.patch) }
     else { change = .raise(.last) }
-    let result = try Bump.run(path: path, change: change)
+    let result: Bump.Result
+    do {
+      result = try Bump.run(path: path, change: change, dryRun: dryRun)
+    } catch let refusal as Bump.NotGreater {
+      Terminal.standardError("pkgtool: bump refused: \(refusal.new) is not greater than the current \(refusal.current) (pass --force to set it anyway)\n")
+      throw ExitCode(1)
+    }
     if json {
-      Terminal.standardOutput(jsonText(Summary(plist: result.plist, productIdentifier: result.productIdentifier, old: result.old.description, new: result.new.description, format: result.format.rawValue)))
-    } else {
-      Terminal.standardOutput("\(result.productIdentifier): \(result.old) → \(result.new)\n")
+      Terminal.standardOutput(jsonText(Summary(plist: result.plist, productIdentifier: result.productIdentifier, old: result.old.description, new: result.new.description, format: result.format.rawValue, changed: !dryRun)))
+    } else if !quiet {
+      Terminal.standardOutput("\(result.productIdentifier): \(result.old) → \(result.new)\(dryRun ? " (dry run: nothing changed)" : "")\n")
     }
   }
 }
@@ -64,16 +83,42 @@ struct InfoCommand: ParsableCommand {
     discussion: """
       Works on plain XAR packages, flat packages, zips and content folders. Reads everything, so \
       every checksum is verified. --files lists each entry with its content SHA-256 (the same \
-      in every format).
+      in every format); --toc prints a XAR package's table of contents as stored. A file that \
+      is not a package is reported as validate reports it, with exit status 1.
+
+      Examples:
+        pkgtool info book-1.0.pkg
+        pkgtool info book-1.0.pkg --files
+        pkgtool info book-1.0.pkg --toc > toc.xml
+        pkgtool info book-1.0.pkg --json | jq .sha256
       """)
 
   @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"))
   var path: String
   @Flag(help: "List every entry.") var files = false
+  @Flag(help: "Print the XAR table of contents (XML) instead.") var toc = false
   @Flag(help: "Print JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing; the exit status tells whether it is a readable package.") var quiet = false
+
+  func validate() throws {
+    if toc && (files || json) { throw ValidationError("--toc prints the table of contents alone; leave out --files and --json.") }
+  }
 
   func run() throws {
+    if toc {
+      let xml = try PackageInfo.tableOfContents(path: path)
+      if !quiet { Terminal.standardOutput(terminalSafe(String(decoding: xml, as: UTF8.self))) }
+      return
+    }
     let info = try PackageInfo.run(path: path, includeFiles: files)
+    if quiet { if info.unreadable { throw ExitCode(1) } else { return } }
+    if info.unreadable {
+      // Not a package: the same lines and exit status as validate and unpack.
+      if json { Terminal.standardOutput(jsonText(info)) } else {
+        Terminal.standardOutput(findingLines(info.inspection, displayPath: path, strict: false))
+      }
+      throw ExitCode(1)
+    }
     if json {
       Terminal.standardOutput(jsonText(info))
       return
@@ -86,10 +131,14 @@ struct InfoCommand: ParsableCommand {
     out += "entries      \(info.entryCount) (\(info.fileCount) files)\n"
     out += "content      \(describeBytes(info.contentSize))\n"
     if let size = info.packageSize { out += "package size \(describeBytes(size))\n" }
-    if let ratio = info.compressionRatio { out += "ratio        \(String(format: "%.3f", ratio)) (package / content)\n" }
+    if let stored = info.storedSize, let percent = info.storedPercent {
+      out += "compression  content \(groupedDigits(info.contentSize)) → \(groupedDigits(stored)) bytes stored (\(String(format: "%.1f", percent))%)\n"
+    }
+    if let overhead = info.overheadSize { out += "overhead     \(groupedDigits(overhead)) bytes of header, table of contents and entry headers\n" }
     out += "checksums    \(info.checksumStyle)\n"
     if let sha = info.sha256 { out += "sha256       \(sha)\n" }
-    out += "valid        \(info.valid ? "yes" : "no (\(info.findings.filter { $0.severity == .error }.count) errors; run pkgtool validate)")\n"
+    let errors = info.findings.filter { $0.severity == .error }.count
+    out += "valid        \(info.valid ? "yes" : "no (\(errors) \(errors == 1 ? "error" : "errors"); run pkgtool validate)")\n"
     if let rows = info.files {
       out += "\n"
       for row in rows {
@@ -101,20 +150,67 @@ struct InfoCommand: ParsableCommand {
   }
 }
 
+struct CatCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "cat",
+    abstract: "Print one file of a package to standard output.",
+    discussion: """
+      Reads the entry through the package's own reader, so its checksum is verified; nothing is \
+      written to disk. Binary data is not sent to a terminal (redirect it to a file or a pipe).
+
+      Examples:
+        pkgtool cat book-1.0.pkg ContentInfo.plist
+        pkgtool cat book-1.0.pkg Contents/cover.png > cover.png
+      """)
+
+  @Argument(help: ArgumentHelp("The package (or folder).", valueName: "package"))
+  var package: String
+  @Argument(help: ArgumentHelp("The entry's path inside the package, e.g. Contents/chapter1.txt.", valueName: "path"))
+  var entry: String
+
+  func run() throws {
+    let toTerminal = isatty(1) == 1
+    var checked = false
+    try PackageInfo.cat(path: package, entryPath: entry) { bytes in
+      if toTerminal && !checked {
+        checked = true
+        if bytes.contains(where: { $0 == 0 || $0 == 0x1B }) {
+          throw OperationError("'\(entry)' holds binary data; it is not printed to a terminal", hint: "redirect it: pkgtool cat \(package) \(entry) > file")
+        }
+      }
+      try standardOutputBytes(bytes)
+    }
+  }
+}
+
 struct DiffCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "diff",
     abstract: "Show what changed between two packages: version, files added, removed and changed.",
-    discussion: "Exits 0 whenever it could compare, whatever the differences.")
+    discussion: """
+      Compares content by SHA-256, so a file moved between formats (XAR, flat package, zip, \
+      folder) compares equal. Exits 0 whenever it could compare, whatever the differences; with \
+      --quiet, prints nothing and exits 1 when they differ (as git diff --quiet).
+
+      Examples:
+        pkgtool diff book-1.0.pkg book-1.1.pkg
+        pkgtool diff book-1.1.pkg MyBook          # the package against its project
+        pkgtool diff book-1.0.pkg book-1.1.pkg --json
+      """)
 
   @Argument(help: ArgumentHelp("The older package or folder.", valueName: "old"))
   var old: String
   @Argument(help: ArgumentHelp("The newer package or folder.", valueName: "new"))
   var new: String
   @Flag(help: "Print JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing; exit 1 when the two differ.") var quiet = false
 
   func run() throws {
     let d = try PackageDiff.run(old: old, new: new)
+    if quiet {
+      let same = d.added.isEmpty && d.removed.isEmpty && d.changed.isEmpty && d.oldVersion == d.newVersion && d.oldProduct == d.newProduct
+      if same { return } else { throw ExitCode(1) }
+    }
     if json {
       Terminal.standardOutput(jsonText(d))
       return

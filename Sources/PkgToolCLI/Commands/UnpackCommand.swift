@@ -11,8 +11,14 @@ struct UnpackCommand: ParsableCommand {
       DIR never appears (with --force, the old DIR stays as it was). Nothing is ever written \
       through a symlink or outside DIR; no device, FIFO, special bit or owner is applied.
 
-      Example:
+      --keep-going opens a broken download for a look: every entry no rule found an error in is \
+      extracted (a package that breaks layout, content-info, no-executable or the size limit, or \
+      whose tail is damaged), the rest is skipped and listed. Paths, symlinks and special files \
+      are still never written unsafely. DIR then appears, and the exit status is still 1.
+
+      Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
+        pkgtool unpack broken-download.pkg -o look --keep-going
       """)
 
   @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"))
@@ -27,8 +33,14 @@ struct UnpackCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Threads writing files (default 1; more can help on fast file systems).", valueName: "n"))
   var jobs: Int?
 
+  @Flag(name: .customLong("keep-going"), help: "Extract what is safe from a package that breaks rules; list what was skipped (still exits 1).")
+  var keepGoing = false
+
   @Flag(help: "Print the result as JSON.")
   var json = false
+
+  @Flag(name: [.short, .long], help: "Print nothing but errors.")
+  var quiet = false
 
   @OptionGroup var rules: RuleOptions
 
@@ -38,6 +50,8 @@ struct UnpackCommand: ParsableCommand {
     var package: String
     var output: String?
     var unpacked: Bool
+    var valid: Bool
+    var skipped: [String]
     var productIdentifier: String?
     var contentVersion: String?
     var files: Int
@@ -51,25 +65,36 @@ struct UnpackCommand: ParsableCommand {
     if let jobs { options.threads = max(1, jobs) }
     options.validation = rules.validationOptions
     options.limits = limits.limits
+    options.keepGoing = keepGoing
     let progress = ProgressLine("unpacking", total: nil)
     let result = try Unpack.run(package: package, destination: output, options: options, progress: progress.update)
     progress.finish()
     let info = result.inspection.contentInfo
+    let failed = result.inspection.failed(strict: rules.strict)
+    let skipped = result.inspection.skippedEntries + (result.inspection.incompleteEntry.map { [$0] } ?? [])
     if json {
       Terminal.standardOutput(jsonText(Summary(
-        package: package, output: result.output, unpacked: result.output != nil, productIdentifier: info?.productIdentifier,
+        package: package, output: result.output, unpacked: result.output != nil, valid: !failed, skipped: skipped,
+        productIdentifier: info?.productIdentifier,
         contentVersion: info?.contentVersion.description, files: result.fileCount, contentSize: result.inspection.contentSize,
         findings: result.inspection.findings)))
     } else {
-      if !result.inspection.findings.isEmpty {
+      if !result.inspection.findings.isEmpty && !(quiet && !failed) {
         Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
       }
-      if let written = result.output {
-        Terminal.standardOutput("unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize)))\n")
+      if let written = result.output, !quiet {
+        for path in result.inspection.skippedEntries { Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal)\n") }
+        if let path = result.inspection.incompleteEntry { Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal) (could not be read to its end)\n") }
+        let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
+        Terminal.standardOutput("unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n")
       }
     }
     if result.output == nil {
       Terminal.standardError("pkgtool: unpack refused: '\(package)' broke a rule; '\(output)' was not created\n")
+      throw ExitCode(1)
+    }
+    if failed {
+      Terminal.standardError("pkgtool: '\(package)' broke a rule; --keep-going extracted what was safe into '\(output)'\n")
       throw ExitCode(1)
     }
   }
@@ -111,6 +136,9 @@ struct InstallCommand: ParsableCommand {
   @Flag(help: "Print the result as JSON.")
   var json = false
 
+  @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+  var quiet = false
+
   @OptionGroup var rules: RuleOptions
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
@@ -144,6 +172,11 @@ struct InstallCommand: ParsableCommand {
         action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
         previousVersion: result.previous?.description, path: result.path, removed: result.removed, sha256: result.sha256,
         replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
+    } else if quiet {
+      if result.action == .replaced { warnReplaced(result) }
+      if let inspection = result.inspection, inspection.failed(strict: rules.strict) {
+        Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
+      }
     } else {
       if let inspection = result.inspection, !inspection.findings.isEmpty {
         Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
@@ -153,13 +186,15 @@ struct InstallCommand: ParsableCommand {
       case .installed:
         Terminal.standardOutput("installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
       case .replaced:
-        Terminal.standardOutput("installed \(name) into \(result.path ?? "")/ again\n")
-        Terminal.standardError("pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n")
+        Terminal.standardOutput("replaced \(name) in \(result.path ?? "")/: the same version, from other bytes\n")
+        warnReplaced(result)
       case .alreadyCurrent:
-        Terminal.standardOutput("\(name) is already installed and current; nothing to do\n")
+        Terminal.standardOutput("\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n")
       case .refusedDowngrade, .invalid: break
       }
-      for removed in result.removed { Terminal.standardOutput("removed old version \(removed)\n") }
+      if !result.removed.isEmpty {
+        Terminal.standardOutput("removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n")
+      }
     }
     switch result.action {
     case .refusedDowngrade:
@@ -170,5 +205,10 @@ struct InstallCommand: ParsableCommand {
       throw ExitCode(1)
     default: break
     }
+  }
+
+  func warnReplaced(_ result: Install.Result) {
+    let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
+    Terminal.standardError("pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n")
   }
 }

@@ -27,7 +27,8 @@ struct ValidateCommand: ParsableCommand {
 
       Examples:
         pkgtool validate book-1.1.pkg
-        pkgtool validate book-1.1.pkg --against book-1.0.pkg --product-id com.example.book
+        pkgtool validate book-1.1.pkg --against book-1.0.pkg \\
+            --product-id com.example.book
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
         pkgtool validate MyBook --json
 

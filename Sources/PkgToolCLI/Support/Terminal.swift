@@ -1,4 +1,5 @@
 import HostedContent
+import XAR
 
 #if canImport(Glibc)
   import Glibc
@@ -16,6 +17,8 @@ enum Terminal {
   static func standardOutput(_ text: String) {
     print(text, terminator: "")
   }
+
+  static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 
   static var stderrIsTerminal: Bool { isatty(2) == 1 && getenv("CI") == nil }
 }
@@ -64,4 +67,26 @@ final class ProgressLine {
     if drawn { Terminal.standardError("\r\u{1B}[K") }
     drawn = false
   }
+}
+
+/// Raw bytes to standard output (for `cat`), after whatever `print` buffered.
+func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
+  fflush(stdout)
+  var offset = 0
+  while offset < bytes.count {
+    let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
+    if n < 0 {
+      if errno == EINTR { continue }
+      throw SystemError("write", path: "standard output")
+    }
+    offset += n
+  }
+}
+
+/// Text with control characters other than newline and tab escaped, for output that may come
+/// from a hostile package.
+func terminalSafe(_ text: String) -> String {
+  text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+    line.split(separator: "\t", omittingEmptySubsequences: false).map { String($0).debugEscapedForTerminal }.joined(separator: "\t")
+  }.joined(separator: "\n")
 }
