@@ -34,7 +34,8 @@ import TestSupport
         if let expected = example.expectedPath {
           #expect(hits.contains { $0.path == expected }, "\(ruleID): '\(example.name)' expected at \(expected), got \(hits.map(\.path))")
         }
-        #expect(hits.allSatisfy { $0.severity == rule.description.severity || $0.severity == .warning })
+        // In a project folder, what build leaves out (junk) is a note: the package will not hold it.
+        #expect(hits.allSatisfy { $0.severity == rule.description.severity || $0.severity == .warning || (folder && $0.severity == .note) })
       }
     }
   }

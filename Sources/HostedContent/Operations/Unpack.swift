@@ -104,7 +104,10 @@ public enum Unpack {
       inspection = try inspector.run(source, into: sink)
       if options.keepGoing || !inspection.failed(strict: options.validation.strict) {
         for path in try sink.commitSymlinks() {
-          inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
+          if !inspection.findings.contains(where: { $0.ruleID == NoExternalSymlinkRule.description.id && $0.path == path }) {
+            inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
+          }
+          if options.keepGoing { inspection.skippedEntries.append(path) }
         }
       }
       try sink.waitForWrites()

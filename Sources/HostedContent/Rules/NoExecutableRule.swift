@@ -13,7 +13,7 @@ public final class NoExecutableRule: Rule {
       RuleExample.package("PE", adding: [.file("Contents/setup.txt", bytes: peBytes())], expecting: "Contents/setup.txt"),
       RuleExample.package("static library", adding: [.file("Contents/libx.a", "!<arch>\nfoo.o/ ")], expecting: "Contents/libx.a"),
       RuleExample.package("shell script", adding: [.file("Contents/run.json", "#!/bin/sh\necho hi\n")], expecting: "Contents/run.json"),
-      RuleExample.package("execute bit", adding: [.file("Contents/data.txt", "plain text", mode: 0o755)], expecting: "Contents/data.txt").with { $0.appliesToFolders = true },
+      RuleExample.package("execute bit", adding: [.file("Contents/data.txt", "plain text", mode: 0o755)], expecting: "Contents/data.txt").with { $0.appliesToFolders = false },
     ],
     nonTriggering: [
       RuleExample.package("Java class file", adding: [.file("Contents/A.class", bytes: [0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52] + Array(repeating: 0, count: 16))]),

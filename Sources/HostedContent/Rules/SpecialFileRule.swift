@@ -9,8 +9,8 @@ public final class SpecialFileRule: Rule {
     triggering: [
       RuleExample.package("FIFO", adding: [Node("Contents/pipe", .fifo)], expecting: "Contents/pipe"),
       RuleExample.package("device node", adding: [Node("Contents/dev", .characterDevice)], expecting: "Contents/dev"),
-      RuleExample.package("setuid bit", adding: [.file("Contents/s.txt", "x", mode: 0o4644)], expecting: "Contents/s.txt"),
-      RuleExample.package("sticky folder", adding: [.directory("Contents/tmp", mode: 0o1755)], expecting: "Contents/tmp"),
+      RuleExample.package("setuid bit", adding: [.file("Contents/s.txt", "x", mode: 0o4644)], expecting: "Contents/s.txt").with { $0.appliesToFolders = false },
+      RuleExample.package("sticky folder", adding: [.directory("Contents/tmp", mode: 0o1755)], expecting: "Contents/tmp").with { $0.appliesToFolders = false },
       RuleExample.package("hard link out", adding: [Node("Contents/h", .hardLink("../../etc/passwd"))], expecting: "Contents/h").with { $0.appliesToFolders = false; $0.packageFormat = .tar },
     ],
     nonTriggering: [

@@ -130,8 +130,11 @@ struct BuildCommand: ParsableCommand {
         }
         out += "built \(written)\n"
         out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
-        let deflated = format == .zip || compression != .none ? "; the rest deflated" : ""
-        out += "  files    \(result.fileCount) (\(result.storedFiles) already compressed, stored as they are\(result.storedFiles < result.fileCount ? deflated : ""))\n"
+        if compression == .none {
+          out += "  files    \(result.fileCount) (all stored: --compression none)\n"
+        } else {
+          out += "  files    \(result.fileCount) (\(result.fileCount - result.storedFiles) deflated, \(result.storedFiles) stored as already compressed)\n"
+        }
         out += "  content  \(describeBytes(result.inspection.contentSize))\n"
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
         out += "  sha256   \(result.sha256 ?? "")\n"

@@ -105,11 +105,12 @@ struct ValidateCommand: ParsableCommand {
       report.documentationURL = documentation
       reports.append(report)
     }
-    let text = format.reporter.render(reports)
     if let output {
-      try writeReport(text, to: output)
+      try writeReport(format.reporter.render(reports), to: output)
     } else if !(quiet && !reports.contains { $0.failed }) {
-      Terminal.standardOutput(text)
+      // On a terminal, an input that could not be read is the error line on stderr alone.
+      let shown = format == .text ? reports.filter { $0.toolError == nil } : reports
+      if !shown.isEmpty { Terminal.standardOutput(format.reporter.render(shown)) }
     }
     // Exit 2 when an input could not be checked, after the report is out.
     if let first = unreadable.first {
