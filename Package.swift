@@ -49,7 +49,7 @@ let package = Package(
     .target(name: "TestSupport", dependencies: ["XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["XAR", "TestSupport"]),
     .testTarget(
-      name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
+      name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden", "Schemas"]),
     .testTarget(
       name: "PkgToolCLITests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],

@@ -39,3 +39,9 @@ case "$(uname -s)" in
     fi
     ;;
 esac
+
+# The SARIF tests check logs against the vendored schema with Python's jsonschema (PyPI).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import jsonschema" >/dev/null 2>&1; then
+  echo "bootstrap: installing the Python package jsonschema" >&2
+  python3 -m pip install -q jsonschema >&2 || echo "bootstrap: could not install jsonschema; the SARIF schema test will fail" >&2
+fi

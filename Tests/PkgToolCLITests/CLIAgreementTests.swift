@@ -243,4 +243,35 @@ import XAR
     #expect(rule.stdout.contains("Reported, for example:"))
     #expect(try pkgtool(["rules", "no-exec"]).stderr.contains("did you mean 'no-executable'?"))
   }
+
+  @Test func completionScriptsKnowEveryCommandAndParse() throws {
+    let dir = try TemporaryDirectory()
+    for shell in ["bash", "zsh", "fish"] {
+      let script = try pkgtool(["--generate-completion-script", shell])
+      #expect(script.status == 0, "\(shell)")
+      for command in ["validate", "unpack", "cat", "rules"] { #expect(script.stdout.contains(command), "\(shell): \(command)") }
+      if shell == "bash" {
+        try writeFile(dir.appending("pkgtool.bash"), script.stdout)
+        #expect(try runProcess("/bin/bash", ["-n", dir.appending("pkgtool.bash")]).status == 0)
+      }
+    }
+  }
+
+  @Test func everyCommandsJSONCarriesTheSchemaVersion() throws {
+    let dir = try TemporaryDirectory()
+    let package = try ExamplePackages.package(for: RuleExample.package("ok"), in: dir.path)
+    #expect(try pkgtool(["init", "P", "--product-id", "com.example.p"], in: dir.path).status == 0)
+    try writeFile(dir.appending("P/Contents/a.txt"), "a")
+    let runs: [[String]] = [
+      ["validate", package, "--json"], ["info", package, "--json"], ["diff", package, package, "--json"], ["rules", "--json"],
+      ["rules", "layout", "--json"], ["bump", "P", "--dry-run", "--json"], ["build", "P", "--json", "-o", "p.pkg"],
+      ["unpack", package, "-o", "u", "--json"],
+    ]
+    for arguments in runs {
+      let result = try pkgtool(arguments, in: dir.path)
+      #expect(result.status == 0, "\(arguments): \(result.stderr)")
+      let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+      #expect(object?["schemaVersion"] as? Int == 1, "\(arguments)")
+    }
+  }
 }

@@ -178,7 +178,8 @@ struct RulesCommand: ParsableCommand {
           rationale: $0.rationale, triggering: id == nil ? nil : $0.triggering.map(\.name),
           nonTriggering: id == nil ? nil : $0.nonTriggering.map(\.name))
       }
-      Terminal.standardOutput(id == nil ? jsonText(entries) : jsonText(entries[0]))
+      struct Listing: Encodable { var rules: [Entry] }
+      Terminal.standardOutput(id == nil ? jsonText(Listing(rules: entries)) : jsonText(entries[0]))
       return
     }
     var out = ""
