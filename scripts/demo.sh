@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job on a sample: build a package from samples/, validate it, unpack it, show the result.
+# The main job on a sample: check the project, build a package from samples/, validate it, unpack
+# it, show the result.
 # Installs what a fresh machine lacks. Works in a temporary folder; pass a sample name to choose
 # (default: level-pack).
 set -euo pipefail
@@ -11,6 +12,7 @@ pkgtool="$(swift build -c release --show-bin-path)/pkgtool"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 set -x
+"$pkgtool" validate "samples/$sample"
 "$pkgtool" build "samples/$sample" -o "$work/$sample.pkg"
 "$pkgtool" validate "$work/$sample.pkg"
 "$pkgtool" unpack "$work/$sample.pkg" -o "$work/unpacked"

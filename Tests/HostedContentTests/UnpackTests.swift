@@ -32,6 +32,54 @@ import XAR
     #expect(!FileManager.default.fileExists(atPath: "/tmp/pkgtool-escape.txt"))
   }
 
+  /// `unpack --keep-going` on every hostile package: whatever it extracts stays inside the
+  /// destination and is safe on its own: regular 0644 files that are not executable code, 0755
+  /// folders, symlinks that stay inside Contents/; nothing else in the sandbox changes. Run with
+  /// one writer thread and with four (the buffered path, where a half-read file is dropped).
+  @Test(arguments: HostilePackage.all, [1, 4])
+  func keepGoingExtractsOnlySafeEntriesAndNothingOutside(hostile: HostilePackage, threads: Int) throws {
+    let sandbox = try TemporaryDirectory("pkgtool-sandbox")
+    try FileManager.default.createDirectory(atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
+    try writeFile(sandbox.appending("inner/keep.txt"), "untouched")
+    let package = sandbox.appending("inner/" + hostile.fileName)
+    try hostile.make(package)
+    let before = try snapshot(sandbox.path)
+    var options = Unpack.Options()
+    options.keepGoing = true
+    options.threads = threads
+    let destination = sandbox.appending("inner/deeper/out")
+    _ = try? Unpack.run(package: package, destination: destination, options: options)
+    let after = try snapshot(sandbox.path).filter { !$0.key.hasPrefix("inner/deeper/out") }
+    #expect(after == before, "\(hostile.name) changed the sandbox outside the destination")
+    #expect(!FileManager.default.fileExists(atPath: "/tmp/pkgtool-absolute-escape.txt"))
+    #expect(!FileManager.default.fileExists(atPath: "/tmp/pkgtool-escape.txt"))
+    guard FileManager.default.fileExists(atPath: destination) else { return }
+    for (path, node) in try snapshot(destination) {
+      switch node.kind {
+      case .file:
+        #expect(node.mode == 0o644, "\(hostile.name): \(path) mode \(String(node.mode, radix: 8))")
+        #expect(FileSignature.executableKind(Array(node.bytes.prefix(4096))) == nil, "\(hostile.name): \(path) is executable code")
+      case .directory:
+        #expect(node.mode == 0o755, "\(hostile.name): \(path)")
+      case .symlink:
+        let target = node.linkTarget ?? "/"
+        #expect(!target.hasPrefix("/"), "\(hostile.name): \(path) -> \(target)")
+        var parts = path.split(separator: "/").dropLast().map(String.init)
+        var escaped = false
+        for part in target.split(separator: "/") where part != "." {
+          if part == ".." {
+            if parts.isEmpty { escaped = true } else { parts.removeLast() }
+          } else {
+            parts.append(String(part))
+          }
+        }
+        #expect(!escaped && parts.first == "Contents", "\(hostile.name): \(path) -> \(target) leaves Contents/")
+      case .other:
+        Issue.record("\(hostile.name): \(path) is a special file")
+      }
+    }
+  }
+
   @Test func forceKeepsTheOldFolderWhenThePackageIsBad() throws {
     let dir = try TemporaryDirectory()
     let out = dir.appending("out")
