@@ -11,14 +11,19 @@ import XAR
     #expect(Set(HostilePackage.all.map(\.name)).count == HostilePackage.all.count)
   }
 
-  @Test(arguments: HostilePackage.all)
-  func validateReportsTheRuleAndUnpackLeavesNoTrace(hostile: HostilePackage) throws {
+  /// A sandbox with a file to keep and the package in `inner/`; its snapshot before anything ran.
+  static func sandbox(holding hostile: HostilePackage) throws -> (TemporaryDirectory, String, [String: SnapshotNode]) {
     let sandbox = try TemporaryDirectory("pkgtool-sandbox")
     try FileManager.default.createDirectory(atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
     try writeFile(sandbox.appending("inner/keep.txt"), "untouched")
     let package = sandbox.appending("inner/" + hostile.fileName)
     try hostile.make(package)
-    let before = try snapshot(sandbox.path)
+    return (sandbox, package, try snapshot(sandbox.path))
+  }
+
+  @Test(arguments: HostilePackage.all)
+  func validateReportsTheRuleAndUnpackLeavesNoTrace(hostile: HostilePackage) throws {
+    let (sandbox, package, before) = try Self.sandbox(holding: hostile)
 
     let result = try Validation.run(path: package, options: ValidationOptions())
     #expect(result.findings.contains { $0.ruleID == hostile.ruleID && $0.severity == .error }, "\(hostile.name): expected \(hostile.ruleID), got \(result.findings.map { "\($0.ruleID): \($0.message)" })")
@@ -38,12 +43,7 @@ import XAR
   /// one writer thread and with four (the buffered path, where a half-read file is dropped).
   @Test(arguments: HostilePackage.all, [1, 4])
   func keepGoingExtractsOnlySafeEntriesAndNothingOutside(hostile: HostilePackage, threads: Int) throws {
-    let sandbox = try TemporaryDirectory("pkgtool-sandbox")
-    try FileManager.default.createDirectory(atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
-    try writeFile(sandbox.appending("inner/keep.txt"), "untouched")
-    let package = sandbox.appending("inner/" + hostile.fileName)
-    try hostile.make(package)
-    let before = try snapshot(sandbox.path)
+    let (sandbox, package, before) = try Self.sandbox(holding: hostile)
     var options = Unpack.Options()
     options.keepGoing = true
     options.threads = threads

@@ -52,6 +52,15 @@ import TestSupport
     return try commands.map { try runProcess("/bin/bash", ["-euo", "pipefail", "-c", $0], in: dir.path, environment: ["PATH": path]) }
   }
 
+  /// Runs a recipe and expects every command to exit 0.
+  func runExpectingSuccess(_ commands: [String], in dir: TemporaryDirectory) throws -> [ProcessResult] {
+    let results = try run(commands, in: dir)
+    for (command, result) in zip(commands, results) {
+      #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
+    }
+    return results
+  }
+
   @Test func docsHoldAGitHubAndAGitLabRecipe() throws {
     let recipes = try Self.recipes()
     #expect(recipes.count == 2)
@@ -62,10 +71,7 @@ import TestSupport
     let dir = try TemporaryDirectory()
     try makeCheckout(dir)
     let commands = try #require(try Self.recipes().first)
-    let results = try run(commands, in: dir)
-    for (command, result) in zip(commands, results) {
-      #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
-    }
+    let results = try runExpectingSuccess(commands, in: dir)
     // The project check annotates the README it leaves out and ends with the notice.
     #expect(results[0].stdout.contains("::notice file=content/MyBook/README.md,"))
     #expect(results[0].stdout.contains("title=pkgtool validate::content/MyBook: valid"))
@@ -84,10 +90,7 @@ import TestSupport
     let dir = try TemporaryDirectory()
     try makeCheckout(dir)
     let commands = try #require(try Self.recipes().last)
-    let results = try run(commands, in: dir)
-    for (command, result) in zip(commands, results) {
-      #expect(result.status == 0, "\(command): \(result.stdout)\(result.stderr)")
-    }
+    let results = try runExpectingSuccess(commands, in: dir)
     let xml = String(decoding: try readFile(dir.appending("pkgtool-junit.xml")), as: UTF8.self)
     #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="\#(RuleCatalog.all.count)" failures="0" errors="0" skipped="1">"#), "\(xml)")
     // It is well formed: Foundation's XML parser reads it to the end.
