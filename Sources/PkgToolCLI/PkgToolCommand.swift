@@ -29,7 +29,8 @@ public struct PkgToolCommand: ParsableCommand {
     version: PkgTool.version,
     subcommands: [
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
-      BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self,
+      BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self, KeygenCommand.self,
+      PublishCommand.self,
     ])
 
   public init() {}

@@ -20,6 +20,10 @@ public enum Install {
     public var limits = XARReader.Limits()
     /// How long to wait, in seconds, for another install into the same product folder.
     public var lockTimeout: Double = 60
+    /// A catalog already verified with the publisher's key (``CatalogFile/verify(_:publicKey:)``):
+    /// the package must be one of its entries, byte for byte, and the catalog must not be older
+    /// than the last one an install of this product used.
+    public var catalog: Catalog?
     public init() {}
   }
 
@@ -35,6 +39,9 @@ public enum Install {
     case refusedDowngrade = "refused-downgrade"
     /// The package broke a rule; nothing changed.
     case invalid
+    /// The package is not the catalog's (size, SHA-256, product or version), or the catalog is
+    /// older than the last one used; nothing changed.
+    case refusedByCatalog = "refused-by-catalog"
   }
 
   /// The small record kept per installed version.
@@ -58,7 +65,12 @@ public enum Install {
     public var sha256: String?
     /// With ``Action/replaced``: the SHA-256 of the package the version was installed from before.
     public var replacedSHA256: String?
+    /// With ``Action/refusedByCatalog``: why.
+    public var catalogProblem: String?
   }
+
+  /// The file in the record folder holding the highest catalog sequence an install used.
+  public static let catalogSequenceFile = "catalog-sequence"
 
   public static let currentLink = "current"
   public static let recordFolder = ".pkgtool"
@@ -104,6 +116,13 @@ public enum Install {
       return try invalid(package, options)
     }
     let sha = try Build.sha256(of: packageFile)
+    if let catalog = options.catalog {
+      do {
+        _ = try catalog.check(packageAt: package)
+      } catch let refusal as CatalogError {
+        return Result(action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha, catalogProblem: refusal.description)
+      }
+    }
     let docs: DirectoryHandle
     do { docs = try DirectoryHandle(path: documents) } catch { throw OperationError.wrap(error) }
     let productPath = documents + "/" + product
@@ -132,6 +151,11 @@ public enum Install {
     }
     /// The answer when nothing needs installing, given the locked product folder.
     func decided(_ folder: DirectoryHandle) throws -> Result? {
+      if let catalog = options.catalog, let used = readCatalogSequence(folder), catalog.sequence < used {
+        result.action = .refusedByCatalog
+        result.catalogProblem = "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
+        return result
+      }
       let previous = currentVersion(in: folder)
       result.previous = previous
       if let previous, previous == version, folder.exists(versionName), readRecord(folder, version)?.sha256 == sha {
@@ -193,6 +217,9 @@ public enum Install {
         try renameNoReplace(staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
       }
       try writeRecord(productFolder, Record(productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha, installedAt: ISO8601DateFormatter().string(from: Date())))
+      if let catalog = options.catalog, catalog.sequence > (readCatalogSequence(productFolder) ?? -1) {
+        try writeRecordFile(productFolder, catalogSequenceFile, Array("\(catalog.sequence)\n".utf8))
+      }
       // The switch: a new symlink renamed over `current`, atomically.
       let temporaryLink = ".\(currentLink).pkgtool-link-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
       try productFolder.createSymlink(temporaryLink, target: versionName)
@@ -229,15 +256,27 @@ public enum Install {
   }
 
   private static func writeRecord(_ productFolder: DirectoryHandle, _ record: Record) throws {
-    let folder = try openRecordFolder(in: productFolder)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    let bytes = Array(try encoder.encode(record)) + [10]
-    let temporary = ".\(record.contentVersion).json.pkgtool-tmp-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    try writeRecordFile(productFolder, "\(record.contentVersion).json", Array(try encoder.encode(record)) + [10])
+  }
+
+  /// Writes `name` in the record folder: beside, then renamed over.
+  private static func writeRecordFile(_ productFolder: DirectoryHandle, _ name: String, _ bytes: [UInt8]) throws {
+    let folder = try openRecordFolder(in: productFolder)
+    let temporary = ".\(name).pkgtool-tmp-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     let file = try folder.createFile(temporary)
     try file.write(bytes)
     try file.sync()
-    try folder.rename(temporary, to: "\(record.contentVersion).json", in: folder)
+    try folder.rename(temporary, to: name, in: folder)
+  }
+
+  /// The highest catalog sequence an install of this product used, if any.
+  public static func readCatalogSequence(_ productFolder: DirectoryHandle) -> Int64? {
+    guard let folder = try? productFolder.openDirectory(recordFolder), let file = try? folder.openFile(catalogSequenceFile),
+      let bytes = try? file.read(count: 64, at: 0)
+    else { return nil }
+    return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
   /// Removes versions beyond the newest `keep` (never the current one); returns their names.

@@ -18,6 +18,9 @@ public enum Unpack {
     /// Entries with an error are skipped and listed; the sink still refuses anything unsafe
     /// (paths, symlinks, special files) on its own. The command still exits 1.
     public var keepGoing = false
+    /// A catalog already verified with the publisher's key: the package must be one of its
+    /// entries, byte for byte (size, SHA-256, product, version), or nothing is unpacked.
+    public var catalog: Catalog?
     public init() {}
   }
 
@@ -37,6 +40,9 @@ public enum Unpack {
     }
     if Paths.status(destination) != nil && !options.force {
       throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
+    }
+    if let catalog = options.catalog {
+      _ = try catalog.check(packageAt: package)
     }
     let source: EntrySource
     do {

@@ -19,6 +19,8 @@ struct UnpackCommand: ParsableCommand {
       Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
         pkgtool unpack broken-download.pkg -o look --keep-going
+        pkgtool unpack book-1.1.pkg -o book --catalog catalog.json \\
+            --public-key signing.key.pub
       """)
 
   @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"))
@@ -35,6 +37,8 @@ struct UnpackCommand: ParsableCommand {
 
   @Flag(name: .customLong("keep-going"), help: "Extract what is safe from a package that breaks rules; list what was skipped (still exits 1).")
   var keepGoing = false
+
+  @OptionGroup(title: "Signed catalog") var catalogOptions: CatalogOptions
 
   @Flag(help: "Print the result as JSON.")
   var json = false
@@ -66,8 +70,16 @@ struct UnpackCommand: ParsableCommand {
     options.validation = rules.validationOptions
     options.limits = limits.limits
     options.keepGoing = keepGoing
+    options.catalog = try catalogOptions.verified()
+    let download = try DownloadedPackage(package, catalog: options.catalog)
     let progress = ProgressLine("unpacking", total: nil)
-    let result = try Unpack.run(package: package, destination: output, options: options, progress: progress.update)
+    let result: Unpack.Result
+    do {
+      result = try Unpack.run(package: download.path, destination: output, options: options, progress: progress.update)
+    } catch let refusal as CatalogError {
+      Terminal.standardError("pkgtool: unpack refused: \(refusal); '\(output)' was not created\n")
+      throw ExitCode(1)
+    }
     progress.finish()
     let info = result.inspection.contentInfo
     let failed = result.inspection.failed(strict: rules.strict)
@@ -114,15 +126,24 @@ struct InstallCommand: ParsableCommand {
       step, with a warning; a lower version is refused unless --allow-downgrade. The product id \
       and version are checked before they become folder names.
 
-      Example:
+      With --catalog and --public-key (docs/catalog.md), the catalog's signature is checked \
+      first, then the package must be one of its entries byte for byte (size, SHA-256, product, \
+      version), and a catalog older than the last one used for this product is refused. A URL \
+      is fetched to a private temporary file, stopping past the size the catalog gives.
+
+      Examples:
         pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
+        pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
+            --catalog catalog.json --public-key signing.key.pub --into Docs
       """)
 
-  @Argument(help: ArgumentHelp("The package.", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"))
   var package: String
 
   @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"))
   var into: String
+
+  @OptionGroup(title: "Signed catalog") var catalogOptions: CatalogOptions
 
   @Option(help: ArgumentHelp("Keep at most N versions (the current one included); remove older ones.", valueName: "n"))
   var keep: Int?
@@ -166,7 +187,9 @@ struct InstallCommand: ParsableCommand {
     options.lockTimeout = lockTimeout
     options.validation = rules.validationOptions
     options.limits = limits.limits
-    let result = try Install.run(package: package, into: into, options: options)
+    options.catalog = try catalogOptions.verified()
+    let download = try DownloadedPackage(package, catalog: options.catalog)
+    let result = try Install.run(package: download.path, into: into, options: options)
     if json {
       Terminal.standardOutput(jsonText(Summary(
         action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
@@ -190,7 +213,7 @@ struct InstallCommand: ParsableCommand {
         warnReplaced(result)
       case .alreadyCurrent:
         Terminal.standardOutput("\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n")
-      case .refusedDowngrade, .invalid: break
+      case .refusedDowngrade, .invalid, .refusedByCatalog: break
       }
       if !result.removed.isEmpty {
         Terminal.standardOutput("removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n")
@@ -202,6 +225,9 @@ struct InstallCommand: ParsableCommand {
       throw ExitCode(1)
     case .invalid:
       Terminal.standardError("pkgtool: install refused: '\(package)' broke a rule; nothing was changed\n")
+      throw ExitCode(1)
+    case .refusedByCatalog:
+      Terminal.standardError("pkgtool: install refused: \(result.catalogProblem ?? "the catalog does not list this package"); nothing was changed\n")
       throw ExitCode(1)
     default: break
     }

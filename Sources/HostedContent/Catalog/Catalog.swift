@@ -1,0 +1,174 @@
+import Foundation
+import XAR
+
+/// A signed list of the packages a team hosts itself: for each product, its versions with URL,
+/// size, SHA-256 and ContentVersion (docs/catalog.md). The app (or `pkgtool install --catalog`)
+/// trusts a download only when a correctly signed catalog names its exact bytes.
+public struct Catalog: Codable, Equatable, Sendable {
+  /// The file format; raised when a field changes meaning.
+  public var formatVersion: Int
+  /// Raised by every publish: a client refuses a catalog older than the last one it used, so a
+  /// replayed old catalog cannot bring back an old version.
+  public var sequence: Int64
+  /// Sorted by product identifier.
+  public var products: [Product]
+
+  public struct Product: Codable, Equatable, Sendable {
+    public var productIdentifier: String
+    /// Sorted by ContentVersion, lowest first.
+    public var versions: [Version]
+  }
+
+  public struct Version: Codable, Equatable, Sendable {
+    public var contentVersion: String
+    public var url: String
+    public var size: Int64
+    public var sha256: String
+    /// `xar`, `flat-package` or `zip`.
+    public var format: String
+    /// The lowest app version that can use this content, when given.
+    public var minimumAppVersion: String?
+  }
+
+  public static let currentFormatVersion = 1
+
+  public init(sequence: Int64 = 0, products: [Product] = []) {
+    formatVersion = Catalog.currentFormatVersion
+    self.sequence = sequence
+    self.products = products
+  }
+
+  /// The entry for exactly these bytes, if the catalog has one.
+  public func version(withSHA256 sha256: String) -> (product: String, version: Version)? {
+    for product in products {
+      if let version = product.versions.first(where: { $0.sha256 == sha256 }) { return (product.productIdentifier, version) }
+    }
+    return nil
+  }
+
+  /// Checks a downloaded package against the catalog: its SHA-256 must be an entry's, and that
+  /// entry's size, product and version must be the package's. Throws ``CatalogError`` otherwise.
+  public func check(packageAt path: String) throws -> Version {
+    let file: FileDescriptor
+    do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+    let size = try file.size()
+    let sha = try Build.sha256(of: file)
+    guard let (product, entry) = version(withSHA256: sha) else {
+      throw CatalogError.notListed("'\(path)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published")
+    }
+    guard UInt64(clamping: entry.size) == size else {
+      throw CatalogError.mismatch("'\(path)' is \(size) bytes; the catalog says \(entry.size)")
+    }
+    let info: ContentInfo
+    do {
+      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
+        throw CatalogError.mismatch("'\(path)' has no ContentInfo.plist")
+      }
+      info = try ContentInfo(decoding: bytes)
+    } catch let error as CatalogError {
+      throw error
+    } catch {
+      throw CatalogError.mismatch("'\(path)' cannot be read as a package: \(error)")
+    }
+    guard info.productIdentifier == product, info.contentVersion.description == entry.contentVersion else {
+      throw CatalogError.mismatch("'\(path)' holds \(info.productIdentifier) \(info.contentVersion); the catalog lists these bytes as \(product) \(entry.contentVersion)")
+    }
+    return entry
+  }
+}
+
+/// Why a catalog or a package was refused.
+public enum CatalogError: Error, CustomStringConvertible, Equatable {
+  /// The catalog file is not a catalog.
+  case malformed(String)
+  /// No signature of the given key, or one that does not verify.
+  case badSignature(String)
+  /// Older than the catalog used last (a replay).
+  case replayed(String)
+  /// The package's bytes are not listed.
+  case notListed(String)
+  /// Listed, but size, product or version disagree.
+  case mismatch(String)
+
+  public var description: String {
+    switch self {
+    case .malformed(let s), .badSignature(let s), .replayed(let s), .notListed(let s), .mismatch(let s): return s
+    }
+  }
+}
+
+/// A catalog file: the catalog under `signed`, and Ed25519 signatures over its canonical JSON
+/// (``JSONValue/canonicalBytes``) under `signatures`.
+public enum CatalogFile {
+  struct Document: Codable {
+    var signed: Catalog
+    var signatures: [Signature]
+  }
+
+  struct Signature: Codable {
+    var keyId: String
+    var algorithm: String
+    /// Standard base64 of the 64-byte signature.
+    var signature: String
+  }
+
+  /// The file's bytes: `signed` and `signatures`, keys sorted, indented, so that publishing a
+  /// new version changes only the lines it adds.
+  public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
+    let signed = try JSONValue(encoding: catalog).canonicalBytes
+    let signature = Signature(keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Data(try key.signature(for: signed)).base64EncodedString())
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return Array(try encoder.encode(Document(signed: catalog, signatures: [signature]))) + [0x0A]
+  }
+
+  /// Parses a catalog file and checks its signature with `publicKey`: the catalog, or
+  /// ``CatalogError``.
+  public static func verify(_ bytes: [UInt8], publicKey: CatalogPublicKey) throws -> Catalog {
+    guard bytes.count <= 64 << 20 else { throw CatalogError.malformed("the catalog is larger than 64 MiB") }
+    let value: JSONValue
+    do { value = try JSONValue(parsing: bytes) } catch { throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(error)") }
+    guard let members = value.objectValue, let signed = members["signed"], case .array(let signatures)? = members["signatures"] else {
+      throw CatalogError.malformed("the catalog has no 'signed' object and 'signatures' array")
+    }
+    let canonical = signed.canonicalBytes
+    var sawKey = false
+    for item in signatures {
+      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"], keyID == publicKey.keyID else { continue }
+      sawKey = true
+      guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
+        let signature = Data(base64Encoded: text), publicKey.isValidSignature(Array(signature), for: canonical)
+      else { continue }
+      do {
+        let catalog = try JSONDecoder().decode(Catalog.self, from: Data(canonical))
+        guard catalog.formatVersion == Catalog.currentFormatVersion else {
+          throw CatalogError.malformed("catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
+        }
+        return catalog
+      } catch let error as CatalogError {
+        throw error
+      } catch {
+        throw CatalogError.malformed("the signed catalog does not have the expected fields: \(error)")
+      }
+    }
+    throw CatalogError.badSignature(
+      sawKey ? "the catalog's signature does not verify with key \(publicKey.keyID): it was changed after signing"
+        : "the catalog carries no signature of key \(publicKey.keyID)")
+  }
+
+  /// Reads and verifies the catalog file at `path`.
+  public static func verify(contentsOf path: String, publicKey: CatalogPublicKey) throws -> Catalog {
+    let bytes: [UInt8]
+    do {
+      let file = try FileDescriptor.open(regularFile: path)
+      let size = try file.size()
+      guard size <= 64 << 20 else { throw CatalogError.malformed("'\(path)' is larger than 64 MiB") }
+      bytes = try file.read(count: Int(size), at: 0)
+    } catch let error as CatalogError {
+      throw error
+    } catch {
+      throw OperationError("cannot read the catalog '\(path)': \(error)")
+    }
+    return try verify(bytes, publicKey: publicKey)
+  }
+}

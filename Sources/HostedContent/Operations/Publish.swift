@@ -1,0 +1,116 @@
+import XAR
+
+/// `publish`: validate packages and add them to a signed catalog (docs/catalog.md). Publishing
+/// again keeps every entry already there, in a stable order, so the file diffs cleanly; a
+/// version already published with other bytes is refused.
+public enum Publish {
+  public struct Options: Sendable {
+    /// Where the packages will be served: each URL is this plus `/` and the file's name.
+    public var baseURL: String
+    /// The lowest app version that can use the content, recorded for each new entry.
+    public var minimumAppVersion: String?
+    public var validation = ValidationOptions()
+    public var limits = XARReader.Limits()
+
+    public init(baseURL: String) { self.baseURL = baseURL }
+  }
+
+  public struct Result {
+    /// The catalog as written (or, when a package was refused, as it was).
+    public var catalog: Catalog
+    /// `product version` of each entry added.
+    public var added: [String]
+    /// Packages that broke a rule, with their inspection; nothing is written when there is one.
+    public var refused: [(path: String, inspection: InspectionResult)]
+    /// True when the catalog file was written.
+    public var written: Bool
+  }
+
+  /// Validates `packages` and writes `output`, signed with `key`. An existing `output` must
+  /// verify with the same key; it is extended, never rebuilt.
+  public static func run(packages: [String], key: CatalogSigningKey, output: String, options: Options) throws -> Result {
+    let base = try checkedBaseURL(options.baseURL)
+    var catalog = Catalog()
+    if Paths.status(output) != nil {
+      do {
+        catalog = try CatalogFile.verify(contentsOf: output, publicKey: key.publicKey)
+      } catch let error as CatalogError {
+        throw OperationError("the existing catalog '\(output)' cannot be extended: \(error)", hint: "sign with the key that signed it, or publish to a new file")
+      }
+    }
+    var refused: [(String, InspectionResult)] = []
+    var entries: [(product: String, version: Catalog.Version)] = []
+    for path in packages {
+      let inspection = try Validation.run(path: path, options: options.validation, limits: options.limits)
+      guard !inspection.failed(strict: options.validation.strict), let info = inspection.contentInfo else {
+        refused.append((path, inspection))
+        continue
+      }
+      guard inspection.format != .directory else {
+        throw OperationError("'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
+      }
+      let file: FileDescriptor
+      do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+      let version = Catalog.Version(
+        contentVersion: info.contentVersion.description, url: base + "/" + percentEncodedPath(Paths.name(of: path)),
+        size: Int64(clamping: try file.size()), sha256: try Build.sha256(of: file), format: inspection.format.rawValue,
+        minimumAppVersion: options.minimumAppVersion)
+      entries.append((info.productIdentifier, version))
+    }
+    guard refused.isEmpty else { return Result(catalog: catalog, added: [], refused: refused, written: false) }
+
+    var added: [String] = []
+    for (product, version) in entries {
+      var index = catalog.products.firstIndex { $0.productIdentifier == product }
+      if index == nil {
+        catalog.products.append(Catalog.Product(productIdentifier: product, versions: []))
+        index = catalog.products.count - 1
+      }
+      if let existing = catalog.products[index!].versions.first(where: { $0.contentVersion == version.contentVersion }) {
+        guard existing.sha256 == version.sha256 else {
+          throw OperationError(
+            "\(product) \(version.contentVersion) is already published from other bytes (SHA-256 \(existing.sha256))",
+            hint: "raise ContentVersion (pkgtool bump) and build again; a published version never changes")
+        }
+        continue  // published before, byte for byte: nothing to add
+      }
+      catalog.products[index!].versions.append(version)
+      added.append("\(product) \(version.contentVersion)")
+    }
+    guard !added.isEmpty else { return Result(catalog: catalog, added: [], refused: [], written: false) }
+    catalog.sequence += 1
+    catalog.products.sort { $0.productIdentifier.unicodeScalars.lexicographicallyPrecedes($1.productIdentifier.unicodeScalars) { $0.value < $1.value } }
+    for i in catalog.products.indices {
+      catalog.products[i].versions.sort { (ContentVersion($0.contentVersion) ?? ContentVersion(components: [0])) < (ContentVersion($1.contentVersion) ?? ContentVersion(components: [0])) }
+    }
+    try write(try CatalogFile.encode(catalog, signedWith: key), to: output)
+    return Result(catalog: catalog, added: added, refused: [], written: true)
+  }
+
+  /// `https://…`, `http://…` or `file://…`, without a trailing slash.
+  static func checkedBaseURL(_ text: String) throws -> String {
+    var url = Substring(text)
+    while url.hasSuffix("/") { url = url.dropLast() }
+    let lower = url.lowercased()
+    guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("file://"),
+      !url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }), url.count > 8
+    else {
+      throw OperationError("--base-url '\(text)' is not an absolute http(s) or file URL", hint: "e.g. --base-url https://cdn.example.com/content")
+    }
+    return String(url)
+  }
+
+  /// Beside, then renamed over: the catalog appears whole.
+  static func write(_ bytes: [UInt8], to path: String) throws {
+    let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
+    do {
+      let file = try FileDescriptor.create(temporary, mode: 0o644)
+      try file.write(bytes)
+      try file.sync()
+      try FileSystem.rename(temporary, to: path)
+    } catch {
+      FileSystem.removeFile(temporary)
+      throw OperationError("cannot write the catalog '\(path)': \(error)")
+    }
+  }
+}
