@@ -8,6 +8,12 @@ import TestSupport
 /// Regenerate with `PKGTOOL_UPDATE_GOLDEN=1 swift test --filter ReporterTests`.
 @Suite struct ReporterTests {
   static let nested = "Contents/levels/world 1/boss#2.bin"
+  /// The rules a validation of a hosted-content package without --against skips.
+  static let skipped = [
+    "content-version-increase": "runs only with --against OLD",
+    "asset-pack-manifest": "applies to Background Assets asset-pack folders",
+    "asset-pack-files": "applies to Background Assets asset-pack folders",
+  ]
 
   /// A package with an error in a nested file, a warning, a package-wide error; one rule skipped.
   static let report: ValidationReport = {
@@ -20,7 +26,7 @@ import TestSupport
       ],
       contentInfo: ContentInfo(productIdentifier: "com.example.book", contentVersion: ContentVersion("1.2")!),
       entryCount: 5, contentSize: 3000, entries: [], integrityFailed: false)
-    result.skippedRules = ["content-version-increase": "runs only with --against OLD"]
+    result.skippedRules = skipped
     var report = ValidationReport(result: result, displayPath: "book.pkg", strict: false)
     report.digests = [nested: String(repeating: "ab", count: 32)]
     return report
@@ -37,7 +43,7 @@ import TestSupport
       ],
       contentInfo: ContentInfo(productIdentifier: "com.example.book", contentVersion: ContentVersion("1.0")!),
       entryCount: 6, contentSize: 1234, entries: [], integrityFailed: false)
-    result.skippedRules = ["content-version-increase": "runs only with --against OLD"]
+    result.skippedRules = skipped
     return ValidationReport(result: result, displayPath: "src/MyBook", strict: false)
   }()
 
@@ -139,20 +145,20 @@ import TestSupport
 
   @Test func junitCountsAreComputedAndSkippedRulesAreSkipped() throws {
     let xml = JUnitReporter.render(Self.report)
-    // 12 rules: 10 pass, content-version-increase skipped, no-executable and size-limit fail
-    // once each (junk-file is a warning: a passing case with output).
-    #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="12" failures="2" errors="0" skipped="1">"#))
+    // 14 rules: 9 pass, content-version-increase and the two asset-pack rules skipped,
+    // no-executable and size-limit fail once each (junk-file is a warning: a passing case).
+    #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="14" failures="2" errors="0" skipped="3">"#))
     #expect(xml.contains(#"<skipped message="runs only with --against OLD"/>"#))
     #expect(xml.components(separatedBy: "<failure ").count - 1 == 2)
     var strict = Self.report
     strict.strict = true
-    #expect(JUnitReporter.render(strict).contains(#"tests="12" failures="3""#))
+    #expect(JUnitReporter.render(strict).contains(#"tests="14" failures="3""#))
     let error = JUnitReporter.render(ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false))
-    #expect(error.contains(#"tests="13" failures="0" errors="1" skipped="12""#))
+    #expect(error.contains(#"tests="15" failures="0" errors="1" skipped="14""#))
     // One failing case per finding when a rule finds several.
     var several = Self.report
     several.result.findings.append(Finding(ruleID: "no-executable", severity: .error, path: "Contents/b.bin", message: "the file is an ELF executable"))
-    #expect(JUnitReporter.render(several).contains(#"tests="13" failures="3""#))
+    #expect(JUnitReporter.render(several).contains(#"tests="15" failures="3""#))
   }
 
   @Test func githubAnnotatesRealFilesAndSummarizesAValidRun() {
@@ -190,6 +196,7 @@ import TestSupport
     #expect((json["findings"] as? [[String: Any]])?.count == 3)
     #expect((json["rules"] as? [[String: Any]])?.count == RuleCatalog.all.count)
     #expect((json["skippedRules"] as? [[String: Any]])?.first?["rule"] as? String == "content-version-increase")
+    #expect((json["skippedRules"] as? [[String: Any]])?.count == 3)
     let several = try #require(try JSONSerialization.jsonObject(with: Data(JSONReporter.render([Self.report, Self.folderReport]).utf8)) as? [String: Any])
     #expect((several["reports"] as? [[String: Any]])?.count == 2)
     #expect(several["valid"] as? Bool == false)

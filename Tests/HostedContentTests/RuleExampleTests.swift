@@ -15,6 +15,7 @@ import TestSupport
       path = dir.appending("folder")
       guard try ExamplePackages.writeFolder(example.nodes, at: path) else { return nil }
     } else {
+      guard example.appliesToPackages else { return nil }
       path = try ExamplePackages.package(for: example, in: dir.path)
     }
     let against = try example.previous.map { try ExamplePackages.previousVersion(product: $0.product, version: $0.version, in: dir.path) }
@@ -60,8 +61,20 @@ import TestSupport
     #expect(ids == [
       "archive-integrity", "package-form", "layout", "content-info", "path-safety", "duplicate-path",
       "no-executable", "no-external-symlink", "special-file", "size-limit", "content-version-increase", "junk-file",
+      "asset-pack-manifest", "asset-pack-files",
     ])
     for id in ids { #expect(id.allSatisfy { $0.isLowercase || $0 == "-" }) }
+  }
+
+  @Test func theBaseAssetPackIsValidAndHostedContentRulesAreSkipped() throws {
+    let dir = try TemporaryDirectory()
+    #expect(try ExamplePackages.writeFolder(RuleExample.assetPack("base").nodes, at: dir.appending("pack")))
+    let result = try Validation.run(path: dir.appending("pack"), options: ValidationOptions())
+    #expect(result.format == .assetPack)
+    #expect(result.findings.isEmpty, "\(result.findings)")
+    for id in ["layout", "content-info", "package-form", "size-limit", "content-version-increase", "no-external-symlink"] {
+      #expect(result.skippedRules[id] != nil, "\(id) ran on an asset pack")
+    }
   }
 
   @Test func theBaseExampleIsValid() throws {

@@ -71,7 +71,12 @@ import XAR
     let rule = try #require(RuleCatalog.rule(withID: ruleID))
     let example = rule.description.triggering[0]
     let dir = try TemporaryDirectory()
-    let path = try ExamplePackages.package(for: example, in: dir.path)
+    var path = dir.appending("folder")
+    if example.appliesToPackages {
+      path = try ExamplePackages.package(for: example, in: dir.path)
+    } else {
+      #expect(try ExamplePackages.writeFolder(example.nodes, at: path))
+    }
     var arguments = ["validate", path]
     if let previous = example.previous {
       arguments += ["--against", try ExamplePackages.previousVersion(product: previous.product, version: previous.version, in: dir.path)]

@@ -9,7 +9,8 @@ import XAR
 /// The entries of a folder on disk, depth first, names sorted by their bytes, never following a
 /// symlink. Hard links (a second name of an inode already seen) are reported as hard links.
 public final class DirectorySource: EntrySource {
-  public let format = PackageFormat.directory
+  /// `directory`, or `assetPack` for an asset-pack source folder.
+  public let format: PackageFormat
   public let location: String
   public let packageSize: UInt64? = nil
   /// Names left out (junk), when the walk was asked to skip them.
@@ -23,8 +24,10 @@ public final class DirectorySource: EntrySource {
   /// - Parameters:
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
   ///   - hardLinksAsFiles: report every name of a file as a file of its own.
-  public init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false) {
+  ///   - format: what the folder holds, for the rules.
+  public init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false, format: PackageFormat = .directory) {
     location = path
+    self.format = format
     self.skipJunk = skipJunk
     self.hardLinksAsFiles = hardLinksAsFiles
   }

@@ -11,6 +11,8 @@ public enum PackageFormat: String, Codable, Sendable {
   case tar
   /// A content folder on disk.
   case directory
+  /// A Background Assets asset-pack source folder: `Manifest.json` and the files it selects.
+  case assetPack = "asset-pack"
   /// A file that is none of these (or whose index cannot be read at all).
   case unknown
 
@@ -22,6 +24,7 @@ public enum PackageFormat: String, Codable, Sendable {
     case .zip: return "zip"
     case .tar: return "tar"
     case .directory: return "content folder"
+    case .assetPack: return "asset-pack folder (Background Assets)"
     case .unknown: return "not a package"
     }
   }

@@ -1,5 +1,11 @@
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Opens a package file or content folder as an ``EntrySource``, finding the format from the
 /// bytes, not the name.
 public enum PackageOpener {
@@ -79,6 +85,10 @@ public enum PackageOpener {
   public static func openForInspection(_ path: String, limits: XARReader.Limits = XARReader.Limits()) throws -> EntrySource {
     if Paths.isDirectory(path) && ProjectSource.isProject(path) {
       return try ProjectSource(directory: path)
+    }
+    if Paths.isDirectory(path), let info = Paths.status(path + "/" + AssetPackManifest.fileName), info.st_mode & S_IFMT == S_IFREG {
+      // No ContentInfo.plist, a Manifest.json: a Background Assets asset-pack source folder.
+      return DirectorySource(path: path, format: .assetPack)
     }
     do {
       return try open(path, limits: limits)

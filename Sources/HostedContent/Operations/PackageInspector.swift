@@ -87,6 +87,8 @@ public final class PackageInspector {
   /// (`SystemError`); a damaged package is an `archive-integrity` finding.
   public func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
     // Rules that cannot apply do not run (and reports show them as skipped, not passed).
+    var context = self.context
+    context.sourceFormat = source.format
     var skippedRules: [String: String] = [:]
     for type in ruleTypes {
       if source is UnreadablePackageSource && type != ArchiveIntegrityRule.self {
@@ -123,7 +125,7 @@ public final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
-      flagged = findings[start...].contains { $0.severity.effective(strict: context.options.strict) == .error }
+      flagged = findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
       cap.admit(&findings, from: start)
       return first
     }

@@ -23,6 +23,8 @@ public final class ContentInfoRule: Rule {
 
   public init(context: RuleContext) { expectedProduct = context.options.productIdentifier }
 
+  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+
   static func plist(version: String, product: String, extra: String = "") -> String {
     """
     <?xml version="1.0" encoding="UTF-8"?>

@@ -20,7 +20,7 @@ public final class ContentVersionIncreaseRule: Rule {
   public init(context: RuleContext) { previous = context.previous }
 
   public static func skipReason(_ context: RuleContext) -> String? {
-    context.previous == nil ? "runs only with --against OLD" : nil
+    context.hostedContentOnly ?? (context.previous == nil ? "runs only with --against OLD" : nil)
   }
 
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {

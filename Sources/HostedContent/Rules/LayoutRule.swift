@@ -20,6 +20,8 @@ public final class LayoutRule: Rule {
 
   public init(context: RuleContext) {}
 
+  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+
   /// Why a flat package's outer member is not one productbuild writes; nil when it is.
   static func wrapperProblem(_ entry: PackageEntry) -> String? {
     let parts = entry.components

@@ -24,6 +24,8 @@ public final class NoExternalSymlinkRule: Rule {
 
   public init(context: RuleContext) {}
 
+  public static func skipReason(_ context: RuleContext) -> String? { (context.isAssetPack ? "asset packs carry no symlinks (asset-pack-files refuses them)" : nil) }
+
   public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard inspected.entry.kind == .symlink, !inspected.entry.isWrapperMember else { return }
     if resolver == nil { resolver = SymlinkResolver(paths: inspected.paths) }

@@ -24,6 +24,8 @@ public final class PackageFormRule: Rule {
 
   public init(context: RuleContext) { fileName = context.packageFileName }
 
+  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+
   /// What a file named `fileName` must be, in words, or nil for any name.
   static func expectedForms(for fileName: String) -> (forms: Set<PackageFormat>, words: String)? {
     let lower = fileName.lowercased()

@@ -72,6 +72,16 @@ public struct RuleContext: Sendable {
   public var packageFileName: String?
   /// The `ContentInfo` of `--against`, if given.
   public var previous: ContentInfo?
+  /// The format of the source being inspected (set by the inspector before the rules start).
+  public var sourceFormat: PackageFormat?
+
+  /// True when the input is a Background Assets asset-pack folder, where the hosted-content
+  /// rules (layout, content-info, package-form, size, versions, symlinks into Contents/) do not
+  /// apply and the asset-pack rules do.
+  public var isAssetPack: Bool { sourceFormat == .assetPack }
+
+  /// The skip reason of a hosted-content rule on an asset pack.
+  public var hostedContentOnly: String? { isAssetPack ? "applies to hosted-content packages, not asset packs" : nil }
 
   public init(options: ValidationOptions = ValidationOptions(), packageFileName: String? = nil, previous: ContentInfo? = nil) {
     self.options = options

@@ -13,6 +13,8 @@ public enum RuleCatalog {
     SizeLimitRule.self,
     ContentVersionIncreaseRule.self,
     JunkFileRule.self,
+    AssetPackManifestRule.self,
+    AssetPackFilesRule.self,
   ]
 
   /// The descriptions, in catalog order.

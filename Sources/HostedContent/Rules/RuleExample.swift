@@ -58,6 +58,8 @@ public struct RuleExample: Sendable {
   public var damage: Damage? = nil
   /// False when the example only makes sense as a package file (names, damage).
   public var appliesToFolders = true
+  /// False when the example only makes sense as a folder (Background Assets asset packs).
+  public var appliesToPackages = true
   /// The path the finding must name (nil: any or none).
   public var expectedPath: String? = nil
 
@@ -78,6 +80,26 @@ public struct RuleExample: Sendable {
     let replaced = Set(nodes.map(\.path))
     var example = RuleExample(name, nodes: baseNodes.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
     example.expectedPath = path
+    return example
+  }
+
+  /// A valid asset-pack manifest selecting `levels/` and `intro.txt`.
+  public static let assetPackManifest = """
+    {"assetPackID": "com.example.levels", "downloadPolicy": {"prefetch": {"installationEventTypes": ["firstInstallation", "subsequentUpdate"]}},
+     "fileSelectors": [{"directory": "levels"}, {"file": "intro.txt"}], "platforms": ["iOS", "macOS"]}
+    """
+
+  /// A Background Assets asset-pack folder: `Manifest.json` (``assetPackManifest`` unless
+  /// given), `intro.txt` and `levels/1.json`, with `nodes` added. Folders only.
+  public static func assetPack(_ name: String, manifest: String? = nil, adding nodes: [Node] = [], removing: Set<String> = [], expecting path: String? = nil) -> RuleExample {
+    let base: [Node] = [
+      .file("Manifest.json", manifest ?? assetPackManifest), .file("intro.txt", "Welcome.\n"), .directory("levels"),
+      .file("levels/1.json", "{}"),
+    ]
+    let replaced = Set(nodes.map(\.path))
+    var example = RuleExample(name, nodes: base.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
+    example.expectedPath = path
+    example.appliesToPackages = false
     return example
   }
 

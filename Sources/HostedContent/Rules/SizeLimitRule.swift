@@ -14,6 +14,8 @@ public final class SizeLimitRule: Rule {
 
   public init(context: RuleContext) { limit = context.options.maxSize }
 
+  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     // One finding for one cause: the package is too large, whether its file, its content or
     // both say so.

@@ -1,0 +1,179 @@
+import Foundation
+
+/// The `Manifest.json` of a Background Assets asset-pack source folder, as Apple's `ba-package`
+/// reads it: `assetPackID`, `downloadPolicy` (one of `essential`, `prefetch`, `onDemand`),
+/// `fileSelectors` (relative `file` and `directory` paths) and `platforms`.
+public struct AssetPackManifest: Equatable, Sendable {
+  /// How the system downloads the pack.
+  public enum Policy: String, CaseIterable, Sendable {
+    /// During the app's installation; the app cannot open until it is done.
+    case essential
+    /// Starts with the installation, may go on after.
+    case prefetch
+    /// Only when the app asks.
+    case onDemand
+  }
+
+  /// When an essential or prefetch policy applies.
+  public enum InstallationEvent: String, CaseIterable, Sendable {
+    case firstInstallation
+    case subsequentUpdate
+  }
+
+  public enum Selector: Equatable, Sendable {
+    case file(String)
+    case directory(String)
+
+    public var path: String {
+      switch self {
+      case .file(let p), .directory(let p): return p
+      }
+    }
+  }
+
+  public static let fileName = "Manifest.json"
+  public static let platforms = ["iOS", "macOS", "tvOS", "visionOS"]
+
+  public var assetPackID: String
+  public var policy: Policy
+  /// Empty for `onDemand`.
+  public var installationEvents: [InstallationEvent]
+  public var fileSelectors: [Selector]
+  public var platforms: [String]
+
+  public init(assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector], platforms: [String]) {
+    self.assetPackID = assetPackID
+    self.policy = policy
+    self.installationEvents = policy == .onDemand ? [] : installationEvents
+    self.fileSelectors = fileSelectors
+    self.platforms = platforms
+  }
+
+  /// What is wrong with `id` as an asset-pack ID, or nil. pkgtool's reading, kept narrow: 1 to
+  /// 64 ASCII letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`.
+  public static func problem(withAssetPackID id: String) -> String? {
+    if id.isEmpty { return "the asset-pack ID is empty" }
+    if id.utf8.count > 64 { return "the asset-pack ID is \(id.utf8.count) bytes; at most 64" }
+    let allowed = id.utf8.allSatisfy { b in
+      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+    }
+    if !allowed { return "the asset-pack ID '\(id)' holds characters other than ASCII letters, digits, '.', '-' and '_'" }
+    if let first = id.utf8.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "-") || first == UInt8(ascii: "_") {
+      return "the asset-pack ID '\(id)' must start with a letter or digit"
+    }
+    if id.contains("..") { return "the asset-pack ID '\(id)' holds '..'" }
+    return nil
+  }
+
+  /// The manifest's JSON, keys sorted, indented.
+  public var encoded: [UInt8] {
+    var policyValue: [String: JSONValue] = [:]
+    if policy != .onDemand {
+      policyValue["installationEventTypes"] = .array(installationEvents.map { .string($0.rawValue) })
+    }
+    let value = JSONValue.object([
+      "assetPackID": .string(assetPackID),
+      "downloadPolicy": .object([policy.rawValue: .object(policyValue)]),
+      "fileSelectors": .array(fileSelectors.map {
+        switch $0 {
+        case .file(let p): return .object(["file": .string(p)])
+        case .directory(let p): return .object(["directory": .string(p)])
+        }
+      }),
+      "platforms": .array(platforms.map { .string($0) }),
+    ])
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return Array((try? encoder.encode(value)) ?? Data("{}".utf8)) + [0x0A]
+  }
+
+  /// Parses manifest bytes; every problem found, or the manifest when there is none.
+  public static func parse(_ bytes: [UInt8]) -> (manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]) {
+    let value: JSONValue
+    do { value = try JSONValue(parsing: bytes) } catch {
+      return (nil, ["Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers): \(error)"], [])
+    }
+    guard let root = value.objectValue else { return (nil, ["Manifest.json is not a JSON object"], []) }
+    var problems: [String] = []
+    let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
+    let unknown = root.keys.filter { !known.contains($0) }.sorted()
+
+    var id = ""
+    if case .string(let text)? = root["assetPackID"] {
+      id = text
+      if let problem = problem(withAssetPackID: text) { problems.append(problem) }
+    } else {
+      problems.append("assetPackID is missing or not a string")
+    }
+
+    var policy = Policy.onDemand
+    var events: [InstallationEvent] = []
+    if let members = root["downloadPolicy"]?.objectValue, members.count == 1, let (key, body) = members.first {
+      if let chosen = Policy(rawValue: key) {
+        policy = chosen
+        let fields = body.objectValue
+        if fields == nil { problems.append("downloadPolicy.\(key) must be an object") }
+        if chosen == .onDemand {
+          if let fields, !fields.isEmpty { problems.append("downloadPolicy.onDemand must be an empty object") }
+        } else if case .array(let items)? = fields?["installationEventTypes"], !items.isEmpty {
+          for item in items {
+            if case .string(let name) = item, let event = InstallationEvent(rawValue: name) {
+              if events.contains(event) { problems.append("installationEventTypes lists '\(name)' twice") } else { events.append(event) }
+            } else {
+              problems.append("installationEventTypes holds \(describe(item)); the known events are \(InstallationEvent.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+          }
+        } else {
+          problems.append("downloadPolicy.\(key) needs a non-empty installationEventTypes array")
+        }
+      } else {
+        problems.append("downloadPolicy '\(key)' is none of essential, prefetch, onDemand")
+      }
+    } else {
+      problems.append("downloadPolicy must be an object with exactly one of essential, prefetch, onDemand")
+    }
+
+    var selectors: [Selector] = []
+    if case .array(let items)? = root["fileSelectors"], !items.isEmpty {
+      for item in items {
+        guard let fields = item.objectValue, fields.count == 1, let (key, path) = fields.first, case .string(let text) = path else {
+          problems.append("a file selector must be an object with one 'file' or 'directory' string, not \(describe(item))")
+          continue
+        }
+        switch key {
+        case "file": selectors.append(.file(text))
+        case "directory": selectors.append(.directory(text))
+        default: problems.append("a file selector's key is 'file' or 'directory', not '\(key)'")
+        }
+      }
+    } else {
+      problems.append("fileSelectors must be a non-empty array")
+    }
+
+    var platforms: [String] = []
+    if case .array(let items)? = root["platforms"], !items.isEmpty {
+      for item in items {
+        if case .string(let name) = item, AssetPackManifest.platforms.contains(name) {
+          if platforms.contains(name) { problems.append("platforms lists '\(name)' twice") } else { platforms.append(name) }
+        } else {
+          problems.append("platforms holds \(describe(item)); the platforms are \(AssetPackManifest.platforms.joined(separator: ", "))")
+        }
+      }
+    } else {
+      problems.append("platforms must be a non-empty array")
+    }
+    let manifest = AssetPackManifest(assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
+    return (problems.isEmpty ? manifest : nil, problems, unknown)
+  }
+
+  private static func describe(_ value: JSONValue) -> String {
+    switch value {
+    case .string(let s): return "'\(s)'"
+    case .integer(let i): return "\(i)"
+    case .bool(let b): return "\(b)"
+    case .null: return "null"
+    case .array: return "an array"
+    case .object: return "an object"
+    }
+  }
+}
