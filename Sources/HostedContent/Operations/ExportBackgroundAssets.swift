@@ -1,0 +1,129 @@
+import XAR
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `export background-assets`: a hosted-content package (or project) as an asset-pack source
+/// folder for Apple's `ba-package`: the files of `Contents/` at the folder's root, and a
+/// `Manifest.json` whose file selectors cover exactly them. The folder is checked with the
+/// asset-pack rules before it appears; on any error it never does.
+public enum ExportBackgroundAssets {
+  public struct Options: Sendable {
+    /// Nil: the product identifier.
+    public var assetPackID: String?
+    public var policy: AssetPackManifest.Policy = .prefetch
+    /// For `essential` and `prefetch`.
+    public var installationEvents: [AssetPackManifest.InstallationEvent] = [.firstInstallation, .subsequentUpdate]
+    public var platforms = ["iOS"]
+    public var validation = ValidationOptions()
+    public var limits = XARReader.Limits()
+    public init() {}
+  }
+
+  public struct Result {
+    /// The folder written; nil when a rule failed.
+    public var output: String?
+    /// The package's (or project's) inspection.
+    public var inspection: InspectionResult
+    /// The exported folder's inspection under the asset-pack rules, when it got that far.
+    public var assetPackInspection: InspectionResult?
+    public var manifest: AssetPackManifest?
+    public var fileCount = 0
+    /// Symlinks of the package (all inside Contents/, as unpack checked) written as copies of
+    /// their target files: an asset pack carries no links.
+    public var replacedSymlinks: [String] = []
+  }
+
+  /// Replaces each symlink under `root/relative` (made by the safe unpack, so each resolves
+  /// inside it) with a copy of the file it leads to; a link to a folder stays, for the
+  /// asset-pack rules to refuse.
+  static func replaceSymlinksWithCopies(in root: String, under relative: String) throws -> [String] {
+    var links: [String] = []
+    try DirectorySource(path: root + "/" + relative).forEachEntry { entry, _ in
+      if entry.kind == .symlink { links.append(entry.path) }
+    }
+    var replaced: [String] = []
+    for link in links {
+      let full = root + "/" + relative + "/" + link
+      var info = stat()
+      guard stat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+      let source = try FileDescriptor.open(regularFile: full)
+      let size = try source.size()
+      let temporary = FileSystem.temporarySibling(of: full, purpose: "copy")
+      do {
+        let copy = try FileDescriptor.create(temporary, mode: 0o644)
+        var offset: UInt64 = 0
+        while offset < size {
+          let chunk = try source.read(count: Int(min(UInt64(1 << 20), size - offset)), at: offset)
+          if chunk.isEmpty { break }
+          try copy.write(chunk)
+          offset += UInt64(chunk.count)
+        }
+        try FileSystem.rename(temporary, to: full)
+      } catch {
+        FileSystem.removeFile(temporary)
+        throw OperationError.wrap(error)
+      }
+      replaced.append(relative + "/" + link)
+    }
+    return replaced
+  }
+
+  public static func run(source path: String, to destination: String, options: Options) throws -> Result {
+    let parentPath = Paths.parent(of: destination)
+    let name = Paths.name(of: destination)
+    guard !name.isEmpty, name != ".", name != "..", name != "/" else {
+      throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o MyPack")
+    }
+    if Paths.status(destination) != nil {
+      throw OperationError("'\(destination)' already exists", hint: "export into a new folder")
+    }
+    let parent: DirectoryHandle
+    do { parent = try DirectoryHandle(path: parentPath) } catch {
+      throw OperationError("cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first")
+    }
+    if let id = options.assetPackID, let problem = AssetPackManifest.problem(withAssetPackID: id) {
+      throw OperationError("--asset-pack-id: \(problem)")
+    }
+    let source: EntrySource
+    do { source = try PackageOpener.openForInspection(path, limits: options.limits) } catch { throw OperationError.wrap(error) }
+    guard source.format != .assetPack else {
+      throw OperationError("'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it")
+    }
+    if source.format == .directory && !(source is ProjectSource) {
+      throw OperationError("'\(path)' is a folder without ContentInfo.plist", hint: "export a package, or a project made with pkgtool init")
+    }
+    var unpack = Unpack.Options()
+    unpack.validation = options.validation
+    unpack.limits = options.limits
+    let staged = try Unpack.stage(source, in: parent, for: name, options: unpack, output: destination)
+    var result = Result(inspection: staged.inspection)
+    guard let staging = staged.staging, let info = staged.inspection.contentInfo else { return result }
+    defer { staging.discard() }
+    let folder = staging.handle
+
+    // Contents/ stays as it is, so the app finds each file at the same relative path as
+    // before; the plist stays behind; the manifest goes beside Contents/ (it can never collide
+    // with a content file, whatever its case).
+    try folder.removeTree(ContentInfo.fileName)
+    if !folder.exists("Contents") { try folder.createDirectory("Contents") }
+    result.replacedSymlinks = try replaceSymlinksWithCopies(in: parentPath + "/" + staging.name, under: "Contents")
+    let manifest = AssetPackManifest(
+      assetPackID: options.assetPackID ?? info.productIdentifier, policy: options.policy,
+      installationEvents: options.installationEvents, fileSelectors: [.directory("Contents")], platforms: options.platforms)
+    try folder.createFile(AssetPackManifest.fileName).write(manifest.encoded)
+    result.manifest = manifest
+
+    // Checked as an asset pack, through the same rules `validate` runs on such a folder.
+    let check = try Validation.run(path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits)
+    result.assetPackInspection = check
+    guard !check.failed(strict: options.validation.strict) else { return result }
+    do { try staging.publish(as: name, replace: false) } catch { throw OperationError.wrap(error) }
+    result.output = destination
+    result.fileCount = check.fileCount - 1  // the manifest
+    return result
+  }
+}
