@@ -223,8 +223,8 @@ import XAR
     #expect(typo.status == 2)
     #expect(typo.stderr.hasPrefix("pkgtool: error: 'vaildate' is not a pkgtool command; did you mean 'validate'?"))
     #expect(try pkgtool(["inf", "x.pkg"]).stderr.contains("did you mean 'info'?"))
-    for command in ["init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules"] {
-      let help = try pkgtool([command, "--help"], environment: ["COLUMNS": "80"])
+    for command in ["init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen", "publish", "export background-assets"] {
+      let help = try pkgtool(command.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])
       #expect(help.stdout.contains("Examples:") || help.stdout.contains("Example:"), "\(command) has examples")
       // An example never wraps: every line after "Examples:" that is part of one starts with
       // two spaces and `pkgtool`, or four spaces (a continued command ending in a backslash).
@@ -265,11 +265,14 @@ import XAR
     let runs: [[String]] = [
       ["validate", package, "--json"], ["info", package, "--json"], ["diff", package, package, "--json"], ["rules", "--json"],
       ["rules", "layout", "--json"], ["bump", "P", "--dry-run", "--json"], ["build", "P", "--json", "-o", "p.pkg"],
-      ["unpack", package, "-o", "u", "--json"],
+      ["unpack", package, "-o", "u", "--json"], ["keygen", "-o", "k", "-q"],
+      ["publish", package, "--key", "k", "--base-url", "https://cdn.example.com", "-o", "c.json", "--json"],
+      ["export", "background-assets", package, "-o", "pack", "--json"],
     ]
     for arguments in runs {
       let result = try pkgtool(arguments, in: dir.path)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
+      if arguments[0] == "keygen" { continue }
       let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
       #expect(object?["schemaVersion"] as? Int == 1, "\(arguments)")
     }
