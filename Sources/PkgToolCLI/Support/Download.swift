@@ -27,12 +27,19 @@ final class DownloadedPackage {
       return
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
-    let limit = catalog.flatMap { c in c.products.lazy.flatMap(\.versions).first { $0.url == location }?.size }
+    // The size the catalog gives for this URL; for a URL it does not list, the largest it
+    // gives (the bytes are checked against an entry afterwards anyway).
+    let limit = catalog.flatMap { c -> Int64? in
+      let versions = c.products.flatMap(\.versions)
+      return versions.first { $0.url == location }?.size ?? versions.map(\.size).max() ?? 0
+    }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-download-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     temporaryFolder = folder
-    let name = url.lastPathComponent.isEmpty || url.lastPathComponent == "/" ? "download.pkg" : url.lastPathComponent
-    path = folder + "/" + name.replacingOccurrences(of: "/", with: "_")
+    // A fixed name, never one from the URL; only the extension is kept (the package-form rule
+    // reads it).
+    let ext = url.pathExtension.lowercased() == "zip" ? "zip" : "pkg"
+    path = folder + "/download." + ext
     try fetch(url, to: path, limit: limit.map { UInt64(clamping: $0) })
   }
 
