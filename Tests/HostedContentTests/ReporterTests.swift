@@ -140,7 +140,7 @@ import TestSupport
   }
 
   @Test func sarifPercentEncodesURIs() {
-    #expect(SARIFReporter.percentEncoded("a b/c#d%e?f/ü") == "a%20b/c%23d%25e%3Ff/%C3%BC")
+    #expect(percentEncodedPath("a b/c#d%e?f/ü") == "a%20b/c%23d%25e%3Ff/%C3%BC")
   }
 
   @Test func junitCountsAreComputedAndSkippedRulesAreSkipped() throws {

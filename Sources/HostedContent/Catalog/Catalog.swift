@@ -46,19 +46,28 @@ public struct Catalog: Codable, Equatable, Sendable {
     return nil
   }
 
-  /// Checks a downloaded package against the catalog: its SHA-256 must be an entry's, and that
-  /// entry's size, product and version must be the package's. Throws ``CatalogError`` otherwise.
+  /// The most bytes a download of `url` may take: the size the catalog gives for that URL, or
+  /// its largest entry when the URL is not listed (the bytes are checked afterwards anyway).
+  public func downloadLimit(forURL url: String) -> Int64 {
+    let versions = products.flatMap(\.versions)
+    return versions.first { $0.url == url }?.size ?? versions.map(\.size).max() ?? 0
+  }
+
+  /// Checks a package already read (its SHA-256, size and plist) against the catalog: the
+  /// SHA-256 must be an entry's, and that entry's size, product and version must be the
+  /// package's. Throws ``CatalogError`` otherwise.
+  public func check(sha256 sha: String, size: UInt64, info: ContentInfo, name: String) throws -> Version {
+    let (product, entry) = try listedEntry(sha256: sha, size: size, name: name)
+    try checkIdentity(info, against: entry, of: product, name: name)
+    return entry
+  }
+
+  /// Reads the package at `path` and checks it as ``check(sha256:size:info:name:)`` does.
   public func check(packageAt path: String) throws -> Version {
     let file: FileDescriptor
     do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
     let size = try file.size()
-    let sha = try Build.sha256(of: file)
-    guard let (product, entry) = version(withSHA256: sha) else {
-      throw CatalogError.notListed("'\(path)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published")
-    }
-    guard UInt64(clamping: entry.size) == size else {
-      throw CatalogError.mismatch("'\(path)' is \(size) bytes; the catalog says \(entry.size)")
-    }
+    let (product, entry) = try listedEntry(sha256: try Build.sha256(of: file), size: size, name: path)
     let info: ContentInfo
     do {
       guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
@@ -70,10 +79,26 @@ public struct Catalog: Codable, Equatable, Sendable {
     } catch {
       throw CatalogError.mismatch("'\(path)' cannot be read as a package: \(error)")
     }
-    guard info.productIdentifier == product, info.contentVersion.description == entry.contentVersion else {
-      throw CatalogError.mismatch("'\(path)' holds \(info.productIdentifier) \(info.contentVersion); the catalog lists these bytes as \(product) \(entry.contentVersion)")
-    }
+    try checkIdentity(info, against: entry, of: product, name: path)
     return entry
+  }
+
+  /// The entry for these bytes, whose size must also agree.
+  private func listedEntry(sha256 sha: String, size: UInt64, name: String) throws -> (product: String, version: Version) {
+    guard let (product, entry) = version(withSHA256: sha) else {
+      throw CatalogError.notListed("'\(name)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published")
+    }
+    guard UInt64(clamping: entry.size) == size else {
+      throw CatalogError.mismatch("'\(name)' is \(size) bytes; the catalog says \(entry.size)")
+    }
+    return (product, entry)
+  }
+
+  /// The package's plist must name the entry's product and version.
+  private func checkIdentity(_ info: ContentInfo, against entry: Version, of product: String, name: String) throws {
+    guard info.productIdentifier == product, info.contentVersion.description == entry.contentVersion else {
+      throw CatalogError.mismatch("'\(name)' holds \(info.productIdentifier) \(info.contentVersion); the catalog lists these bytes as \(product) \(entry.contentVersion)")
+    }
   }
 }
 

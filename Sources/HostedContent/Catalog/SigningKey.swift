@@ -98,15 +98,7 @@ enum CatalogKeyFile {
 
   /// Writes beside, then links into place: the file appears whole, and never over another.
   static func write(_ text: String, to path: String, mode: mode_t) throws {
-    let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
-    do {
-      let file = try FileDescriptor.create(temporary, mode: mode)
-      try file.write(Array(text.utf8))
-      try file.sync()
-      try FileSystem.link(temporary, to: path)
-      FileSystem.removeFile(temporary)
-    } catch {
-      FileSystem.removeFile(temporary)
+    do { try FileSystem.writeAtomically(Array(text.utf8), to: path, mode: mode, replace: false) } catch {
       throw OperationError("cannot write '\(path)': \(error)")
     }
   }

@@ -1,11 +1,5 @@
 import XAR
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// Opens a package file or content folder as an ``EntrySource``, finding the format from the
 /// bytes, not the name.
 public enum PackageOpener {
@@ -86,7 +80,7 @@ public enum PackageOpener {
     if Paths.isDirectory(path) && ProjectSource.isProject(path) {
       return try ProjectSource(directory: path)
     }
-    if Paths.isDirectory(path), let info = Paths.status(path + "/" + AssetPackManifest.fileName), info.st_mode & S_IFMT == S_IFREG {
+    if Paths.isDirectory(path) && Paths.isRegularFile(path + "/" + AssetPackManifest.fileName) {
       // No ContentInfo.plist, a Manifest.json: a Background Assets asset-pack source folder.
       return DirectorySource(path: path, format: .assetPack)
     }

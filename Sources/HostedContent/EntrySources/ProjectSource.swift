@@ -29,8 +29,7 @@ public final class ProjectSource: EntrySource {
 
   /// True when `directory` is a content project: its `ContentInfo.plist` is a regular file.
   public static func isProject(_ directory: String) -> Bool {
-    guard let info = Paths.status(directory + "/" + ContentInfo.fileName) else { return false }
-    return info.st_mode & S_IFMT == S_IFREG
+    Paths.isRegularFile(directory + "/" + ContentInfo.fileName)
   }
 
   /// - Parameters:

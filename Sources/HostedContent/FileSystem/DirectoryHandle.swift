@@ -169,6 +169,13 @@ public enum Paths {
   /// True if `mode` (from `stat`) is a folder's.
   public static func isDirectoryMode(_ mode: mode_t) -> Bool { mode & S_IFMT == S_IFDIR }
 
+  /// True if `path` is a regular file; a symlink counts only with `followingLinks`.
+  public static func isRegularFile(_ path: String, followingLinks: Bool = false) -> Bool {
+    var info = stat()
+    let found = followingLinks ? stat(path, &info) == 0 : lstat(path, &info) == 0
+    return found && info.st_mode & S_IFMT == S_IFREG
+  }
+
   /// True if `path` is a folder (following links).
   public static func isDirectory(_ path: String) -> Bool {
     var info = stat()

@@ -46,6 +46,13 @@ public struct Finding: Codable, Equatable, Hashable, Sendable {
   }
 }
 
+extension Finding {
+  /// `path: message (hint: …)`: the finding on one line, for reports that carry no fields.
+  public var line: String {
+    (path.map { "\($0): " } ?? "") + message + (hint.map { " (hint: \($0))" } ?? "")
+  }
+}
+
 extension Array where Element == Finding {
   /// True if any finding is an error.
   public var hasErrors: Bool { contains { $0.severity == .error } }

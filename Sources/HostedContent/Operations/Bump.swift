@@ -74,15 +74,6 @@ public enum Bump {
     if let folder = try? DirectoryHandle(path: Paths.parent(of: path)) {
       StagingFolder.removeStale(in: folder, for: Paths.name(of: path))
     }
-    let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
-    do {
-      let file = try FileDescriptor.create(temporary, mode: mode)
-      try file.write(bytes)
-      try file.sync()
-      try FileSystem.rename(temporary, to: path)
-    } catch {
-      FileSystem.removeFile(temporary)
-      throw OperationError.wrap(error)
-    }
+    do { try FileSystem.writeAtomically(bytes, to: path, mode: mode) } catch { throw OperationError.wrap(error) }
   }
 }

@@ -1,11 +1,5 @@
 import XAR
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// `export background-assets`: a hosted-content package (or project) as an asset-pack source
 /// folder for Apple's `ba-package`: the files of `Contents/` at the folder's root, and a
 /// `Manifest.json` whose file selectors cover exactly them. The folder is checked with the
@@ -48,25 +42,8 @@ public enum ExportBackgroundAssets {
     var replaced: [String] = []
     for link in links {
       let full = root + "/" + relative + "/" + link
-      var info = stat()
-      guard stat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-      let source = try FileDescriptor.open(regularFile: full)
-      let size = try source.size()
-      let temporary = FileSystem.temporarySibling(of: full, purpose: "copy")
-      do {
-        let copy = try FileDescriptor.create(temporary, mode: 0o644)
-        var offset: UInt64 = 0
-        while offset < size {
-          let chunk = try source.read(count: Int(min(UInt64(1 << 20), size - offset)), at: offset)
-          if chunk.isEmpty { break }
-          try copy.write(chunk)
-          offset += UInt64(chunk.count)
-        }
-        try FileSystem.rename(temporary, to: full)
-      } catch {
-        FileSystem.removeFile(temporary)
-        throw OperationError.wrap(error)
-      }
+      guard Paths.isRegularFile(full, followingLinks: true) else { continue }
+      do { try FileSystem.copyFile(full, over: full) } catch { throw OperationError.wrap(error) }
       replaced.append(relative + "/" + link)
     }
     return replaced

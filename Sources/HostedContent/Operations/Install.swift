@@ -118,7 +118,7 @@ public enum Install {
     let sha = try Build.sha256(of: packageFile)
     if let catalog = options.catalog {
       do {
-        _ = try catalog.check(packageAt: package)
+        _ = try catalog.check(sha256: sha, size: try packageFile.size(), info: info, name: package)
       } catch let refusal as CatalogError {
         return Result(action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha, catalogProblem: refusal.description)
       }

@@ -125,7 +125,7 @@ public final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
-      flagged = findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
+      flagged = skipEntriesWithErrors && findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
       cap.admit(&findings, from: start)
       return first
     }

@@ -102,14 +102,7 @@ public enum Publish {
 
   /// Beside, then renamed over: the catalog appears whole.
   static func write(_ bytes: [UInt8], to path: String) throws {
-    let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
-    do {
-      let file = try FileDescriptor.create(temporary, mode: 0o644)
-      try file.write(bytes)
-      try file.sync()
-      try FileSystem.rename(temporary, to: path)
-    } catch {
-      FileSystem.removeFile(temporary)
+    do { try FileSystem.writeAtomically(bytes, to: path) } catch {
       throw OperationError("cannot write the catalog '\(path)': \(error)")
     }
   }

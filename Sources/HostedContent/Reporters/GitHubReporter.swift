@@ -12,9 +12,8 @@ public enum GitHubReporter: Reporter {
         continue
       }
       for f in report.result.findings {
-        let message = (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
         let command = annotation(report.effectiveSeverity(f))
-        out += "::\(command) file=\(escapeProperty(report.relativeFilePath(for: f))),title=\(escapeProperty("pkgtool \(f.ruleID)"))::\(escapeData(message))\n"
+        out += "::\(command) file=\(escapeProperty(report.relativeFilePath(for: f))),title=\(escapeProperty("pkgtool \(f.ruleID)"))::\(escapeData(f.line))\n"
       }
       if !report.failed {
         out += "::notice file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool validate"))::\(escapeData(TextReporter.summary(report)))\n"

@@ -32,7 +32,7 @@ public enum JUnitReporter: Reporter {
       let findings = report.result.findings.filter { $0.ruleID == d.id }
       let failing = findings.filter { report.effectiveSeverity($0) == .error }
       let others = findings.filter { report.effectiveSeverity($0) != .error }
-      let output = others.isEmpty ? nil : others.map { "\(report.effectiveSeverity($0).rawValue): \(line($0))" }.joined(separator: "\n")
+      let output = others.isEmpty ? nil : others.map { "\(report.effectiveSeverity($0).rawValue): \($0.line)" }.joined(separator: "\n")
       if failing.isEmpty {
         cases.append(Case(classname: classname, name: d.name, outcome: .passed(output: output)))
         continue
@@ -42,18 +42,14 @@ public enum JUnitReporter: Reporter {
         var name = "\(d.name): \(f.path ?? report.displayPath)"
         names[name, default: 0] += 1
         if let n = names[name], n > 1 { name += " (\(n))" }
-        cases.append(Case(classname: classname, name: name, outcome: .failure(message: f.message, type: d.id, body: line(f))))
+        cases.append(Case(classname: classname, name: name, outcome: .failure(message: f.message, type: d.id, body: f.line)))
       }
     }
     return cases
   }
 
-  static func line(_ f: Finding) -> String {
-    (f.path.map { "\($0): " } ?? "") + f.message + (f.hint.map { " (hint: \($0))" } ?? "")
-  }
-
   struct Counts {
-    var tests = 0, failures = 0, errors = 0, skipped = 0
+    private(set) var tests = 0, failures = 0, errors = 0, skipped = 0
     init(_ cases: [Case]) {
       tests = cases.count
       for c in cases {
@@ -70,14 +66,7 @@ public enum JUnitReporter: Reporter {
 
   public static func render(_ reports: [ValidationReport]) -> String {
     let suites = reports.map { ($0, cases($0)) }
-    var total = Counts([])
-    for (_, cases) in suites {
-      let c = Counts(cases)
-      total.tests += c.tests
-      total.failures += c.failures
-      total.errors += c.errors
-      total.skipped += c.skipped
-    }
+    let total = Counts(suites.flatMap(\.1))
     var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     out += "<testsuites name=\"pkgtool validate\" \(total.attributes)>\n"
     for (report, cases) in suites {

@@ -146,8 +146,8 @@ public enum SARIFReporter: Reporter {
   /// An artifact location: a relative path becomes a percent-encoded relative URI against
   /// `%SRCROOT%`; an absolute one a `file://` URI.
   static func artifact(_ path: String, _ report: ValidationReport) -> Artifact {
-    if path.hasPrefix("/") { return Artifact(uri: "file://" + percentEncoded(path), uriBaseId: nil) }
-    return Artifact(uri: percentEncoded(Paths.normalized(path)), uriBaseId: uriBaseID)
+    if path.hasPrefix("/") { return Artifact(uri: "file://" + percentEncodedPath(path), uriBaseId: nil) }
+    return Artifact(uri: percentEncodedPath(Paths.normalized(path)), uriBaseId: uriBaseID)
   }
 
   /// SHA-256 of rule id, inner path and the content's SHA-256 (or, for a finding about no one
@@ -169,7 +169,5 @@ public enum SARIFReporter: Reporter {
     }
   }
 
-  /// RFC 3986 percent-encoding of a path (see ``percentEncodedPath(_:)``).
-  public static func percentEncoded(_ path: String) -> String { percentEncodedPath(path) }
 
 }

@@ -169,7 +169,7 @@ struct CatCommand: ParsableCommand {
   var entry: String
 
   func run() throws {
-    let toTerminal = isatty(1) == 1
+    let toTerminal = Terminal.stdoutIsTerminal
     var checked = false
     try PackageInfo.cat(path: package, entryPath: entry) { bytes in
       if toTerminal && !checked {

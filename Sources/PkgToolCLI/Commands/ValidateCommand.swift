@@ -93,12 +93,10 @@ struct ValidateCommand: ParsableCommand {
           progress: progress.update, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil)
         report = ValidationReport(result: result, displayPath: path, strict: rules.strict)
         report.digests = digests
-      } catch let error as OperationError {
-        report = ValidationReport(unreadable: path, error: error.description, strict: rules.strict)
-        unreadable.append(error.description)
-      } catch let error as SystemError {
-        report = ValidationReport(unreadable: path, error: error.description, strict: rules.strict)
-        unreadable.append(error.description)
+      } catch where error is OperationError || error is SystemError {
+        // The input could not be checked: the report says so, and the command exits 2.
+        report = ValidationReport(unreadable: path, error: "\(error)", strict: rules.strict)
+        unreadable.append("\(error)")
       }
       progress.finish()
       report.base = base
@@ -122,13 +120,7 @@ struct ValidateCommand: ParsableCommand {
 
 /// Writes a report file atomically (beside it, then rename).
 func writeReport(_ text: String, to path: String) throws {
-  let temporary = FileSystem.temporarySibling(of: path, purpose: "tmp")
-  do {
-    let file = try FileDescriptor.create(temporary, mode: 0o644)
-    try file.write(Array(text.utf8))
-    try FileSystem.rename(temporary, to: path)
-  } catch {
-    FileSystem.removeFile(temporary)
+  do { try FileSystem.writeAtomically(Array(text.utf8), to: path) } catch {
     throw OperationError("cannot write the report: \(error)")
   }
 }

@@ -27,12 +27,7 @@ final class DownloadedPackage {
       return
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
-    // The size the catalog gives for this URL; for a URL it does not list, the largest it
-    // gives (the bytes are checked against an entry afterwards anyway).
-    let limit = catalog.flatMap { c -> Int64? in
-      let versions = c.products.flatMap(\.versions)
-      return versions.first { $0.url == location }?.size ?? versions.map(\.size).max() ?? 0
-    }
+    let limit = catalog?.downloadLimit(forURL: location)
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-download-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     temporaryFolder = folder

@@ -240,6 +240,36 @@ extension FileSystem {
       throw SystemError("create", path: destination)
     }
   }
+
+  /// Writes `bytes` to a temporary file beside `path`, flushes it, then renames it over `path`
+  /// (`replace`) or links it into place, failing with `EEXIST` if `path` exists. The file
+  /// appears whole or not at all; the temporary never stays.
+  public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true) throws {
+    let temporary = temporarySibling(of: path, purpose: "tmp")
+    defer { removeFile(temporary) }
+    let file = try FileDescriptor.create(temporary, mode: mode)
+    try file.write(bytes)
+    try file.sync()
+    if replace { try rename(temporary, to: path) } else { try link(temporary, to: path) }
+  }
+
+  /// Copies the regular file at `source` (links followed) to a temporary file beside
+  /// `destination` and renames it over `destination`.
+  public static func copyFile(_ source: String, over destination: String, mode: mode_t = 0o644) throws {
+    let input = try FileDescriptor.open(regularFile: source)
+    let temporary = temporarySibling(of: destination, purpose: "copy")
+    defer { removeFile(temporary) }
+    let output = try FileDescriptor.create(temporary, mode: mode)
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var offset: UInt64 = 0
+    while true {
+      let n = try buffer.withUnsafeMutableBytes { try input.read(into: $0, at: offset) }
+      if n == 0 { break }
+      try buffer.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+      offset += UInt64(n)
+    }
+    try rename(temporary, to: destination)
+  }
 }
 
 #if canImport(Glibc)
