@@ -7,7 +7,6 @@ let package = Package(
   products: [
     .executable(name: "pkgtool", targets: ["pkgtool"]),
     .library(name: "HostedContent", targets: ["HostedContent"]),
-    .library(name: "XAR", targets: ["XAR"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -25,33 +24,48 @@ let package = Package(
       name: "CArchive", path: "Sources/CArchive", pkgConfig: "libarchive",
       providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
 
+    // The system layer: descriptors, folder handles, atomic files, temporary names, renames,
+    // locks, SystemError. Every POSIX call of the project goes through here.
+    .target(name: "SystemIO"),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
       dependencies: [
-        "CLibXML2", "CZlib", "CArchive",
+        "SystemIO", "CLibXML2", "CZlib", "CArchive",
         .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations.
     .target(
       name: "HostedContent",
-      dependencies: ["XAR", "CLibXML2", "CArchive", .product(name: "Crypto", package: "swift-crypto")]),
+      dependencies: [
+        "SystemIO", "XAR", "CLibXML2", "CArchive", .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     // Commands: parse, call HostedContent, print, exit.
     .target(
       name: "PkgToolCLI",
       dependencies: [
-        "HostedContent", "XAR",
+        "HostedContent", "SystemIO",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
+    // libFuzzer targets (scripts/fuzz.sh builds them with -sanitize=fuzzer and -DFUZZING into
+    // .build-fuzz/); in a normal build each replays the files named on its command line.
+    .target(name: "FuzzSupport", path: "Fuzzing/Sources/FuzzSupport"),
+    .executableTarget(name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader"),
+    .executableTarget(
+      name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzPropertyList"),
+    .executableTarget(name: "FuzzValidate", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzValidate"),
+    .executableTarget(
+      name: "FuzzArchive", dependencies: ["FuzzSupport", "HostedContent", "XAR"], path: "Fuzzing/Sources/FuzzArchive"),
+
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
-    .target(name: "TestSupport", dependencies: ["XAR", "HostedContent"], path: "Tests/TestSupport"),
-    .testTarget(name: "XARTests", dependencies: ["XAR", "TestSupport"]),
+    .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),
+    .testTarget(name: "XARTests", dependencies: ["SystemIO", "XAR", "TestSupport"]),
     .testTarget(
-      name: "HostedContentTests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden", "Schemas"]),
+      name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden", "Schemas"]),
     .testTarget(
-      name: "PkgToolCLITests", dependencies: ["HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
+      name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],
-  swiftLanguageModes: [.v5]
+  swiftLanguageModes: [.v6]
 )

@@ -13,8 +13,13 @@ seconds="${1:-60}"
 case "$(uname -s)" in Linux) ;; *) echo "fuzz: libFuzzer with Swift needs Linux" >&2; exit 0 ;; esac
 
 python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
-(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld >&2)
-bin="$(cd Fuzzing && swift build -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
+# The targets live in the main package (so they reach its `package` API); built apart, with the
+# sanitizers and -DFUZZING, so the normal build is untouched.
+flags=(--scratch-path .build-fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)
+for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
+  swift build "${flags[@]}" --product "$target" >&2
+done
+bin="$(swift build "${flags[@]}" --show-bin-path)"
 mkdir -p Fuzzing/crashes
 status=0
 for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do

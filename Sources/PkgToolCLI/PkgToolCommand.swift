@@ -1,6 +1,6 @@
 import ArgumentParser
 import HostedContent
-import XAR
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc

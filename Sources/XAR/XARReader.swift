@@ -1,3 +1,5 @@
+import SystemIO
+
 /// Reads a XAR archive without trusting it.
 ///
 /// Opening checks the header, bounds the TOC before inflating it, parses it with libxml2 with no
@@ -5,41 +7,41 @@
 /// entry's name is sane and every data range lies inside the heap. Entries come in TOC order.
 /// Data is streamed by ``XARDataReader``, which never yields more than the declared size and
 /// verifies both checksums when the data ends.
-public final class XARReader {
+package final class XARReader {
   /// Bounds that keep a hostile archive from exhausting memory or time.
-  public struct Limits: Sendable {
+  package struct Limits: Sendable {
     /// Largest TOC accepted, compressed or inflated, in bytes.
-    public var maxTOCBytes: UInt64 = 256 << 20
+    package var maxTOCBytes: UInt64 = 256 << 20
     /// Most `<file>` elements accepted.
-    public var maxEntries = 2_000_000
+    package var maxEntries = 2_000_000
     /// Deepest folder nesting accepted.
-    public var maxDepth = 256
+    package var maxDepth = 256
     /// Longest full path accepted, in UTF-8 bytes.
-    public var maxPathBytes = 4096
+    package var maxPathBytes = 4096
     /// Most UTF-8 bytes all entries' full paths may add up to (memory grows with it).
-    public var maxTotalPathBytes: UInt64 = 64 << 20
+    package var maxTotalPathBytes: UInt64 = 64 << 20
     /// Largest decoded size / stored length accepted for a compressed file over 1 MiB (deflate
     /// cannot pass about 1032; a bigger claim is a bomb or a lie).
-    public var maxExpansionRatio: UInt64 = 10_000
+    package var maxExpansionRatio: UInt64 = 10_000
 
-    public init() {}
+    package init() {}
   }
 
   /// The archive's path, for messages.
-  public let path: String
-  public let header: XARHeader
+  package let path: String
+  package let header: XARHeader
   /// Every `<file>` of the TOC, in document order.
-  public let entries: [XAREntry]
+  package let entries: [XAREntry]
   /// The TOC's `<creation-time>`, if any.
-  public let creationTime: XARTimestamp?
+  package let creationTime: XARTimestamp?
   /// The TOC checksum as stored (and verified).
-  public let tocChecksum: XARChecksum?
+  package let tocChecksum: XARChecksum?
   /// The size of the archive file.
-  public let fileSize: UInt64
+  package let fileSize: UInt64
   /// The size of the heap: everything after the compressed TOC.
-  public var heapSize: UInt64 { fileSize - header.heapStart }
+  package var heapSize: UInt64 { fileSize - header.heapStart }
   /// The TOC XML, inflated again from the file (it is not kept in memory).
-  public var tocXML: [UInt8] {
+  package var tocXML: [UInt8] {
     guard let compressed = try? file.read(count: Int(header.tocCompressedLength), at: UInt64(header.headerSize)),
       let (buffer, count) = try? XARReader.inflateTOC(compressed, header: header)
     else { return [] }
@@ -49,12 +51,12 @@ public final class XARReader {
   private let file: FileDescriptor
 
   /// Opens and checks the archive at `path`.
-  public convenience init(path: String, limits: Limits = Limits()) throws {
+  package convenience init(path: String, limits: Limits = Limits()) throws {
     try self.init(file: FileDescriptor.open(reading: path), limits: limits)
   }
 
   /// Opens and checks an archive already open for reading.
-  public init(file: FileDescriptor, limits: Limits = Limits()) throws {
+  package init(file: FileDescriptor, limits: Limits = Limits()) throws {
     self.file = file
     self.path = file.path
     fileSize = try file.size()
@@ -214,7 +216,7 @@ public final class XARReader {
   }
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.
-  public func dataReader(for entry: XAREntry) -> XARDataReader {
+  package func dataReader(for entry: XAREntry) -> XARDataReader {
     XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window)
   }
 
@@ -222,7 +224,7 @@ public final class XARReader {
   private let window = ReadWindow()
 
   /// All of `entry`'s decoded bytes, verified; refuses entries larger than `limit`.
-  public func readData(of entry: XAREntry, limit: UInt64 = 16 << 20) throws -> [UInt8] {
+  package func readData(of entry: XAREntry, limit: UInt64 = 16 << 20) throws -> [UInt8] {
     guard entry.size <= limit else {
       throw XARError.corruptData(path: entry.path, reason: "larger than \(limit) bytes")
     }
@@ -263,7 +265,7 @@ final class ReadWindow {
 /// Bytes are provisional until ``read(into:)`` returns 0: that last call is the one that checks
 /// the decoded size and both checksums, and throws if anything disagrees. It never yields more
 /// than the declared size.
-public final class XARDataReader: XARByteSource {
+package final class XARDataReader: XARByteSource {
   private enum Decoder {
     case none
     case zlib(ZlibInflater)
@@ -271,13 +273,13 @@ public final class XARDataReader: XARByteSource {
   }
 
   /// The entry's path, for messages.
-  public let path: String
+  package let path: String
   private let file: FileDescriptor
   private let start: UInt64
   private let data: XARData?
   private var consumed: UInt64 = 0
   /// Decoded bytes delivered so far.
-  public private(set) var produced: UInt64 = 0
+  package private(set) var produced: UInt64 = 0
   private var archived: XARHasher
   private var extracted: XARHasher
   private var decoder: Decoder = .none
@@ -304,9 +306,9 @@ public final class XARDataReader: XARByteSource {
   }
 
   /// The declared decoded size.
-  public var declaredSize: UInt64 { data?.size ?? 0 }
+  package var declaredSize: UInt64 { data?.size ?? 0 }
 
-  public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+  package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     if let failed { throw failed }
     do {
       return try readChecked(into: buffer)

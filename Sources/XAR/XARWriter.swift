@@ -1,4 +1,5 @@
 import Dispatch
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -7,7 +8,7 @@ import Dispatch
 #endif
 
 /// Something that yields bytes once, in order: a file, a buffer, a pipe.
-public protocol XARByteSource {
+package protocol XARByteSource {
   /// Fills up to `buffer.count` bytes; returns how many, 0 at the end.
   mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
@@ -15,13 +16,13 @@ public protocol XARByteSource {
 extension FileDescriptor: XARByteSource {}
 
 /// Bytes in memory, as a ``XARByteSource``.
-public struct XARBytes: XARByteSource {
+package struct XARBytes: XARByteSource {
   private let bytes: [UInt8]
   private var position = 0
 
-  public init(_ bytes: [UInt8]) { self.bytes = bytes }
+  package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-  public mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+  package mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     let n = min(buffer.count, bytes.count - position)
     guard n > 0 else { return 0 }
     bytes.withUnsafeBytes {
@@ -47,18 +48,18 @@ public struct XARBytes: XARByteSource {
 /// try writer.addFile("Contents/a.txt", attributes: .init(mode: 0o644), encoding: .zlib(level: 6), data: &bytes)
 /// try writer.finish()
 /// ```
-public final class XARWriter {
+package final class XARWriter {
   /// The attributes written for an entry. Nothing is taken from the host.
-  public struct Attributes: Equatable, Sendable {
-    public var mode: UInt32
-    public var uid: UInt64
-    public var gid: UInt64
+  package struct Attributes: Equatable, Sendable {
+    package var mode: UInt32
+    package var uid: UInt64
+    package var gid: UInt64
     /// Owner names; omitted from the TOC when nil.
-    public var user: String?
-    public var group: String?
-    public var mtime: XARTimestamp
+    package var user: String?
+    package var group: String?
+    package var mtime: XARTimestamp
 
-    public init(
+    package init(
       mode: UInt32, uid: UInt64 = 0, gid: UInt64 = 0, user: String? = nil, group: String? = nil,
       mtime: XARTimestamp = XARWriter.defaultTimestamp
     ) {
@@ -72,32 +73,32 @@ public final class XARWriter {
   }
 
   /// How a file's data is stored.
-  public enum Compression: Equatable, Sendable {
+  package enum Compression: Equatable, Sendable {
     case none
     /// zlib at a level from 1 (fast) to 9 (best).
     case zlib(level: Int32)
   }
 
   /// Archive-wide settings.
-  public struct Options: Sendable {
+  package struct Options: Sendable {
     /// The algorithm for the TOC checksum and every file checksum.
-    public var checksum: XARChecksumAlgorithm = .sha1
+    package var checksum: XARChecksumAlgorithm = .sha1
     /// Written as the TOC's `<creation-time>`; omitted when nil.
-    public var creationTime: XARTimestamp? = XARWriter.defaultTimestamp
+    package var creationTime: XARTimestamp? = XARWriter.defaultTimestamp
     /// Replace an existing file at the output path; when false, ``finish()`` fails with `EEXIST`.
-    public var overwrite = true
+    package var overwrite = true
     /// Threads that compress and hash files added whole (``addFile(_:attributes:compression:bytes:)``).
     /// The output is the same for every value: data is written in the order files were added.
-    public var threads = 1
+    package var threads = 1
     /// Most bytes of whole files waiting for a thread or for their turn to be written.
-    public var maxBytesInFlight = 16 << 20
+    package var maxBytesInFlight = 16 << 20
 
-    public init() {}
+    package init() {}
   }
 
   /// 2000-01-01T00:00:00Z: the time written when the caller has none (and no
   /// `SOURCE_DATE_EPOCH`), chosen to be obviously not a real build time.
-  public static let defaultTimestamp = XARTimestamp(secondsSinceEpoch: 946_684_800)
+  package static let defaultTimestamp = XARTimestamp(secondsSinceEpoch: 946_684_800)
 
   private struct Record {
     var parent: Int32
@@ -154,8 +155,8 @@ public final class XARWriter {
   }
 
   /// The path of the archive this writer makes.
-  public let path: String
-  public let options: Options
+  package let path: String
+  package let options: Options
   private var records: [Record] = []
   /// Records by (parent, name): names are shared with the records, not copied as full paths.
   private struct Key: Hashable {
@@ -166,7 +167,7 @@ public final class XARWriter {
 
   /// The record at `path`, if added.
   /// True when an entry at `path` (or one equal to it up to Unicode normalization) was added.
-  public func contains(_ path: String) -> Bool { lookup(path) != nil }
+  package func contains(_ path: String) -> Bool { lookup(path) != nil }
 
   private func lookup(_ path: String) -> Int32? {
     var parent: Int32 = -1
@@ -185,7 +186,7 @@ public final class XARWriter {
   private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
 
   /// Starts an archive that will appear at `path` when ``finish()`` succeeds.
-  public init(path: String, options: Options = Options()) throws {
+  package init(path: String, options: Options = Options()) throws {
     self.path = path
     self.options = options
     heapPath = FileSystem.temporarySibling(of: path, purpose: "heap")
@@ -197,10 +198,10 @@ public final class XARWriter {
   deinit { cancel() }
 
   /// The number of entries added so far.
-  public var entryCount: Int { records.count }
+  package var entryCount: Int { records.count }
 
   /// Abandons the archive: removes the temporary heap. Nothing appears at ``path``.
-  public func cancel() {
+  package func cancel() {
     if heap != nil {
       heap = nil
       FileSystem.removeFile(heapPath)
@@ -209,18 +210,18 @@ public final class XARWriter {
   }
 
   /// Adds a folder.
-  public func addDirectory(_ path: String, attributes: Attributes) throws {
+  package func addDirectory(_ path: String, attributes: Attributes) throws {
     _ = try addRecord(path, kind: .directory, attributes: attributes)
   }
 
   /// Adds a symbolic link whose target is stored verbatim.
-  public func addSymlink(_ path: String, target: String, attributes: Attributes) throws {
+  package func addSymlink(_ path: String, target: String, attributes: Attributes) throws {
     let i = try addRecord(path, kind: .symlink, attributes: attributes)
     records[Int(i)].linkTarget = target
   }
 
   /// Adds a second name for a file added before; it shares that file's data.
-  public func addHardLink(_ path: String, to original: String, attributes: Attributes) throws {
+  package func addHardLink(_ path: String, to original: String, attributes: Attributes) throws {
     guard let target = lookup(original), records[Int(target)].kind == .file else {
       throw XARError.hardLinkTargetNotAFile(path: path, target: original)
     }
@@ -232,7 +233,7 @@ public final class XARWriter {
   /// Adds a regular file, streaming its bytes from `data` until it ends.
   ///
   /// The archived and extracted checksums are computed in the same pass as the compression.
-  public func addFile<Source: XARByteSource>(
+  package func addFile<Source: XARByteSource>(
     _ path: String, attributes: Attributes, compression: Compression, data: inout Source
   ) throws {
     try beginFile(path, attributes: attributes, compression: compression)
@@ -257,7 +258,7 @@ public final class XARWriter {
 
   /// Starts a regular file whose bytes follow through ``writeFileData(_:)``; ``endFile()`` ends it.
   /// For producers that push data rather than being pulled.
-  public func beginFile(_ path: String, attributes: Attributes, compression: Compression) throws {
+  package func beginFile(_ path: String, attributes: Attributes, compression: Compression) throws {
     guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
     try writeQueuedJobs()
     let i = try addRecord(path, kind: .file, attributes: attributes)
@@ -269,7 +270,7 @@ public final class XARWriter {
   }
 
   /// The next bytes of the file begun with ``beginFile(_:attributes:compression:)``.
-  public func writeFileData(_ chunk: UnsafeRawBufferPointer) throws {
+  package func writeFileData(_ chunk: UnsafeRawBufferPointer) throws {
     guard var file = openFile, let heap else { throw XARError.writerFinished }
     defer { openFile = file }
     file.extracted.update(chunk)
@@ -288,7 +289,7 @@ public final class XARWriter {
   }
 
   /// Ends the open file and records where its data lies.
-  public func endFile() throws {
+  package func endFile() throws {
     guard var file = openFile, let heap else { throw XARError.writerFinished }
     openFile = nil
     // An empty file has no data: nothing was written to the heap.
@@ -310,7 +311,7 @@ public final class XARWriter {
   /// Adds a file whose bytes are all in memory. It is compressed and hashed on a worker thread
   /// when ``Options/threads`` > 1, and written to the heap in the order files were added.
   /// Small files travel in batches, so a thread hand-off is not paid per file.
-  public func addFile(
+  package func addFile(
     _ path: String, attributes: Attributes, compression: Compression, bytes: [UInt8]
   ) throws {
     guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
@@ -528,22 +529,22 @@ public final class XARWriter {
   ///
   /// On failure nothing appears at ``path`` and the temporary files are removed.
   @discardableResult
-  public func finish() throws -> Summary {
+  package func finish() throws -> Summary {
     try finish(checkingSize: nil)
   }
 
   /// What ``finish()`` wrote.
-  public struct Summary: Sendable {
+  package struct Summary: Sendable {
     /// The archive's size in bytes.
-    public var size: UInt64
+    package var size: UInt64
     /// SHA-256 of the whole archive file, computed as it was written.
-    public var sha256: XARChecksum
+    package var sha256: XARChecksum
   }
 
   /// Like ``finish()``, but first calls `check` with the size the archive will have; if it
   /// throws, nothing is written and the error is passed on.
   @discardableResult
-  public func finish(checkingSize check: ((UInt64) throws -> Void)?) throws -> Summary {
+  package func finish(checkingSize check: ((UInt64) throws -> Void)?) throws -> Summary {
     guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
     try writeQueuedJobs()

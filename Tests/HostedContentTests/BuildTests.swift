@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import SystemIO
 import Testing
 import TestSupport
 import XAR
@@ -47,13 +48,13 @@ import XAR
     let dir = try TemporaryDirectory()
     try makeProject(dir.appending("p"))
     _ = try build(dir.appending("p"), to: dir.appending("a.pkg"))
-    _ = try build(dir.appending("p"), to: dir.appending("b.pkg")) { $0.timestamp = XARTimestamp(secondsSinceEpoch: 1_700_000_000) }
+    _ = try build(dir.appending("p"), to: dir.appending("b.pkg")) { $0.sourceDateEpoch = 1_700_000_000 }
     #expect(try readFile(dir.appending("a.pkg")) != (try readFile(dir.appending("b.pkg"))))
     let reader = try XARReader(path: dir.appending("b.pkg"))
     #expect(reader.entries.allSatisfy { $0.mtime?.secondsSinceEpoch == 1_700_000_000 })
     #expect(reader.creationTime?.secondsSinceEpoch == 1_700_000_000)
-    #expect(try Build.Options.timestamp(fromEnvironment: "1700000000")?.secondsSinceEpoch == 1_700_000_000)
-    #expect(throws: OperationError.self) { try Build.Options.timestamp(fromEnvironment: "yesterday") }
+    #expect(try Build.Options.sourceDateEpoch(fromEnvironment: "1700000000") == 1_700_000_000)
+    #expect(throws: OperationError.self) { try Build.Options.sourceDateEpoch(fromEnvironment: "yesterday") }
   }
 
   @Test func compressedFormatsAreStoredTheRestDeflated() throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HostedContent
+import SystemIO
 import Testing
 import TestSupport
 import XAR

@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import SystemIO
 import Testing
 import TestSupport
 import XAR

@@ -64,12 +64,12 @@ import TestSupport
 
   @Test(arguments: reporters)
   func packageReportMatchesGoldenFile(reporter: String, ext: String) throws {
-    try check(try #require(Reporters.reporter(reporter)).render(Self.report), against: "report.\(ext)")
+    try check(try #require(ReportFormat(rawValue: reporter)).reporter.render(Self.report), against: "report.\(ext)")
   }
 
   @Test(arguments: reporters)
   func folderReportMatchesGoldenFile(reporter: String, ext: String) throws {
-    try check(try #require(Reporters.reporter(reporter)).render(Self.folderReport), against: "folder-report.\(ext)")
+    try check(try #require(ReportFormat(rawValue: reporter)).reporter.render(Self.folderReport), against: "folder-report.\(ext)")
   }
 
   /// The SARIF goldens, and a log of a real package and folder, against the vendored SARIF 2.1.0

@@ -90,7 +90,7 @@ import TestSupport
     let dir = try TemporaryDirectory()
     try makeCheckout(dir)
     let commands = try #require(try Self.recipes().last)
-    let results = try runExpectingSuccess(commands, in: dir)
+    _ = try runExpectingSuccess(commands, in: dir)
     let xml = String(decoding: try readFile(dir.appending("pkgtool-junit.xml")), as: UTF8.self)
     #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="\#(RuleCatalog.all.count)" failures="0" errors="0" skipped="3">"#), "\(xml)")
     // It is well formed: Foundation's XML parser reads it to the end.

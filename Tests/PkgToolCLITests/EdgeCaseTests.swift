@@ -14,8 +14,8 @@ import XAR
     process.executableURL = URL(fileURLWithPath: pkgtoolBinary)
     process.arguments = arguments
     let scratch = try TemporaryDirectory("pkgtool-proc")
-    FileManager.default.createFile(atPath: scratch.appending("out"), contents: nil)
-    FileManager.default.createFile(atPath: scratch.appending("err"), contents: nil)
+    _ = FileManager.default.createFile(atPath: scratch.appending("out"), contents: nil)
+    _ = FileManager.default.createFile(atPath: scratch.appending("err"), contents: nil)
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("out")))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("err")))
     process.standardInput = FileHandle.nullDevice
@@ -148,7 +148,7 @@ import XAR
     let nodes = (0..<50).map { RuleExample.Node.file("Contents/" + String(repeating: "n", count: 90) + "\($0)", "x") }
     let pkg = dir.appending("x.pkg")
     try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + nodes)).write(to: URL(fileURLWithPath: pkg))
-    var limits = XARReader.Limits()
+    var limits = ReaderLimits()
     limits.maxTotalPathBytes = 2000
     let result = try Validation.run(path: pkg, options: ValidationOptions(), limits: limits)
     #expect(result.findings.contains { $0.ruleID == "archive-integrity" && $0.message.contains("2000") }, "\(result.findings)")

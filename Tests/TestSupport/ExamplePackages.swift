@@ -4,10 +4,10 @@ import XAR
 
 /// Builds rule examples (and other test trees) into real packages and folders, without the
 /// normalization `pkgtool build` applies, so hostile shapes survive.
-public enum ExamplePackages {
+package enum ExamplePackages {
   /// A XAR holding exactly `nodes` (in order), with correct checksums. Parents missing from
   /// `nodes` appear as folders. A path ending in `#2` is stored a second time under its name.
-  public static func xarBytes(_ nodes: [RuleExample.Node], compress: Bool = false) -> [UInt8] {
+  package static func xarBytes(_ nodes: [RuleExample.Node], compress: Bool = false) -> [UInt8] {
     final class Element {
       var name: String
       var xml = ""
@@ -110,7 +110,7 @@ public enum ExamplePackages {
 
   /// A tar holding exactly `nodes`, written by Python's tarfile (an independent writer that
   /// allows any name, hard links anywhere, devices and FIFOs).
-  public static func writeTar(_ nodes: [RuleExample.Node], to path: String) throws {
+  package static func writeTar(_ nodes: [RuleExample.Node], to path: String) throws {
     var members: [[String: Any]] = []
     for node in nodes {
       var m: [String: Any] = ["name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode)]
@@ -147,7 +147,7 @@ public enum ExamplePackages {
   }
 
   /// A zip holding exactly `nodes`, written by Python's zipfile (deflated, Unix modes kept).
-  public static func writeZip(_ nodes: [RuleExample.Node], to path: String) throws {
+  package static func writeZip(_ nodes: [RuleExample.Node], to path: String) throws {
     var members: [[String: Any]] = []
     for node in nodes {
       var m: [String: Any] = ["name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode)]
@@ -185,7 +185,7 @@ public enum ExamplePackages {
 
   /// Creates `nodes` under `root` on disk. Returns false if a node cannot exist in a folder.
   @discardableResult
-  public static func writeFolder(_ nodes: [RuleExample.Node], at root: String) throws -> Bool {
+  package static func writeFolder(_ nodes: [RuleExample.Node], at root: String) throws -> Bool {
     try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     for node in nodes {
       if node.path.hasSuffix("#2") { return false }
@@ -213,7 +213,7 @@ public enum ExamplePackages {
   }
 
   /// Writes `example` as a package file in `directory` and returns its path (damage applied).
-  public static func package(for example: RuleExample, in directory: String) throws -> String {
+  package static func package(for example: RuleExample, in directory: String) throws -> String {
     let path = directory + "/" + example.packageFileName
     switch example.packageFormat {
     case .tar: try writeTar(example.nodes, to: path)
@@ -233,7 +233,7 @@ public enum ExamplePackages {
   }
 
   /// A folder holding a previous version, for `--against`.
-  public static func previousVersion(product: String, version: String, in directory: String) throws -> String {
+  package static func previousVersion(product: String, version: String, in directory: String) throws -> String {
     let path = directory + "/previous"
     try writeFolder([
       .file(ContentInfo.fileName, String(decoding: ContentInfo(productIdentifier: product, contentVersion: ContentVersion(version)!).encoded(), as: UTF8.self)),

@@ -18,7 +18,7 @@ extension HostilePackage {
 
   /// A crafted XAR: the standard plist and `Contents/`, then `extra` inside `Contents`, with
   /// `heap` after the plist's bytes (heap offsets start at 20 + plist size).
-  static func craftedContents(_ name: String, _ rule: String, extra: (Int) -> String, heap: [UInt8] = [], change: @escaping (inout CraftedXAR) -> Void = { _ in }) -> HostilePackage {
+  static func craftedContents(_ name: String, _ rule: String, extra: (Int) -> String, heap: [UInt8] = [], change: @escaping @Sendable (inout CraftedXAR) -> Void = { _ in }) -> HostilePackage {
     let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()
     let plistData = CraftedXAR.dataElement(stored: plistBytes, plain: plistBytes, offset: 20)
     let toc = CraftedXAR.document(
@@ -50,8 +50,8 @@ extension HostilePackage {
     }
   }
 
-  public static let edges: [HostilePackage] = {
-    let elfData = { (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
+  package static let edges: [HostilePackage] = {
+    let elfData = { @Sendable (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
     var list: [HostilePackage] = [
       // Names that become folders in install.
       xar("product id '..'", "content-info", [plistFile(plistText(product: ".."))]),
@@ -89,10 +89,10 @@ extension HostilePackage {
 }
 
 /// Edits a zip's central directory in place, to make the two views of a zip disagree.
-public struct ZipPatch {
-  public var bytes: [UInt8]
+package struct ZipPatch {
+  package var bytes: [UInt8]
 
-  public init(_ bytes: [UInt8]) { self.bytes = bytes }
+  package init(_ bytes: [UInt8]) { self.bytes = bytes }
 
   private func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
   private func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
@@ -118,20 +118,20 @@ public struct ZipPatch {
   }
 
   /// The index of the central entry named `name`.
-  public func index(of name: String) -> Int { centralEntries.indices.first { centralName($0) == name }! }
+  package func index(of name: String) -> Int { centralEntries.indices.first { centralName($0) == name }! }
 
   /// Gives central entry `index` another name of the same length.
-  public mutating func renameCentral(_ index: Int, to name: String) {
+  package mutating func renameCentral(_ index: Int, to name: String) {
     let p = centralEntries[index]
     precondition(name.utf8.count == u16(p + 28))
     bytes.replaceSubrange((p + 46)..<(p + 46 + name.utf8.count), with: Array(name.utf8))
   }
 
-  public mutating func setCentralMethod(_ index: Int, _ method: Int) { put16(centralEntries[index] + 10, method) }
-  public mutating func setCentralSize(_ index: Int, _ size: Int) { put32(centralEntries[index] + 24, size) }
+  package mutating func setCentralMethod(_ index: Int, _ method: Int) { put16(centralEntries[index] + 10, method) }
+  package mutating func setCentralSize(_ index: Int, _ size: Int) { put32(centralEntries[index] + 24, size) }
 
   /// Removes central entry `index`: its local header and data stay where they were.
-  public mutating func dropCentral(_ index: Int) {
+  package mutating func dropCentral(_ index: Int) {
     let entries = centralEntries
     let start = entries[index]
     let end = index + 1 < entries.count ? entries[index + 1] : eocd
@@ -146,7 +146,7 @@ public struct ZipPatch {
 
 extension HostilePackage {
   /// A zip of the standard package plus `nodes`, with `patch` applied to its central directory.
-  static func patchedZip(_ name: String, _ rule: String, _ nodes: [Node], patch: @escaping (inout ZipPatch) -> Void) -> HostilePackage {
+  static func patchedZip(_ name: String, _ rule: String, _ nodes: [Node], patch: @escaping @Sendable (inout ZipPatch) -> Void) -> HostilePackage {
     HostilePackage(name, rule) { path in
       try ExamplePackages.writeZip(base + nodes, to: path)
       var zip = ZipPatch(try readFile(path))
@@ -176,8 +176,8 @@ extension HostilePackage {
   /// cpio of the standard content plus `prepare`'s changes, in `cpioFormat`), and the outer
   /// members `outer` (XML of `<file>` elements, given the heap offset where `outerHeap` starts).
   static func flat(
-    _ name: String, _ rule: String, cpioFormat: String = "odc", prepare: @escaping (String) throws -> Void = { _ in },
-    outer: @escaping (Int) -> String = { _ in "" }, outerHeap: [UInt8] = []
+    _ name: String, _ rule: String, cpioFormat: String = "odc", prepare: @escaping @Sendable (String) throws -> Void = { _ in },
+    outer: @escaping @Sendable (Int) -> String = { _ in "" }, outerHeap: [UInt8] = []
   ) -> HostilePackage {
     HostilePackage(name, rule) { path in
       let scratch = try TemporaryDirectory()
@@ -205,7 +205,7 @@ extension HostilePackage {
   }
 
   static let flatAndLinkEdges: [HostilePackage] = {
-    let elfData = { (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
+    let elfData = { @Sendable (offset: Int) in CraftedXAR.dataElement(stored: elf, plain: elf, offset: offset) }
     return [
       // Data on hard links, which extractors write over the linked file.
       HostilePackage("pax hard link carrying an ELF", "special-file") { path in
@@ -328,7 +328,7 @@ extension HostilePackage {
 extension HostilePackage {
   /// A flat package whose Payload is a newc cpio with a symlink header declaring a 3 GB target
   /// (libarchive would allocate that much before reading a byte of it), gzip'd or not.
-  public static func cpioBomb(gzip: Bool) -> HostilePackage {
+  package static func cpioBomb(gzip: Bool) -> HostilePackage {
     HostilePackage("flat package whose cpio declares a 3 GB symlink target\(gzip ? " (gzip)" : "")", "archive-integrity") { path in
       let name = "Contents/l"
       func hex(_ v: UInt64) -> String { let s = String(v, radix: 16); return String(repeating: "0", count: 8 - s.count) + s }

@@ -1,21 +1,22 @@
 import Foundation
 import HostedContent
+import SystemIO
 import XAR
 
 /// Hostile and broken packages, each with the rule `validate` must report. Built from bytes
 /// (crafted XAR, Python's tarfile and zipfile), never through `pkgtool build`.
-public struct HostilePackage: CustomStringConvertible {
-  public var name: String
+package struct HostilePackage: CustomStringConvertible, Sendable {
+  package var name: String
   /// The rule that must be reported.
-  public var ruleID: String
+  package var ruleID: String
   /// Writes the package at the path given.
-  public var make: (String) throws -> Void
+  package var make: @Sendable (String) throws -> Void
   /// The name the package is written under (the form rule reads it).
-  public var fileName = "hostile.pkg"
+  package var fileName = "hostile.pkg"
 
-  public var description: String { name }
+  package var description: String { name }
 
-  public init(_ name: String, _ ruleID: String, make: @escaping (String) throws -> Void) {
+  package init(_ name: String, _ ruleID: String, make: @escaping @Sendable (String) throws -> Void) {
     self.name = name
     self.ruleID = ruleID
     self.make = make
@@ -36,7 +37,7 @@ public struct HostilePackage: CustomStringConvertible {
     HostilePackage(name, rule) { try ExamplePackages.writeZip(base + nodes, to: $0) }
   }
 
-  static func crafted(_ name: String, _ rule: String, _ toc: String, heap: [UInt8] = [], change: @escaping (inout CraftedXAR) -> Void = { _ in }) -> HostilePackage {
+  static func crafted(_ name: String, _ rule: String, _ toc: String, heap: [UInt8] = [], change: @escaping @Sendable (inout CraftedXAR) -> Void = { _ in }) -> HostilePackage {
     HostilePackage(name, rule) { path in
       var x = CraftedXAR(toc: toc, heap: heap)
       change(&x)
@@ -45,7 +46,7 @@ public struct HostilePackage: CustomStringConvertible {
   }
 
   /// A valid package's bytes with `edit` applied.
-  static func damaged(_ name: String, _ edit: @escaping (inout [UInt8]) -> Void) -> HostilePackage {
+  static func damaged(_ name: String, _ edit: @escaping @Sendable (inout [UInt8]) -> Void) -> HostilePackage {
     HostilePackage(name, "archive-integrity") { path in
       var bytes = ExamplePackages.xarBytes(base + [.file("Contents/data.txt", String(repeating: "payload ", count: 400))], compress: true)
       edit(&bytes)
@@ -57,7 +58,7 @@ public struct HostilePackage: CustomStringConvertible {
   static func plistFile(_ text: String) -> Node { .file(ContentInfo.fileName, text) }
 
   /// The whole suite: the first round and the edges found since.
-  public static let all: [HostilePackage] = first + edges
+  package static let all: [HostilePackage] = first + edges
 
   /// A copy written under another file name.
   func named(_ fileName: String) -> HostilePackage {

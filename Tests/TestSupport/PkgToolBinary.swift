@@ -2,7 +2,7 @@ import Foundation
 
 /// The built `pkgtool` executable, which end-to-end tests run (`swift test` builds it first).
 /// `PKGTOOL_BIN` overrides the search.
-public let pkgtoolBinary: String = {
+package let pkgtoolBinary: String = {
   if let override = ProcessInfo.processInfo.environment["PKGTOOL_BIN"] { return override }
   var candidates: [String] = []
   for start in [CommandLine.arguments[0], Bundle.main.bundlePath, Bundle.main.executablePath ?? ""] where !start.isEmpty {
@@ -17,12 +17,12 @@ public let pkgtoolBinary: String = {
 
 /// Runs the built `pkgtool` with `arguments`.
 @discardableResult
-public func pkgtool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+package func pkgtool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
   try runProcess(pkgtoolBinary, arguments, in: directory, environment: environment)
 }
 
 /// The repository's root (for `samples/` and `templates/`).
-public let repositoryRoot: String = {
+package let repositoryRoot: String = {
   var url = URL(fileURLWithPath: #filePath)
   for _ in 0..<3 { url.deleteLastPathComponent() }
   return url.path

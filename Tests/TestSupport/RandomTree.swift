@@ -1,10 +1,10 @@
 import Foundation
 
 /// A small, seedable random number generator (SplitMix64), so test data is the same every run.
-public struct SeededGenerator: RandomNumberGenerator {
+package struct SeededGenerator: RandomNumberGenerator {
   private var state: UInt64
-  public init(seed: UInt64) { state = seed }
-  public mutating func next() -> UInt64 {
+  package init(seed: UInt64) { state = seed }
+  package mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -14,8 +14,8 @@ public struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// A tree to put on disk or into an archive: folders, files, symlinks and hard links.
-public struct TreeSpec {
-  public enum Node: Equatable {
+package struct TreeSpec {
+  package enum Node: Equatable {
     case directory
     case file([UInt8])
     case symlink(String)
@@ -23,14 +23,14 @@ public struct TreeSpec {
     case hardLink(String)
   }
   /// In an order where every parent comes before its children.
-  public var nodes: [(path: String, node: Node)] = []
+  package var nodes: [(path: String, node: Node)] = []
 
-  public init() {}
+  package init() {}
 
   /// A random tree: nested folders, empty files and folders, files of many sizes (some larger than
   /// one I/O chunk), compressible and incompressible data, symlinks, hard links, and names with
   /// spaces and non-ASCII letters.
-  public static func random(seed: UInt64, entries: Int = 60) -> TreeSpec {
+  package static func random(seed: UInt64, entries: Int = 60) -> TreeSpec {
     var rng = SeededGenerator(seed: seed)
     var spec = TreeSpec()
     var folders = [""]
@@ -84,7 +84,7 @@ public struct TreeSpec {
   }
 
   /// Creates the tree under `root`.
-  public func materialize(at root: String) throws {
+  package func materialize(at root: String) throws {
     for (path, node) in nodes {
       let full = root + "/" + path
       switch node {

@@ -1,12 +1,12 @@
 import Foundation
 
 /// What a finished process gave back.
-public struct ProcessResult {
-  public var status: Int32
-  public var stdout: String
-  public var stderr: String
+package struct ProcessResult {
+  package var status: Int32
+  package var stdout: String
+  package var stderr: String
 
-  public init(status: Int32, stdout: String, stderr: String) {
+  package init(status: Int32, stdout: String, stderr: String) {
     self.status = status
     self.stdout = stdout
     self.stderr = stderr
@@ -16,7 +16,7 @@ public struct ProcessResult {
 /// Runs `executable` with `arguments` and waits; output is captured through temporary files, so a
 /// chatty process cannot block on a full pipe.
 @discardableResult
-public func runProcess(
+package func runProcess(
   _ executable: String, _ arguments: [String], in directory: String? = nil,
   environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
@@ -53,7 +53,7 @@ public func runProcess(
 }
 
 /// The path of `bsdtar`, the independent implementation tests check against.
-public let bsdtarPath: String = {
+package let bsdtarPath: String = {
   for candidate in ["/usr/bin/bsdtar", "/usr/local/bin/bsdtar", "/opt/homebrew/bin/bsdtar"]
   where FileManager.default.isExecutableFile(atPath: candidate) {
     return candidate
@@ -63,7 +63,7 @@ public let bsdtarPath: String = {
 
 /// Runs bsdtar and fails loudly if it is not there or fails.
 @discardableResult
-public func bsdtar(_ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
+package func bsdtar(_ arguments: [String], in directory: String? = nil) throws -> ProcessResult {
   let result = try runProcess(bsdtarPath, arguments, in: directory)
   guard result.status == 0 else {
     throw TestFailure("bsdtar \(arguments.joined(separator: " ")) failed: \(result.stderr)")
@@ -72,7 +72,7 @@ public func bsdtar(_ arguments: [String], in directory: String? = nil) throws ->
 }
 
 /// An error raised by test support.
-public struct TestFailure: Error, CustomStringConvertible {
-  public var description: String
-  public init(_ description: String) { self.description = description }
+package struct TestFailure: Error, CustomStringConvertible {
+  package var description: String
+  package init(_ description: String) { self.description = description }
 }

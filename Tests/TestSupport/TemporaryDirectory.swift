@@ -1,10 +1,10 @@
 import Foundation
 
 /// A fresh folder under the system's temporary folder, removed when the value goes away.
-public final class TemporaryDirectory {
-  public let path: String
+package final class TemporaryDirectory {
+  package let path: String
 
-  public init(_ label: String = "pkgtool-test") throws {
+  package init(_ label: String = "pkgtool-test") throws {
     var template = Array((NSTemporaryDirectory() + "/\(label).XXXXXX").utf8CString)
     guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
     path = String(cString: made)
@@ -13,11 +13,11 @@ public final class TemporaryDirectory {
   deinit { try? FileManager.default.removeItem(atPath: path) }
 
   /// `path/relative`.
-  public func appending(_ relative: String) -> String { path + "/" + relative }
+  package func appending(_ relative: String) -> String { path + "/" + relative }
 }
 
 /// Writes `bytes` to `path`, creating parent folders.
-public func writeFile(_ path: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
+package func writeFile(_ path: String, _ bytes: [UInt8], mode: Int = 0o644) throws {
   let parent = (path as NSString).deletingLastPathComponent
   try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
   try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -25,11 +25,11 @@ public func writeFile(_ path: String, _ bytes: [UInt8], mode: Int = 0o644) throw
 }
 
 /// Writes `text` as UTF-8 to `path`, creating parent folders.
-public func writeFile(_ path: String, _ text: String, mode: Int = 0o644) throws {
+package func writeFile(_ path: String, _ text: String, mode: Int = 0o644) throws {
   try writeFile(path, Array(text.utf8), mode: mode)
 }
 
 /// The bytes of the file at `path`.
-public func readFile(_ path: String) throws -> [UInt8] {
+package func readFile(_ path: String) throws -> [UInt8] {
   Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }

@@ -1,21 +1,21 @@
 import Foundation
 
 /// One node of a folder tree, as seen by `lstat`, never following links.
-public struct SnapshotNode: Equatable, CustomStringConvertible {
-  public enum Kind: Equatable { case file, directory, symlink, other }
-  public var kind: Kind
-  public var mode: UInt32
-  public var bytes: [UInt8]
-  public var linkTarget: String?
-  public var inode: UInt64
+package struct SnapshotNode: Equatable, CustomStringConvertible {
+  package enum Kind: Equatable { case file, directory, symlink, other }
+  package var kind: Kind
+  package var mode: UInt32
+  package var bytes: [UInt8]
+  package var linkTarget: String?
+  package var inode: UInt64
 
-  public var description: String {
+  package var description: String {
     "\(kind) mode=\(String(mode, radix: 8)) size=\(bytes.count) link=\(linkTarget ?? "-")"
   }
 }
 
 /// Every node under `root`, keyed by relative path.
-public func snapshot(_ root: String) throws -> [String: SnapshotNode] {
+package func snapshot(_ root: String) throws -> [String: SnapshotNode] {
   var result: [String: SnapshotNode] = [:]
   func walk(_ relative: String) throws {
     let full = relative.isEmpty ? root : root + "/" + relative

@@ -5,35 +5,35 @@ import XAR
 ///
 /// By default the result is valid: a SHA-1 TOC checksum at heap offset 0 that matches. Each knob
 /// breaks one thing.
-public struct CraftedXAR {
+package struct CraftedXAR {
   /// The TOC XML; `{TOCCHECKSUM}` is replaced by the standard `<checksum>` element.
-  public var toc: String
+  package var toc: String
   /// The heap after the TOC checksum.
-  public var heap: [UInt8] = []
-  public var magic: [UInt8] = Array("xar!".utf8)
-  public var version: UInt16 = 1
-  public var headerSize: UInt16 = 28
-  public var checksumCode: UInt32 = 1
+  package var heap: [UInt8] = []
+  package var magic: [UInt8] = Array("xar!".utf8)
+  package var version: UInt16 = 1
+  package var headerSize: UInt16 = 28
+  package var checksumCode: UInt32 = 1
   /// Replaces the compressed TOC length in the header.
-  public var declaredTOCLength: UInt64? = nil
+  package var declaredTOCLength: UInt64? = nil
   /// Replaces the uncompressed TOC length in the header.
-  public var declaredTOCUncompressed: UInt64? = nil
+  package var declaredTOCUncompressed: UInt64? = nil
   /// Bytes appended to the compressed TOC (inside the declared length).
-  public var tocTrailer: [UInt8] = []
+  package var tocTrailer: [UInt8] = []
   /// Flips the stored TOC checksum.
-  public var corruptTOCChecksum = false
+  package var corruptTOCChecksum = false
   /// zlib level for the TOC (0 stores the XML verbatim, so its bytes land at known offsets).
-  public var tocLevel: Int32 = 6
+  package var tocLevel: Int32 = 6
   /// The TOC checksum algorithm (the `<checksum>` in `toc` must name the same one).
-  public var tocChecksum: XARChecksumAlgorithm = .sha1
+  package var tocChecksum: XARChecksumAlgorithm = .sha1
 
-  public init(toc: String, heap: [UInt8] = []) {
+  package init(toc: String, heap: [UInt8] = []) {
     self.toc = toc
     self.heap = heap
   }
 
   /// A TOC document around `files`.
-  public static func document(_ files: String) -> String {
+  package static func document(_ files: String) -> String {
     """
     <?xml version="1.0" encoding="UTF-8"?>
     <xar>
@@ -47,7 +47,7 @@ public struct CraftedXAR {
 
   /// A `<data>` element for `bytes` stored at heap offset `offset` (20 + position in `heap`),
   /// with correct checksums unless overridden.
-  public static func dataElement(
+  package static func dataElement(
     stored: [UInt8], plain: [UInt8], offset: Int, encoding: String = "application/octet-stream",
     size: Int? = nil, length: Int? = nil, extracted: String? = nil, archived: String? = nil
   ) -> String {
@@ -63,7 +63,7 @@ public struct CraftedXAR {
       """
   }
 
-  public func bytes() -> [UInt8] {
+  package func bytes() -> [UInt8] {
     let xml = Array(toc.utf8)
     let compressed = ZlibDeflater.compress(xml, level: tocLevel) + tocTrailer
     var hasher = XARHasher(tocChecksum)
@@ -79,7 +79,7 @@ public struct CraftedXAR {
     return out + compressed + checksum + heap
   }
 
-  public func write(to path: String) throws {
+  package func write(to path: String) throws {
     try Data(bytes()).write(to: URL(fileURLWithPath: path))
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 import Testing
 import TestSupport
 import XAR

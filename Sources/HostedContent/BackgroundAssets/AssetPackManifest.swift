@@ -41,7 +41,7 @@ public struct AssetPackManifest: Equatable, Sendable {
   public var fileSelectors: [Selector]
   public var platforms: [String]
 
-  public init(assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector], platforms: [String]) {
+  package init(assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector], platforms: [String]) {
     self.assetPackID = assetPackID
     self.policy = policy
     self.installationEvents = policy == .onDemand ? [] : installationEvents
@@ -51,7 +51,7 @@ public struct AssetPackManifest: Equatable, Sendable {
 
   /// What is wrong with `id` as an asset-pack ID, or nil. pkgtool's reading, kept narrow: 1 to
   /// 64 ASCII letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`.
-  public static func problem(withAssetPackID id: String) -> String? {
+  package static func problem(withAssetPackID id: String) -> String? {
     if id.isEmpty { return "the asset-pack ID is empty" }
     if id.utf8.count > 64 { return "the asset-pack ID is \(id.utf8.count) bytes; at most 64" }
     let allowed = id.utf8.allSatisfy { b in
@@ -66,7 +66,7 @@ public struct AssetPackManifest: Equatable, Sendable {
   }
 
   /// The manifest's JSON, keys sorted, indented.
-  public var encoded: [UInt8] {
+  package var encoded: [UInt8] {
     var policyValue: [String: JSONValue] = [:]
     if policy != .onDemand {
       policyValue["installationEventTypes"] = .array(installationEvents.map { .string($0.rawValue) })
@@ -82,13 +82,11 @@ public struct AssetPackManifest: Equatable, Sendable {
       }),
       "platforms": .array(platforms.map { .string($0) }),
     ])
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    return Array((try? encoder.encode(value)) ?? Data("{}".utf8)) + [0x0A]
+    return Array(JSONText.string(value).utf8) + [0x0A]
   }
 
   /// Parses manifest bytes; every problem found, or the manifest when there is none.
-  public static func parse(_ bytes: [UInt8]) -> (manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]) {
+  package static func parse(_ bytes: [UInt8]) -> (manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]) {
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
       return (nil, ["Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers): \(error)"], [])

@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 import XAR
 
 /// A signed list of the packages a team hosts itself: for each product, its versions with URL,
@@ -141,10 +142,8 @@ public enum CatalogFile {
   /// new version changes only the lines it adds.
   public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
     let signed = try JSONValue(encoding: catalog).canonicalBytes
-    let signature = Signature(keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Data(try key.signature(for: signed)).base64EncodedString())
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    return Array(try encoder.encode(Document(signed: catalog, signatures: [signature]))) + [0x0A]
+    let signature = Signature(keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try key.signature(for: signed)))
+    return try JSONText.bytes(Document(signed: catalog, signatures: [signature]))
   }
 
   /// Parses a catalog file and checks its signature with `publicKey`: the catalog, or
@@ -162,7 +161,7 @@ public enum CatalogFile {
       guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"], keyID == publicKey.keyID else { continue }
       sawKey = true
       guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Data(base64Encoded: text), publicKey.isValidSignature(Array(signature), for: canonical)
+        let signature = Base64.decode(text), publicKey.isValidSignature(signature, for: canonical)
       else { continue }
       do {
         let catalog = try JSONDecoder().decode(Catalog.self, from: Data(canonical))

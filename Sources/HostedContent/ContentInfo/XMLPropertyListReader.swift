@@ -96,7 +96,7 @@ enum XMLPropertyListReader {
       return .date(Double(stamp.secondsSinceEpoch) - appleReferenceOffset)
     case "data":
       let t = isEmpty ? "" : try text(until: name, reader)
-      guard let bytes = PlistBase64.decode(t) else { throw PropertyListError(line: line, "invalid base64 in <data>") }
+      guard let bytes = Base64.decode(t, requirePadding: false) else { throw PropertyListError(line: line, "invalid base64 in <data>") }
       return .data(bytes)
     case "array":
       var items: [PropertyList] = []
@@ -144,53 +144,5 @@ extension String {
     guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
     let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
     return String(scalars[first...last])
-  }
-}
-
-/// Base64 for `<data>`, which Apple wraps in lines.
-enum PlistBase64 {
-  private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-  static func encode(_ bytes: [UInt8]) -> String {
-    var out: [UInt8] = []
-    var i = 0
-    while i < bytes.count {
-      let n = min(3, bytes.count - i)
-      var v: UInt32 = 0
-      for k in 0..<3 { v = v << 8 | (k < n ? UInt32(bytes[i + k]) : 0) }
-      for k in 0..<4 {
-        out.append(k <= n ? alphabet[Int(v >> (18 - 6 * k) & 63)] : UInt8(ascii: "="))
-      }
-      i += 3
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  static func decode(_ text: String) -> [UInt8]? {
-    var bits: UInt32 = 0
-    var count = 0
-    var out: [UInt8] = []
-    var ended = false
-    for c in text.utf8 {
-      let v: UInt32
-      switch c {
-      case 65...90: v = UInt32(c - 65)
-      case 97...122: v = UInt32(c - 71)
-      case 48...57: v = UInt32(c + 4)
-      case UInt8(ascii: "+"): v = 62
-      case UInt8(ascii: "/"): v = 63
-      case UInt8(ascii: "="): ended = true; continue
-      case 9, 10, 13, 32: continue
-      default: return nil
-      }
-      if ended { return nil }
-      bits = bits << 6 | v
-      count += 6
-      if count >= 8 {
-        count -= 8
-        out.append(UInt8(bits >> UInt32(count) & 0xFF))
-      }
-    }
-    return out
   }
 }

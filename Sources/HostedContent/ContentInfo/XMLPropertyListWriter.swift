@@ -30,7 +30,7 @@ enum XMLPropertyListWriter {
       out += "\(tabs)<date>\(stamp.iso8601)</date>\n"
     case .data(let bytes):
       out += "\(tabs)<data>\n"
-      let encoded = Array(PlistBase64.encode(bytes))
+      let encoded = Array(Base64.encode(bytes))
       var i = 0
       while i < encoded.count {
         out += tabs + String(encoded[i..<min(i + 68, encoded.count)]) + "\n"

@@ -1,14 +1,14 @@
 /// What a file's first bytes say it is, whatever its name.
-public enum FileSignature {
+package enum FileSignature {
   /// The kind of executable code `head` starts with, or nil.
   ///
   /// Mach-O (32/64-bit, both byte orders), universal binaries (fat and fat64, told apart from
   /// Java class files by the architecture count), ELF, PE (`MZ` with a `PE\0\0` header where
   /// `e_lfanew` points), `!<arch>` static libraries and `#!` scripts.
-  public static func executableKind(_ bytes: [UInt8]) -> String? { executableKind(bytes[...]) }
+  package static func executableKind(_ bytes: [UInt8]) -> String? { executableKind(bytes[...]) }
 
   /// ``executableKind(_:)-([UInt8])`` over a slice (the inspector's read buffer, not copied).
-  public static func executableKind(_ bytes: ArraySlice<UInt8>) -> String? {
+  package static func executableKind(_ bytes: ArraySlice<UInt8>) -> String? {
     let head = Array(bytes.prefix(0x40))
     guard head.count >= 2 else { return nil }
     if head[0] == 0x23 && head[1] == 0x21 { return "a script (#!)" }
@@ -45,7 +45,7 @@ public enum FileSignature {
   /// True when `head` starts a format that is already compressed, so deflating it again would
   /// waste time for nothing: PNG, JPEG, GIF, WebP, MP3, AAC, M4A/MP4/MOV/HEIC, OGG, FLAC, zip,
   /// gzip, bzip2, xz, 7z, zstd, WOFF/WOFF2.
-  public static func isCompressed(_ head: [UInt8]) -> Bool {
+  package static func isCompressed(_ head: [UInt8]) -> Bool {
     func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
       head.count >= offset + bytes.count && Array(head[offset..<(offset + bytes.count)]) == bytes
     }

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// What kind of file-system object an entry is.

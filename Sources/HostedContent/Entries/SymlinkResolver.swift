@@ -5,18 +5,18 @@
 /// case-insensitive and normalization-insensitive by default, so `L/..` passes through a link
 /// named `l` there. Keys are folded with ``fold(_:)`` (Swift's `String` equality already treats
 /// NFC and NFD spellings as one).
-public struct SymlinkResolver {
+package struct SymlinkResolver {
   /// The key a path is matched under: lower case (strings compare after Unicode normalization).
-  public static func fold(_ path: String) -> String { path.lowercased() }
+  package static func fold(_ path: String) -> String { path.lowercased() }
 
   /// True when a symlink target holds a character the OS would cut it at or that no name
   /// should hold (NUL and other control characters).
-  public static func hasControlCharacter(_ target: String) -> Bool {
+  package static func hasControlCharacter(_ target: String) -> Bool {
     target.utf8.contains { $0 < 0x20 || $0 == 0x7F }
   }
 
   /// Where a link leads.
-  public enum Resolution: Equatable {
+  package enum Resolution: Equatable {
     /// To `path` inside the package; `exists` is false when nothing is there (dangling).
     case inside(path: String, exists: Bool)
     /// The target (or one on the way) is absolute.
@@ -29,26 +29,26 @@ public struct SymlinkResolver {
 
   private var links: [String: String] = [:]
   /// What exists, for telling dangling links apart.
-  public let paths: PathIndex
+  package let paths: PathIndex
 
   /// A resolver over `paths` (which the caller fills with every entry).
-  public init(paths: PathIndex = PathIndex()) {
+  package init(paths: PathIndex = PathIndex()) {
     self.paths = paths
   }
 
   /// Records a symlink entry (other kinds are ignored: `paths` knows them).
-  public mutating func add(_ entry: PackageEntry) {
+  package mutating func add(_ entry: PackageEntry) {
     if entry.kind == .symlink { links[SymlinkResolver.fold(entry.path)] = entry.linkTarget ?? "" }
   }
 
   /// True when no symlink has been added.
-  public var hasNoSymlinks: Bool { links.isEmpty }
+  package var hasNoSymlinks: Bool { links.isEmpty }
 
   /// True if `path` is a recorded symlink.
-  public func isSymlink(_ path: String) -> Bool { links[SymlinkResolver.fold(path)] != nil }
+  package func isSymlink(_ path: String) -> Bool { links[SymlinkResolver.fold(path)] != nil }
 
   /// The first proper prefix of `path` that is a symlink, if any.
-  public func symlinkedAncestor(of path: String) -> String? {
+  package func symlinkedAncestor(of path: String) -> String? {
     guard !links.isEmpty else { return nil }
     var prefix = ""
     let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
@@ -60,7 +60,7 @@ public struct SymlinkResolver {
   }
 
   /// Follows the link at `path` to its end.
-  public func resolve(_ path: String) -> Resolution {
+  package func resolve(_ path: String) -> Resolution {
     guard let target = links[SymlinkResolver.fold(path)] else { return .inside(path: path, exists: paths.contains(path)) }
     var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
     var hops = 0

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 #if canImport(Glibc)
@@ -8,31 +9,31 @@ import XAR
 
 /// The entries of a folder on disk, depth first, names sorted by their bytes, never following a
 /// symlink. Hard links (a second name of an inode already seen) are reported as hard links.
-public final class DirectorySource: EntrySource {
+package final class DirectorySource: EntrySource {
   /// `directory`, or `assetPack` for an asset-pack source folder.
-  public let format: PackageFormat
-  public let location: String
-  public let packageSize: UInt64? = nil
+  package let format: PackageFormat
+  package let location: String
+  package let packageSize: UInt64? = nil
   /// Names left out (junk), when the walk was asked to skip them.
-  public private(set) var skipped: [String] = []
+  package private(set) var skipped: [String] = []
   private let skipJunk: Bool
   private let hardLinksAsFiles: Bool
   /// A file the walk must not see: the package being written into the folder it walks (and
   /// the temporaries beside it), found by its folder's identity, whatever path names it.
-  public var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
+  package var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
 
   /// - Parameters:
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
   ///   - hardLinksAsFiles: report every name of a file as a file of its own.
   ///   - format: what the folder holds, for the rules.
-  public init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false, format: PackageFormat = .directory) {
+  package init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false, format: PackageFormat = .directory) {
     location = path
     self.format = format
     self.skipJunk = skipJunk
     self.hardLinksAsFiles = hardLinksAsFiles
   }
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let root = try DirectoryHandle(path: location)
     var inodes: [String: String] = [:]
     skipped = []
@@ -48,7 +49,7 @@ public final class DirectorySource: EntrySource {
       fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
     } ?? false
     for (name, valid) in try folder.list() {
-      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(".\(out.name).pkgtool-") { continue }
+      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name)) { continue }
       let path = prefix.isEmpty ? name : prefix + "/" + name
       if skipJunk && JunkFileRule.isJunk(Substring(name)) {
         skipped.append(path)

@@ -1,3 +1,5 @@
+import SystemIO
+
 /// The shape a package comes in, found from its bytes.
 public enum PackageFormat: String, Codable, Sendable {
   /// A XAR with `ContentInfo.plist` and `Contents/` at its root: what pkgtool writes.
@@ -33,7 +35,7 @@ public enum PackageFormat: String, Codable, Sendable {
 /// Yields a package's entries one at a time, each with its bytes readable once.
 ///
 /// Rules never know which source they are fed from.
-public protocol EntrySource: AnyObject {
+package protocol EntrySource: AnyObject {
   var format: PackageFormat { get }
   /// The package file or folder, for messages.
   var location: String { get }
@@ -52,28 +54,31 @@ public protocol EntrySource: AnyObject {
 }
 
 extension EntrySource {
-  public var otherForms: [PackageFormat] { [] }
-  public var leftOut: [LeftOutPath] { [] }
+  package var otherForms: [PackageFormat] { [] }
+  package var leftOut: [LeftOutPath] { [] }
 }
 
 /// A path in a project folder that `build` does not put in the package.
 public struct LeftOutPath: Sendable, Equatable {
+  /// Why it is left out.
   public enum Reason: String, Sendable {
     /// Junk (see ``JunkFileRule``), anywhere in the tree.
     case junk
     /// At the project's root, beside `ContentInfo.plist` and `Contents/`.
     case outsideContent
   }
+  /// Relative to the project folder.
   public var path: String
+  /// Why it is left out.
   public var reason: Reason
-  public init(path: String, reason: Reason) {
+  package init(path: String, reason: Reason) {
     self.path = path
     self.reason = reason
   }
 }
 
 /// A package source could not be read at all: an I/O or usage problem, not a finding.
-public struct SourceError: Error, CustomStringConvertible {
-  public var description: String
-  public init(_ description: String) { self.description = description }
+package struct SourceError: Error, CustomStringConvertible {
+  package var description: String
+  package init(_ description: String) { self.description = description }
 }

@@ -1,17 +1,18 @@
+import SystemIO
 import XAR
 
 /// The content of an Apple flat package: the cpio archive in its `NAME.pkg/Payload`, read through
 /// libarchive as a stream straight out of the XAR entry (no temporary copy).
-public final class FlatPackageSource: EntrySource {
-  public let format = PackageFormat.flatPackage
-  public let location: String
-  public let reader: XARReader
+package final class FlatPackageSource: EntrySource {
+  package let format = PackageFormat.flatPackage
+  package let location: String
+  package let reader: XARReader
   /// The `Payload` entry.
-  public let payload: XAREntry
-  public var otherForms: [PackageFormat] = []
+  package let payload: XAREntry
+  package var otherForms: [PackageFormat] = []
 
   /// The payload of a flat package, or nil when `reader` is not one.
-  public static func payload(in reader: XARReader) -> XAREntry? {
+  package static func payload(in reader: XARReader) -> XAREntry? {
     let roots = Set(reader.entries.filter { !$0.path.contains("/") }.map(\.path))
     guard !roots.contains(ContentInfo.fileName) else { return nil }
     let payloads = reader.entries.filter { entry in
@@ -21,15 +22,15 @@ public final class FlatPackageSource: EntrySource {
     return payloads.count == 1 ? payloads[0] : nil
   }
 
-  public init(reader: XARReader, payload: XAREntry) {
+  package init(reader: XARReader, payload: XAREntry) {
     self.reader = reader
     self.payload = payload
     location = reader.path
   }
 
-  public var packageSize: UInt64? { reader.fileSize }
+  package var packageSize: UInt64? { reader.fileSize }
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     // The outer archive's other members: checked, their data read to the end (so a size or
     // checksum lie is caught), never written.
     for x in reader.entries where x.path != payload.path {
@@ -107,13 +108,13 @@ public final class FlatPackageSource: EntrySource {
 }
 
 /// The entries of a zip (the client's delivery form) or a tar, through libarchive.
-public final class ZipPackageSource: EntrySource {
-  public let format: PackageFormat
-  public let location: String
-  public let packageSize: UInt64?
-  public let otherForms: [PackageFormat]
+package final class ZipPackageSource: EntrySource {
+  package let format: PackageFormat
+  package let location: String
+  package let packageSize: UInt64?
+  package let otherForms: [PackageFormat]
 
-  public init(path: String, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
+  package init(path: String, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
     location = path
     packageSize = size
     self.format = format
@@ -121,9 +122,9 @@ public final class ZipPackageSource: EntrySource {
   }
 
   /// Most entries a zip may declare.
-  public var maxEntries = XARReader.Limits().maxEntries
+  package var maxEntries = ReaderLimits().maxEntries
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     if format == .zip {
       // libarchive reads the local headers, unzip the central directory: they must agree.
       let file = try FileDescriptor.open(regularFile: location)

@@ -10,8 +10,8 @@ import CArchive
 // writing the zip delivery form.
 
 /// A libarchive failure, with libarchive's message.
-public struct LibArchiveError: Error, CustomStringConvertible {
-  public var description: String
+package struct LibArchiveError: Error, CustomStringConvertible {
+  package var description: String
 }
 
 /// Reads an archive through libarchive, entry by entry, data streamed.

@@ -1,16 +1,17 @@
+import SystemIO
 import XAR
 
 /// Opens a package file or content folder as an ``EntrySource``, finding the format from the
 /// bytes, not the name.
-public enum PackageOpener {
+package enum PackageOpener {
   /// Why a path could not be opened as a source.
-  public enum OpenError: Error, CustomStringConvertible {
+  package enum OpenError: Error, CustomStringConvertible {
     /// The file or folder could not be read (exit 2).
     case unreadable(SystemError)
     /// The file is there but is not a package, or is damaged (an `archive-integrity` finding).
     case notAPackage(path: String, reason: String, cause: XARError? = nil)
 
-    public var description: String {
+    package var description: String {
       switch self {
       case .unreadable(let e): return e.description
       case .notAPackage(let path, let reason, _): return "'\(path)' is not a readable package: \(reason)"
@@ -20,7 +21,7 @@ public enum PackageOpener {
 
   /// Opens `path`: a folder gives a ``DirectorySource``; a file is sniffed for XAR (plain or
   /// flat package) or zip.
-  public static func open(_ path: String, limits: XARReader.Limits = XARReader.Limits()) throws -> EntrySource {
+  package static func open(_ path: String, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
     guard let info = Paths.status(path) else {
       throw OpenError.unreadable(SystemError("open", path: path))
     }
@@ -48,7 +49,7 @@ public enum PackageOpener {
     if forms.first == .xar {
       let reader: XARReader
       do {
-        reader = try XARReader(file: file, limits: limits)
+        reader = try XARReader(file: file, limits: limits.xar)
       } catch let error as XARError {
         throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
       }
@@ -76,7 +77,7 @@ public enum PackageOpener {
   /// a package (or whose index cannot be read) becomes an ``UnreadablePackageSource``, so it
   /// flows through the rules like any other source and `archive-integrity` reports it. Only a
   /// path that cannot be read at all throws.
-  public static func openForInspection(_ path: String, limits: XARReader.Limits = XARReader.Limits()) throws -> EntrySource {
+  package static func openForInspection(_ path: String, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
     if Paths.isDirectory(path) && ProjectSource.isProject(path) {
       return try ProjectSource(directory: path)
     }
@@ -118,30 +119,30 @@ public enum PackageOpener {
 
 /// A file that is not a package, or whose index cannot be read: it has no entries, and reading
 /// it throws why (an `archive-integrity` finding).
-public final class UnreadablePackageSource: EntrySource {
-  public let format = PackageFormat.unknown
-  public let location: String
-  public let packageSize: UInt64?
+package final class UnreadablePackageSource: EntrySource {
+  package let format = PackageFormat.unknown
+  package let location: String
+  package let packageSize: UInt64?
   /// Why the file is not a package.
-  public let reason: String
+  package let reason: String
   /// The reader's error, when the file claimed to be a XAR.
-  public let cause: XARError?
+  package let cause: XARError?
 
   /// The error ``forEachEntry(_:)`` throws.
-  public struct NotAPackage: Error, CustomStringConvertible {
-    public var reason: String
-    public var cause: XARError?
-    public var description: String { "not a readable package: \(reason)" }
+  package struct NotAPackage: Error, CustomStringConvertible {
+    package var reason: String
+    package var cause: XARError?
+    package var description: String { "not a readable package: \(reason)" }
   }
 
-  public init(path: String, packageSize: UInt64?, reason: String, cause: XARError?) {
+  package init(path: String, packageSize: UInt64?, reason: String, cause: XARError?) {
     location = path
     self.packageSize = packageSize
     self.reason = reason
     self.cause = cause
   }
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     throw NotAPackage(reason: reason, cause: cause)
   }
 }

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 #if canImport(Glibc)
@@ -13,29 +14,29 @@ import XAR
 ///
 /// `validate`, `info` and `diff` read a project folder through the same view, so a project and
 /// the package built from it get the same verdict.
-public final class ProjectSource: EntrySource {
-  public let format = PackageFormat.directory
-  public let location: String
-  public let packageSize: UInt64? = nil
+package final class ProjectSource: EntrySource {
+  package let format = PackageFormat.directory
+  package let location: String
+  package let packageSize: UInt64? = nil
   /// The product and version the package gets.
-  public let contentInfo: ContentInfo
+  package let contentInfo: ContentInfo
   /// The plist bytes that go into the package.
   let plistBytes: [UInt8]
   /// True for a content project; false for a plain folder (everything goes under Contents/).
-  public let isProject: Bool
-  public private(set) var leftOut: [LeftOutPath] = []
+  package let isProject: Bool
+  package private(set) var leftOut: [LeftOutPath] = []
   /// The output package, left out of the walk when it is written inside the folder.
   var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
 
   /// True when `directory` is a content project: its `ContentInfo.plist` is a regular file.
-  public static func isProject(_ directory: String) -> Bool {
+  package static func isProject(_ directory: String) -> Bool {
     Paths.isRegularFile(directory + "/" + ContentInfo.fileName)
   }
 
   /// - Parameters:
   ///   - productIdentifier: for a plain folder, the product; for a project, overrides the plist's.
   ///   - contentVersion: for a plain folder, the version; for a project, overrides the plist's.
-  public init(directory: String, productIdentifier: String? = nil, contentVersion: String? = nil) throws {
+  package init(directory: String, productIdentifier: String? = nil, contentVersion: String? = nil) throws {
     let options = (productIdentifier: productIdentifier, contentVersion: contentVersion)
     location = directory
     let root = try DirectoryHandle(path: directory)
@@ -89,7 +90,7 @@ public final class ProjectSource: EntrySource {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
   }
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     leftOut = []
     try visit(PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)), Bytes(plistBytes))
     let contentRoot = isProject ? location + "/Contents" : location

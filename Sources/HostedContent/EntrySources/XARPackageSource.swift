@@ -1,18 +1,18 @@
 import XAR
 
 /// The entries of a plain XAR package.
-public final class XARPackageSource: EntrySource {
-  public let format = PackageFormat.xar
-  public let location: String
-  public let reader: XARReader
-  public var otherForms: [PackageFormat] = []
+package final class XARPackageSource: EntrySource {
+  package let format = PackageFormat.xar
+  package let location: String
+  package let reader: XARReader
+  package var otherForms: [PackageFormat] = []
 
-  public init(reader: XARReader) {
+  package init(reader: XARReader) {
     self.reader = reader
     location = reader.path
   }
 
-  public var packageSize: UInt64? { reader.fileSize }
+  package var packageSize: UInt64? { reader.fileSize }
 
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {
@@ -48,7 +48,7 @@ public final class XARPackageSource: EntrySource {
       linkTarget: kind == .symlink ? x.linkTarget : x.hardLinkTarget, storage: storage)
   }
 
-  public func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     for x in reader.entries {
       let entry = XARPackageSource.entry(from: x)
       try visit(entry, entry.kind == .file ? reader.dataReader(for: x) : nil)

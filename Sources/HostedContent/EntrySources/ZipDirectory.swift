@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// The zip's two indexes, checked against each other before anything is read from it.

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 #if canImport(Glibc)
@@ -31,8 +32,9 @@ public enum Build {
     /// Keep every entry in the result (for listings); costs memory on huge trees.
     public var listEntries = false
     public var validation = ValidationOptions()
-    /// Every time written; nil: ``XARWriter/defaultTimestamp``.
-    public var timestamp: XARTimestamp?
+    /// Every time written, in seconds since 1970 (`SOURCE_DATE_EPOCH`); nil: one fixed,
+    /// documented time (2000-01-01T00:00:00Z).
+    public var sourceDateEpoch: Int64?
     /// Threads compressing files (XAR only). The package is the same for any value.
     public var jobs = Build.Options.defaultJobs
 
@@ -41,13 +43,13 @@ public enum Build {
 
     public init() {}
 
-    /// The timestamp from `SOURCE_DATE_EPOCH` when it is set and valid.
-    public static func timestamp(fromEnvironment value: String?) throws -> XARTimestamp? {
+    /// The seconds of `SOURCE_DATE_EPOCH` when it is set and valid.
+    public static func sourceDateEpoch(fromEnvironment value: String?) throws -> Int64? {
       guard let value, !value.isEmpty else { return nil }
       guard let seconds = Int64(value), seconds >= 0 else {
         throw OperationError("SOURCE_DATE_EPOCH='\(value)' is not a non-negative number of seconds", hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)")
       }
-      return XARTimestamp(secondsSinceEpoch: seconds)
+      return seconds
     }
   }
 
@@ -99,7 +101,7 @@ public enum Build {
         StagingFolder.removeStale(in: folder, for: Paths.name(of: output))
       }
     }
-    let time = options.timestamp ?? XARWriter.defaultTimestamp
+    let time = options.sourceDateEpoch.map { XARTimestamp(secondsSinceEpoch: $0) } ?? XARWriter.defaultTimestamp
     let inspector = PackageInspector(context: RuleContext(options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
     inspector.recordEntries = options.listEntries || options.dryRun
     inspector.progress = progress
@@ -181,7 +183,7 @@ public enum Build {
   }
 
   /// SHA-256 of a whole file, hex.
-  public static func sha256(of file: FileDescriptor) throws -> String {
+  package static func sha256(of file: FileDescriptor) throws -> String {
     var hasher = XARHasher(.sha256)
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     var offset: UInt64 = 0

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 #if canImport(Glibc)

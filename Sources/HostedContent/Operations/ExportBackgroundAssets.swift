@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// `export background-assets`: a hosted-content package (or project) as an asset-pack source
@@ -13,7 +14,7 @@ public enum ExportBackgroundAssets {
     public var installationEvents: [AssetPackManifest.InstallationEvent] = [.firstInstallation, .subsequentUpdate]
     public var platforms = ["iOS"]
     public var validation = ValidationOptions()
-    public var limits = XARReader.Limits()
+    public var limits = ReaderLimits()
     public init() {}
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// `init`: a new content project. The texts here are the files in the repository's
 /// `templates/` folder (a test keeps them equal); they are compiled in so an installed binary

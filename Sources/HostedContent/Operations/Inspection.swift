@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// `info`: what a package is and holds.
@@ -103,7 +104,7 @@ public enum PackageInfo {
   /// Streams the bytes of the file `entryPath` in the package (or folder) at `path` to
   /// `write`, as the package's own reader yields them (checksums verified where the format
   /// has them).
-  public static func cat(path: String, entryPath: String, limits: XARReader.Limits = XARReader.Limits(), to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+  public static func cat(path: String, entryPath: String, limits: ReaderLimits = ReaderLimits(), to write: (UnsafeRawBufferPointer) throws -> Void) throws {
     let source: EntrySource
     do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
     struct Done: Error {}

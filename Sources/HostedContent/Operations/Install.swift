@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 import XAR
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ public enum Install {
     public var allowDowngrade = false
     public var validation = ValidationOptions()
     /// Bounds on what the reader accepts.
-    public var limits = XARReader.Limits()
+    public var limits = ReaderLimits()
     /// How long to wait, in seconds, for another install into the same product folder.
     public var lockTimeout: Double = 60
     /// A catalog already verified with the publisher's key (``CatalogFile/verify(_:publicKey:)``):
@@ -78,7 +79,7 @@ public enum Install {
   public static let lockFile = "lock"
 
   /// The version `current` points at in `productFolder`, if any.
-  public static func currentVersion(in productFolder: DirectoryHandle) -> ContentVersion? {
+  package static func currentVersion(in productFolder: DirectoryHandle) -> ContentVersion? {
     guard let target = try? productFolder.readLink(currentLink) else { return nil }
     return ContentVersion(target)
   }
@@ -221,7 +222,7 @@ public enum Install {
         try writeRecordFile(productFolder, catalogSequenceFile, Array("\(catalog.sequence)\n".utf8))
       }
       // The switch: a new symlink renamed over `current`, atomically.
-      let temporaryLink = ".\(currentLink).pkgtool-link-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+      let temporaryLink = TemporaryName.beside(currentLink, purpose: "link")
       try productFolder.createSymlink(temporaryLink, target: versionName)
       try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
       productFolder.sync()
@@ -239,7 +240,7 @@ public enum Install {
   }
 
   /// The record of an installed version.
-  public static func readRecord(_ productFolder: DirectoryHandle, _ version: ContentVersion) -> Record? {
+  package static func readRecord(_ productFolder: DirectoryHandle, _ version: ContentVersion) -> Record? {
     guard let folder = try? productFolder.openDirectory(recordFolder),
       let file = try? folder.openFile("\(version).json"),
       let bytes = try? file.read(count: 1 << 16, at: 0)
@@ -256,23 +257,16 @@ public enum Install {
   }
 
   private static func writeRecord(_ productFolder: DirectoryHandle, _ record: Record) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    try writeRecordFile(productFolder, "\(record.contentVersion).json", Array(try encoder.encode(record)) + [10])
+    try writeRecordFile(productFolder, "\(record.contentVersion).json", try JSONText.bytes(record))
   }
 
-  /// Writes `name` in the record folder: beside, then renamed over.
+  /// Writes `name` in the record folder, whole or not at all.
   private static func writeRecordFile(_ productFolder: DirectoryHandle, _ name: String, _ bytes: [UInt8]) throws {
-    let folder = try openRecordFolder(in: productFolder)
-    let temporary = ".\(name).pkgtool-tmp-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-    let file = try folder.createFile(temporary)
-    try file.write(bytes)
-    try file.sync()
-    try folder.rename(temporary, to: name, in: folder)
+    try openRecordFolder(in: productFolder).writeAtomically(name, bytes)
   }
 
   /// The highest catalog sequence an install of this product used, if any.
-  public static func readCatalogSequence(_ productFolder: DirectoryHandle) -> Int64? {
+  package static func readCatalogSequence(_ productFolder: DirectoryHandle) -> Int64? {
     guard let folder = try? productFolder.openDirectory(recordFolder), let file = try? folder.openFile(catalogSequenceFile),
       let bytes = try? file.read(count: 64, at: 0)
     else { return nil }

@@ -1,76 +1,29 @@
+import SystemIO
 import XAR
-
-/// What a run of the rules over a source found.
-public struct InspectionResult {
-  public var format: PackageFormat
-  public var location: String
-  public var packageSize: UInt64?
-  /// Every finding, in the order found.
-  public var findings: [Finding]
-  /// The package's `ContentInfo`, when it could be read.
-  public var contentInfo: ContentInfo?
-  public var entryCount: Int
-  /// How many entries are files.
-  public var fileCount = 0
-  /// Sum of file sizes, saturating.
-  public var contentSize: UInt64
-  /// Every entry, when asked for (`info --files`, `diff`).
-  public var entries: [PackageEntry]
-  /// True when the package could not be read to the end.
-  public var integrityFailed: Bool
-  /// Entries not passed to the sink because a rule found an error in them (only with
-  /// ``PackageInspector/skipEntriesWithErrors``).
-  public var skippedEntries: [String] = []
-  /// The entry whose reading failed half way (its partial output was taken back), if any.
-  public var incompleteEntry: String?
-  /// Rules that did not run, by id, with the reason (`content-version-increase` without
-  /// `--against`; every rule but `archive-integrity` when the file is not a package).
-  public var skippedRules: [String: String] = [:]
-
-  public init(
-    format: PackageFormat, location: String, packageSize: UInt64?, findings: [Finding], contentInfo: ContentInfo?,
-    entryCount: Int, contentSize: UInt64, entries: [PackageEntry], integrityFailed: Bool
-  ) {
-    self.format = format
-    self.location = location
-    self.packageSize = packageSize
-    self.findings = findings
-    self.contentInfo = contentInfo
-    self.entryCount = entryCount
-    self.contentSize = contentSize
-    self.entries = entries
-    self.integrityFailed = integrityFailed
-  }
-
-  /// Errors, plus warnings when `strict`.
-  public func failed(strict: Bool) -> Bool {
-    findings.contains { $0.severity.effective(strict: strict) == .error }
-  }
-}
 
 /// The pipe every command runs: a source yields entries, the rules look at each as it passes, a
 /// sink consumes it. Each file's bytes are read once; the rules see its first bytes.
-public final class PackageInspector {
+package final class PackageInspector {
   /// Bytes read per step; also how much of a file's start the rules see.
-  public static let chunkSize = 256 * 1024
+  package static let chunkSize = 256 * 1024
 
-  public let context: RuleContext
+  package let context: RuleContext
   private let ruleTypes: [any Rule.Type]
   /// Keep every entry in the result.
-  public var recordEntries = false
+  package var recordEntries = false
   /// Called with the bytes read so far, now and then.
-  public var progress: ((UInt64) -> Void)?
+  package var progress: ((UInt64) -> Void)?
   /// Called with each file's content checksum (SHA-256 hex) when set; costs a hash pass.
-  public var onFileDigest: ((PackageEntry, String) -> Void)?
+  package var onFileDigest: ((PackageEntry, String) -> Void)?
   /// Most findings kept per rule; the rest are counted in one closing finding ("and N more"),
   /// so a package of a million bad names cannot make a report of a million lines.
-  public var maxFindingsPerRule = 100
+  package var maxFindingsPerRule = 100
   /// Keep going past findings: an entry a rule found an error in is not given to the sink
   /// (it is listed in ``InspectionResult/skippedEntries``), and the rest is. For `unpack
   /// --keep-going`: the sink still refuses anything unsafe on its own.
-  public var skipEntriesWithErrors = false
+  package var skipEntriesWithErrors = false
 
-  public init(context: RuleContext, rules: [any Rule.Type] = RuleCatalog.all) {
+  package init(context: RuleContext, rules: [any Rule.Type] = RuleCatalog.all) {
     self.context = context
     self.ruleTypes = rules
   }
@@ -85,7 +38,7 @@ public final class PackageInspector {
 
   /// Runs the rules over `source`, passing entries to `sink`. Throws only for I/O failures
   /// (`SystemError`); a damaged package is an `archive-integrity` finding.
-  public func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
+  package func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
     // Rules that cannot apply do not run (and reports show them as skipped, not passed).
     var context = self.context
     context.sourceFormat = source.format
@@ -155,7 +108,7 @@ public final class PackageInspector {
         }
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
           if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
-            findings.append(Finding(ruleID: PathSafetyRule.description.id, severity: .error, path: entry.path, message: refusal))
+            findings.append(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
             cap.admit(&findings, from: findings.count - 1)
           }
           if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
@@ -250,47 +203,6 @@ public final class PackageInspector {
       guard total <= declared else { throw XARError.dataLongerThanDeclared(path: path, declared: declared) }
       n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
       total += UInt64(n)
-    }
-  }
-}
-
-/// Keeps at most `limit` findings per rule and counts what it drops.
-struct FindingCap {
-  let limit: Int
-  private var kept: [String: Int] = [:]
-  private var dropped: [String: (count: Int, severity: Severity)] = [:]
-  private var order: [String] = []
-
-  init(limit: Int) { self.limit = max(1, limit) }
-
-  /// Drops, from `findings[start...]`, those past the limit of their rule.
-  mutating func admit(_ findings: inout [Finding], from start: Int) {
-    guard start < findings.count else { return }
-    var write = start
-    for i in start..<findings.count {
-      let f = findings[i]
-      let n = kept[f.ruleID, default: 0]
-      if n < limit {
-        kept[f.ruleID] = n + 1
-        findings[write] = f
-        write += 1
-      } else {
-        if dropped[f.ruleID] == nil { order.append(f.ruleID) }
-        let before = dropped[f.ruleID] ?? (0, .note)
-        dropped[f.ruleID] = (before.count + 1, max(before.severity, f.severity))
-      }
-    }
-    findings.removeSubrange(write...)
-  }
-
-  /// One finding per rule that had more than the limit.
-  func closingFindings() -> [Finding] {
-    order.map { id in
-      let d = dropped[id]!
-      return Finding(
-        ruleID: id, severity: d.severity, path: nil,
-        message: "and \(d.count) more \(d.count == 1 ? "finding" : "findings") of this rule, left out of the report (the first \(limit) are shown)",
-        hint: "fix the ones shown and validate again")
     }
   }
 }

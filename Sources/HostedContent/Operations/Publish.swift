@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// `publish`: validate packages and add them to a signed catalog (docs/catalog.md). Publishing
@@ -10,7 +11,7 @@ public enum Publish {
     /// The lowest app version that can use the content, recorded for each new entry.
     public var minimumAppVersion: String?
     public var validation = ValidationOptions()
-    public var limits = XARReader.Limits()
+    public var limits = ReaderLimits()
 
     public init(baseURL: String) { self.baseURL = baseURL }
   }

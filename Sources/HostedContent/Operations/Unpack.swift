@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// `unpack`: what a client does with a download. Every rule runs while extracting into a
@@ -12,7 +13,7 @@ public enum Unpack {
     /// contends in the kernel and measured slower (docs/performance.md).
     public var threads = 1
     /// Bounds on what the reader accepts.
-    public var limits = XARReader.Limits()
+    public var limits = ReaderLimits()
     /// Inspect a broken download: extract every entry no rule found an error in, even when the
     /// package as a whole fails (layout, content-info, no-executable, size, a damaged tail).
     /// Entries with an error are skipped and listed; the sink still refuses anything unsafe
@@ -111,7 +112,7 @@ public enum Unpack {
       if options.keepGoing || !inspection.failed(strict: options.validation.strict) {
         for path in try sink.commitSymlinks() {
           if !inspection.findings.contains(where: { $0.ruleID == NoExternalSymlinkRule.description.id && $0.path == path }) {
-            inspection.findings.append(Finding(ruleID: NoExternalSymlinkRule.description.id, severity: .error, path: path, message: "the symlink does not stay inside Contents/; it was not created"))
+            inspection.findings.append(NoExternalSymlinkRule.finding(forRefusedSymlink: path))
           }
           if options.keepGoing { inspection.skippedEntries.append(path) }
         }

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// The version of pkgtool, written into reports.
@@ -33,7 +34,7 @@ public enum Validation {
   /// Validates the package file or content folder at `path`.
   ///
   /// - Parameter against: a previous package (or folder) of the same product; its version must be lower.
-  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: XARReader.Limits = XARReader.Limits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
+  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
     onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
@@ -68,11 +69,11 @@ public enum Validation {
 }
 
 /// Finds `ContentInfo.plist` in a source without reading the rest.
-public enum ContentInfoLocator {
+package enum ContentInfoLocator {
   private struct Found: Error { var bytes: [UInt8] }
 
   /// The plist's bytes, or nil when the source has none at its root.
-  public static func bytes(in source: EntrySource) throws -> [UInt8]? {
+  package static func bytes(in source: EntrySource) throws -> [UInt8]? {
     if let xar = source as? XARPackageSource {
       guard let entry = xar.reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else { return nil }
       return try xar.reader.readData(of: entry, limit: UInt64(PropertyList.maxEncodedSize))

@@ -75,10 +75,10 @@ public enum JSONReporter: Reporter {
   }
 
   public static func render(_ reports: [ValidationReport]) -> String {
-    if reports.count == 1 { return encodeJSON(document(reports[0], withRules: true)) + "\n" }
+    if reports.count == 1 { return JSONText.string(document(reports[0], withRules: true)) + "\n" }
     let several = Several(
       schemaVersion: schemaVersion, tool: Tool(name: "pkgtool", version: PkgTool.version),
       valid: !reports.contains { $0.failed }, reports: reports.map { document($0, withRules: false) }, rules: ruleEntries())
-    return encodeJSON(several) + "\n"
+    return JSONText.string(several) + "\n"
   }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import SystemIO
 import XAR
 
 /// What a reporter is given: one validation's result and how it was asked for.
-public struct ValidationReport {
+public struct ValidationReport: Sendable {
   public var result: InspectionResult
   /// The path as the user typed it, used in messages.
   public var displayPath: String
@@ -90,45 +91,27 @@ extension Reporter {
   public static func render(_ report: ValidationReport) -> String { render([report]) }
 }
 
-/// Every reporter, by identifier.
-public enum Reporters {
-  public static let all: [any Reporter.Type] = [
-    TextReporter.self, JSONReporter.self, SARIFReporter.self, JUnitReporter.self, GitHubReporter.self,
-  ]
+/// The report formats, one per reporter: the one list of them.
+public enum ReportFormat: String, CaseIterable, Sendable {
+  /// Lines for people: ``TextReporter``.
+  case text
+  /// ``JSONReporter``.
+  case json
+  /// SARIF 2.1.0, for code-scanning services: ``SARIFReporter``.
+  case sarif
+  /// JUnit XML, for CI test views: ``JUnitReporter``.
+  case junit
+  /// GitHub Actions workflow commands: ``GitHubReporter``.
+  case github
 
-  public static func reporter(_ identifier: String) -> (any Reporter.Type)? {
-    all.first { $0.identifier == identifier }
+  /// The reporter that writes this format.
+  public var reporter: any Reporter.Type {
+    switch self {
+    case .text: return TextReporter.self
+    case .json: return JSONReporter.self
+    case .sarif: return SARIFReporter.self
+    case .junit: return JUnitReporter.self
+    case .github: return GitHubReporter.self
+    }
   }
-}
-
-/// JSON with sorted keys and no escaped slashes, so output is stable and diffable.
-func encodeJSON<T: Encodable>(_ value: T) -> String {
-  let encoder = JSONEncoder()
-  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-  guard let data = try? encoder.encode(value) else { return "{}" }
-  return String(decoding: data, as: UTF8.self)
-}
-
-/// `1234567` → `1,234,567`.
-public func groupedDigits(_ value: UInt64) -> String {
-  let digits = Array(String(value))
-  var out = ""
-  for (i, d) in digits.enumerated() {
-    if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
-    out.append(d)
-  }
-  return out
-}
-
-/// A byte count for people: `12,345 bytes (12.3 kB)`.
-public func describeBytes(_ value: UInt64) -> String {
-  let units = ["kB", "MB", "GB", "TB"]
-  var scaled = Double(value)
-  var unit = -1
-  while scaled >= 1000 && unit < units.count - 1 {
-    scaled /= 1000
-    unit += 1
-  }
-  let plain = "\(groupedDigits(value)) bytes"
-  return unit < 0 ? plain : plain + " (" + String(format: "%.1f", scaled) + " " + units[unit] + ")"
 }

@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// SARIF 2.1.0 for code-scanning dashboards (GitHub, GitLab, Azure DevOps), valid against the
@@ -125,7 +126,7 @@ public enum SARIFReporter: Reporter {
     let invocation = Invocation(executionSuccessful: notifications.isEmpty, toolExecutionNotifications: notifications.isEmpty ? nil : notifications)
     let driver = Driver(version: PkgTool.version, semanticVersion: PkgTool.version, rules: rules)
     let log = Log(runs: [Run(tool: Tool(driver: driver), invocations: [invocation], results: results)])
-    return encodeJSON(log) + "\n"
+    return JSONText.string(log) + "\n"
   }
 
   static func result(_ finding: Finding, _ report: ValidationReport, ruleIndex: Int) -> Result {

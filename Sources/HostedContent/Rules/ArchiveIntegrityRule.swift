@@ -2,8 +2,8 @@ import XAR
 
 /// `archive-integrity`: the package must be a readable XAR, flat package or zip whose every
 /// checksum and size agrees. Findings come from the sources and data streams as they read.
-public final class ArchiveIntegrityRule: Rule {
-  public static let description = RuleDescription(
+package final class ArchiveIntegrityRule: Rule {
+  package static let description = RuleDescription(
     id: "archive-integrity", name: "Archive integrity",
     summary: "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
     rationale: "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
@@ -17,10 +17,10 @@ public final class ArchiveIntegrityRule: Rule {
     ],
     nonTriggering: [RuleExample.package("intact package")])
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
   /// The finding for a reading failure.
-  public static func finding(for error: Error, path: String? = nil) -> Finding {
+  package static func finding(for error: Error, path: String? = nil) -> Finding {
     let message: String
     var entryPath = path
     var hint = "the package is damaged or was not made by a package tool; build it again from its sources"

@@ -1,8 +1,8 @@
 /// `asset-pack-files`: the manifest's file selectors match every file of the asset-pack folder
 /// and nothing else: relative paths that exist, a `file` selector on a file and a `directory`
 /// selector on a folder, `Manifest.json` itself never selected, no file left out, no symlinks.
-public final class AssetPackFilesRule: Rule {
-  public static let description = RuleDescription(
+package final class AssetPackFilesRule: Rule {
+  package static let description = RuleDescription(
     id: "asset-pack-files", name: "Asset-pack files",
     summary: "(Asset-pack folders) a file selector that is absolute, holds '..', names nothing or the wrong kind, or selects Manifest.json; a file no selector covers; a symlink.",
     rationale: "ba-package packs what the selectors match from the folder it runs in: a selector that escapes or misses packs files that were not meant, or leaves content behind.",
@@ -23,13 +23,13 @@ public final class AssetPackFilesRule: Rule {
   private var files: [String] = []
   private var directories: Set<String> = []
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public static func skipReason(_ context: RuleContext) -> String? {
+  package static func skipReason(_ context: RuleContext) -> String? {
     context.isAssetPack ? nil : "applies to Background Assets asset-pack folders"
   }
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     switch entry.kind {
     case .file:
@@ -55,7 +55,7 @@ public final class AssetPackFilesRule: Rule {
     return nil
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let bytes = manifestBytes, let manifest = AssetPackManifest.parse(bytes).manifest else { return }  // asset-pack-manifest reports it
     var directorySelectors: [String] = []
     var fileSelectors: Set<String> = []

@@ -1,8 +1,8 @@
 /// `asset-pack-manifest`: an asset-pack folder's `Manifest.json` says what Apple's `ba-package`
 /// needs: a well-formed `assetPackID`, one download policy (`essential` or `prefetch` with their
 /// installation events, or an empty `onDemand`), file selectors, and known platforms.
-public final class AssetPackManifestRule: Rule {
-  public static let description = RuleDescription(
+package final class AssetPackManifestRule: Rule {
+  package static let description = RuleDescription(
     id: "asset-pack-manifest", name: "Asset-pack manifest",
     summary: "(Asset-pack folders) Manifest.json missing, not JSON, or with a bad assetPackID, downloadPolicy (one of essential/prefetch with installationEventTypes, or an empty onDemand), fileSelectors or platforms.",
     rationale: "ba-package refuses such a manifest, or packs something other than what was meant; checking on Linux finds it before the Mac step.",
@@ -22,13 +22,13 @@ public final class AssetPackManifestRule: Rule {
   private var manifestBytes: [UInt8]?
   private var tooLarge = false
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public static func skipReason(_ context: RuleContext) -> String? {
+  package static func skipReason(_ context: RuleContext) -> String? {
     context.isAssetPack ? nil : "applies to Background Assets asset-pack folders"
   }
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard inspected.entry.path == AssetPackManifest.fileName else { return }
     guard inspected.entry.kind == .file else {
       findings.append(finding(inspected.entry.path, "Manifest.json is a \(inspected.entry.kind.rawValue), it must be a file"))
@@ -37,7 +37,7 @@ public final class AssetPackManifestRule: Rule {
     if inspected.entry.size > UInt64(inspected.head.count) { tooLarge = true } else { manifestBytes = Array(inspected.head) }
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     if tooLarge {
       findings.append(finding(AssetPackManifest.fileName, "Manifest.json is larger than 256 KiB"))
       return

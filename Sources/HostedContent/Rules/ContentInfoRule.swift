@@ -1,7 +1,7 @@
 /// `content-info`: `ContentInfo.plist` is present, a valid plist dictionary with a well-formed
 /// `ContentVersion` and `IAPProductIdentifier` (matching `--product-id` when given).
-public final class ContentInfoRule: Rule {
-  public static let description = RuleDescription(
+package final class ContentInfoRule: Rule {
+  package static let description = RuleDescription(
     id: "content-info", name: "ContentInfo.plist",
     summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
     rationale: "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
@@ -21,9 +21,9 @@ public final class ContentInfoRule: Rule {
 
   private let expectedProduct: String?
 
-  public init(context: RuleContext) { expectedProduct = context.options.productIdentifier }
+  package init(context: RuleContext) { expectedProduct = context.options.productIdentifier }
 
-  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+  package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
 
   static func plist(version: String, product: String, extra: String = "") -> String {
     """
@@ -33,7 +33,7 @@ public final class ContentInfoRule: Rule {
     """
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard !summary.integrityFailed else { return }
     guard let bytes = summary.contentInfoBytes else {
       findings.append(finding(nil, "ContentInfo.plist is missing at the package root", hint: "add one with ContentVersion and IAPProductIdentifier (pkgtool init makes one)"))

@@ -1,7 +1,7 @@
 /// `content-version-increase`: with `--against OLD`, the version is greater than OLD's and the
 /// product is the same.
-public final class ContentVersionIncreaseRule: Rule {
-  public static let description = RuleDescription(
+package final class ContentVersionIncreaseRule: Rule {
+  package static let description = RuleDescription(
     id: "content-version-increase", name: "Content version increases",
     summary: "(With --against OLD) a ContentVersion not greater than OLD's, or a different product ID.",
     rationale: "The store refuses an update whose version does not increase, and clients keep the old content.",
@@ -17,13 +17,13 @@ public final class ContentVersionIncreaseRule: Rule {
 
   private let previous: ContentInfo?
 
-  public init(context: RuleContext) { previous = context.previous }
+  package init(context: RuleContext) { previous = context.previous }
 
-  public static func skipReason(_ context: RuleContext) -> String? {
+  package static func skipReason(_ context: RuleContext) -> String? {
     context.hostedContentOnly ?? (context.previous == nil ? "runs only with --against OLD" : nil)
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let previous, let bytes = summary.contentInfoBytes, let info = try? ContentInfo(decoding: bytes) else { return }
     if info.productIdentifier != previous.productIdentifier {
       findings.append(finding(ContentInfo.fileName, "the product is '\(info.productIdentifier)', the previous package's is '\(previous.productIdentifier)'", hint: "compare against a package of the same product"))

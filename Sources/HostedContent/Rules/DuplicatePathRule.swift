@@ -1,6 +1,6 @@
 /// `duplicate-path`: no two entries share a path, even up to case or Unicode normalization.
-public final class DuplicatePathRule: Rule {
-  public static let description = RuleDescription(
+package final class DuplicatePathRule: Rule {
+  package static let description = RuleDescription(
     id: "duplicate-path", name: "Duplicate paths",
     summary: "Two entries with the same path, or paths equal up to case or Unicode normalization (NFC/NFD).",
     rationale: "Devices use case-insensitive, normalization-insensitive file systems: one entry would silently overwrite the other, or a later one could replace a checked file.",
@@ -15,9 +15,9 @@ public final class DuplicatePathRule: Rule {
   /// Lower-cased paths; Swift compares strings by canonical equivalence, so NFC and NFD meet here.
   private var folded: [String: String] = [:]
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard !inspected.entry.isWrapperMember else { return }
     let path = inspected.entry.path
     let key = path.lowercased()

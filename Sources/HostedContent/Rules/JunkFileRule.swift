@@ -1,6 +1,6 @@
 /// `junk-file` (warning): files that operating systems and tools leave behind.
-public final class JunkFileRule: Rule {
-  public static let description = RuleDescription(
+package final class JunkFileRule: Rule {
+  package static let description = RuleDescription(
     id: "junk-file", name: "Junk files",
     summary: ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
     rationale: "They waste space on every device and can leak information about the machine that made the package.",
@@ -13,10 +13,10 @@ public final class JunkFileRule: Rule {
     ],
     nonTriggering: [RuleExample.package("dot file that is content", adding: [.file("Contents/.well-known", "x")])])
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
   /// True if `name` (one path component) is junk.
-  public static func isJunk(_ name: Substring) -> Bool {
+  package static func isJunk(_ name: Substring) -> Bool {
     if name == ".DS_Store" || name == "Thumbs.db" || name == "desktop.ini" || name == "__MACOSX" || name == ".git"
       || name == ".svn" || name == ".hg" || name == ".Spotlight-V100" || name == ".Trashes" || name == ".fseventsd"
     {
@@ -29,7 +29,7 @@ public final class JunkFileRule: Rule {
   }
 
   /// The first component of `path` that is junk, as the path up to it; nil if none.
-  public static func junkPrefix(of path: String) -> String? {
+  package static func junkPrefix(of path: String) -> String? {
     // Every junk name starts with '.', '_', '#', 'T' or 'd', or ends with '~': skip the split
     // for the vast majority of paths.
     var candidate = false
@@ -56,7 +56,7 @@ public final class JunkFileRule: Rule {
 
   private var reported: Set<String> = []
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard !inspected.entry.isWrapperMember else { return }
     let path = inspected.entry.path
     // Report a junk folder once, not each file in it (also when the archive has no entry for
@@ -67,7 +67,7 @@ public final class JunkFileRule: Rule {
     findings.append(finding(prefix, "'\(name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     // In a project folder, build leaves junk out: the package will not hold it.
     for left in summary.leftOut where left.reason == .junk {
       let name = left.path.split(separator: "/").last.map(String.init) ?? left.path

@@ -1,6 +1,6 @@
 /// `layout`: the root holds exactly `ContentInfo.plist` (a file) and `Contents/` (a folder).
-public final class LayoutRule: Rule {
-  public static let description = RuleDescription(
+package final class LayoutRule: Rule {
+  package static let description = RuleDescription(
     id: "layout", name: "Package layout",
     summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
     rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
@@ -18,9 +18,9 @@ public final class LayoutRule: Rule {
   private var sawContents = false
   private var reported: Set<String> = []
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+  package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
 
   /// Why a flat package's outer member is not one productbuild writes; nil when it is.
   static func wrapperProblem(_ entry: PackageEntry) -> String? {
@@ -39,7 +39,7 @@ public final class LayoutRule: Rule {
     return allowed ? nil : "the flat package holds '\(entry.path)' (a \(entry.kind.rawValue)) outside its payload; only Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/ belong there"
   }
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     if entry.isWrapperMember {
       if let problem = LayoutRule.wrapperProblem(entry) {
@@ -77,7 +77,7 @@ public final class LayoutRule: Rule {
       || [".gitignore", ".gitattributes", ".editorconfig", ".pkgtoolignore"].contains(lower)
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     // A project's root: build leaves out everything but ContentInfo.plist and Contents/. The
     // project's own files are a note; anything else may be content put in the wrong place.
     for left in summary.leftOut where left.reason == .outsideContent {

@@ -1,7 +1,7 @@
 /// `no-executable`: no executable code, found by magic bytes whatever the name, and no execute
 /// permission bits.
-public final class NoExecutableRule: Rule {
-  public static let description = RuleDescription(
+package final class NoExecutableRule: Rule {
+  package static let description = RuleDescription(
     id: "no-executable", name: "No executable code",
     summary: "Mach-O (thin and fat, both byte orders), ELF, PE, static libraries, #! scripts, any file with an execute bit; found by magic bytes, whatever the file's name.",
     rationale: "Hosted content may not contain executable code (App Review Guideline 2.5.2); a renamed binary is still a binary.",
@@ -32,9 +32,9 @@ public final class NoExecutableRule: Rule {
     return bytes
   }
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     guard entry.kind == .file else { return }
     if let kind = FileSignature.executableKind(inspected.head) {

@@ -1,7 +1,7 @@
 /// `no-external-symlink`: every symlink, followed through the package's other symlinks, stays
 /// inside `Contents/`.
-public final class NoExternalSymlinkRule: Rule {
-  public static let description = RuleDescription(
+package final class NoExternalSymlinkRule: Rule {
+  package static let description = RuleDescription(
     id: "no-external-symlink", name: "No external symlinks",
     summary: "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
     rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",
@@ -22,18 +22,24 @@ public final class NoExternalSymlinkRule: Rule {
   /// Each symlink's path and verbatim target, in order.
   private var links: [(path: String, target: String)] = []
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public static func skipReason(_ context: RuleContext) -> String? { (context.isAssetPack ? "asset packs carry no symlinks (asset-pack-files refuses them)" : nil) }
+  package static func skipReason(_ context: RuleContext) -> String? { (context.isAssetPack ? "asset packs carry no symlinks (asset-pack-files refuses them)" : nil) }
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard inspected.entry.kind == .symlink, !inspected.entry.isWrapperMember else { return }
     if resolver == nil { resolver = SymlinkResolver(paths: inspected.paths) }
     resolver!.add(inspected.entry)
     links.append((inspected.entry.path, inspected.entry.linkTarget ?? ""))
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  /// The finding for a symlink the sink would not create because it leaves `Contents/`, when
+  /// this rule had not flagged it (the sink resolves links again, as a second line of defence).
+  package static func finding(forRefusedSymlink path: String) -> Finding {
+    finding(path, "the symlink does not stay inside Contents/; it was not created", severity: .error)
+  }
+
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let resolver else { return }
     for (path, target) in links {
       if SymlinkResolver.hasControlCharacter(target) {

@@ -1,8 +1,8 @@
 /// `package-form`: the file's name and its bytes agree on what it is. `.pkg` is a XAR (plain or
 /// an Apple flat package), `.zip` the delivery zip; tar is an input `build` reads, never a
 /// package; and a file whose bytes parse as two formats is refused whatever its name.
-public final class PackageFormRule: Rule {
-  public static let description = RuleDescription(
+package final class PackageFormRule: Rule {
+  package static let description = RuleDescription(
     id: "package-form", name: "Package form",
     summary: "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
     rationale: "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
@@ -22,9 +22,9 @@ public final class PackageFormRule: Rule {
 
   private let fileName: String?
 
-  public init(context: RuleContext) { fileName = context.packageFileName }
+  package init(context: RuleContext) { fileName = context.packageFileName }
 
-  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+  package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
 
   /// What a file named `fileName` must be, in words, or nil for any name.
   static func expectedForms(for fileName: String) -> (forms: Set<PackageFormat>, words: String)? {
@@ -34,7 +34,7 @@ public final class PackageFormRule: Rule {
     return nil
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard let fileName, summary.format != .directory else { return }
     if !summary.otherForms.isEmpty {
       let others = summary.otherForms.map(\.displayName).joined(separator: " and ")

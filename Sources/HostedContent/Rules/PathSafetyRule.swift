@@ -1,11 +1,11 @@
 /// `path-safety`: every path is relative, plain and printable, and no entry lies under a symlink.
-public final class PathSafetyRule: Rule {
+package final class PathSafetyRule: Rule {
   /// Longest name (one component) accepted, in UTF-8 bytes.
-  public static let maxNameBytes = 255
+  package static let maxNameBytes = 255
   /// Longest path accepted, in UTF-8 bytes.
-  public static let maxPathBytes = 1024
+  package static let maxPathBytes = 1024
 
-  public static let description = RuleDescription(
+  package static let description = RuleDescription(
     id: "path-safety", name: "Path safety",
     summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
     rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
@@ -23,10 +23,10 @@ public final class PathSafetyRule: Rule {
 
   private var symlinks: Set<String> = []
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
   /// Why `path` is unsafe, or nil.
-  public static func problem(with path: String, validUTF8: Bool = true) -> String? {
+  package static func problem(with path: String, validUTF8: Bool = true) -> String? {
     if !validUTF8 { return "the name is not valid UTF-8" }
     if path.isEmpty { return "the path is empty" }
     if path.utf8.first == UInt8(ascii: "/") { return "the path is absolute" }
@@ -74,7 +74,7 @@ public final class PathSafetyRule: Rule {
     return nil
   }
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     if entry.kind == .symlink && !entry.isWrapperMember { symlinks.insert(SymlinkResolver.fold(entry.path)) }
     if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
@@ -82,7 +82,13 @@ public final class PathSafetyRule: Rule {
     }
   }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  /// The finding for an entry the sink refused to write (`refusal` says why) that no rule had
+  /// flagged: the sink checks names again, as a second line of defence.
+  package static func finding(forSinkRefusal refusal: String, at path: String) -> Finding {
+    finding(path, refusal, severity: .error)
+  }
+
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard !symlinks.isEmpty else { return }
     for path in summary.paths.entries.sorted() {
       if let link = PathSafetyRule.symlinkedAncestor(of: path, in: symlinks) {

@@ -25,8 +25,14 @@ extension Rule {
 
   /// A finding of this rule at its default severity.
   public func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil) -> Finding {
+    Self.finding(path, message, hint: hint, severity: severity)
+  }
+
+  /// The same, for a rule's static factories of findings about facts found after the run (a
+  /// sink's second line of defence).
+  public static func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil) -> Finding {
     Finding(
-      ruleID: Self.description.id, severity: severity ?? Self.description.severity, path: path,
+      ruleID: description.id, severity: severity ?? description.severity, path: path,
       message: message, hint: hint)
   }
 }
@@ -116,9 +122,9 @@ public struct InspectedEntry {
   /// buffer, valid during ``Rule/inspect(_:into:)``.
   public var head: ArraySlice<UInt8>
   /// Every path seen before this entry.
-  public var paths: PathIndex
+  package var paths: PathIndex
 
-  public init(entry: PackageEntry, head: ArraySlice<UInt8> = [], paths: PathIndex = PathIndex()) {
+  package init(entry: PackageEntry, head: ArraySlice<UInt8> = [], paths: PathIndex = PathIndex()) {
     self.entry = entry
     self.head = head
     self.paths = paths
@@ -143,7 +149,7 @@ public struct InspectionSummary {
   /// (``contentSize`` then counts only what was read).
   public var contentLimitExceeded = false
   /// Every path seen.
-  public var paths: PathIndex
+  package var paths: PathIndex
   /// What `build` leaves out of a project folder (empty for packages).
   public var leftOut: [LeftOutPath] = []
 }

@@ -1,6 +1,7 @@
 /// Every rule pkgtool knows, in catalog order.
 public enum RuleCatalog {
-  public static let all: [any Rule.Type] = [
+  public static var all: [any Rule.Type] {
+    [
     ArchiveIntegrityRule.self,
     PackageFormRule.self,
     LayoutRule.self,
@@ -15,7 +16,8 @@ public enum RuleCatalog {
     JunkFileRule.self,
     AssetPackManifestRule.self,
     AssetPackFilesRule.self,
-  ]
+    ]
+  }
 
   /// The descriptions, in catalog order.
   public static var descriptions: [RuleDescription] { all.map { $0.description } }

@@ -1,7 +1,7 @@
 /// `size-limit`: the package file and its unpacked content stay within `--max-size`
 /// (2,000,000,000 bytes by default).
-public final class SizeLimitRule: Rule {
-  public static let description = RuleDescription(
+package final class SizeLimitRule: Rule {
+  package static let description = RuleDescription(
     id: "size-limit", name: "Size limit",
     summary: "Package file or unpacked content over the limit (2,000,000,000 bytes unless --max-size says otherwise).",
     rationale: "Hosted content is limited to 2 GB per package; devices must also have room to unpack it.",
@@ -12,11 +12,11 @@ public final class SizeLimitRule: Rule {
 
   private let limit: UInt64
 
-  public init(context: RuleContext) { limit = context.options.maxSize }
+  package init(context: RuleContext) { limit = context.options.maxSize }
 
-  public static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+  package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
 
-  public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     // One finding for one cause: the package is too large, whether its file, its content or
     // both say so.
     var over: [String] = []

@@ -1,7 +1,7 @@
 /// `special-file`: only files, folders and symlinks; no special permission bits; hard links only
 /// to files inside the package.
-public final class SpecialFileRule: Rule {
-  public static let description = RuleDescription(
+package final class SpecialFileRule: Rule {
+  package static let description = RuleDescription(
     id: "special-file", name: "Special files",
     summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
@@ -17,11 +17,11 @@ public final class SpecialFileRule: Rule {
       RuleExample.package("hard link inside", adding: [Node("Contents/copy.txt", .hardLink("Contents/readme.txt"))]),
     ])
 
-  public typealias Node = RuleExample.Node
+  package typealias Node = RuleExample.Node
 
-  public init(context: RuleContext) {}
+  package init(context: RuleContext) {}
 
-  public func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     switch entry.kind {
     case .fifo, .socket, .characterDevice, .blockDevice, .other:

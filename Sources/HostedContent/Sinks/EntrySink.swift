@@ -1,5 +1,5 @@
 /// Consumes entries as they leave the rules: writes them somewhere, or nowhere.
-public protocol EntrySink: AnyObject {
+package protocol EntrySink: AnyObject {
   /// Starts an entry. Returns a reason when the sink refuses to write it (the entry is then
   /// skipped and the run reports the reason as a `path-safety` finding).
   func begin(_ entry: PackageEntry) throws -> String?
@@ -13,13 +13,13 @@ public protocol EntrySink: AnyObject {
 }
 
 extension EntrySink {
-  public func abandon(_ entry: PackageEntry) {}
+  package func abandon(_ entry: PackageEntry) {}
 }
 
 /// Reads everything and keeps nothing: what `validate` uses, so every checksum is verified.
-public final class NullSink: EntrySink {
-  public init() {}
-  public func begin(_ entry: PackageEntry) throws -> String? { nil }
-  public func write(_ bytes: UnsafeRawBufferPointer) throws {}
-  public func end(_ entry: PackageEntry) throws {}
+package final class NullSink: EntrySink {
+  package init() {}
+  package func begin(_ entry: PackageEntry) throws -> String? { nil }
+  package func write(_ bytes: UnsafeRawBufferPointer) throws {}
+  package func end(_ entry: PackageEntry) throws {}
 }

@@ -1,11 +1,19 @@
+import SystemIO
 import XAR
 
 /// How hard to compress what is worth compressing.
 public enum CompressionLevel: String, CaseIterable, Sendable {
-  case none, fast, `default`, best
+  /// Store every file as it is.
+  case none
+  /// zlib level 1.
+  case fast
+  /// zlib level 5: on text, much faster than 6 for a slightly larger result.
+  case `default`
+  /// zlib level 9.
+  case best
 
   /// The zlib level; nil stores everything.
-  public var zlibLevel: Int32? {
+  package var zlibLevel: Int32? {
     switch self {
     case .none: return nil
     case .fast: return 1
@@ -34,18 +42,18 @@ struct EncodingChooser {
 /// Files up to ``wholeFileLimit`` are gathered and handed to the writer whole, so several can be
 /// compressed at once on other threads; larger ones stream through. Which path a file takes
 /// depends only on its size, so the output does not depend on the number of threads.
-public final class XARSink: EntrySink {
-  public let writer: XARWriter
+package final class XARSink: EntrySink {
+  package let writer: XARWriter
   private let attributesTime: XARTimestamp
   private let chooser: EncodingChooser
   private var pending: PackageEntry?
   private var whole: (entry: PackageEntry, bytes: [UInt8], compress: Bool)?
   /// Files stored without compression because they already were compressed.
-  public private(set) var storedCount = 0
+  package private(set) var storedCount = 0
   /// Files up to this size are compressed whole (and in parallel).
-  public static let wholeFileLimit: UInt64 = 4 << 20
+  package static let wholeFileLimit: UInt64 = 4 << 20
 
-  public init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel, threads: Int = 1) throws {
+  package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel, threads: Int = 1) throws {
     var options = XARWriter.Options()
     options.overwrite = overwrite
     options.creationTime = mtime
@@ -59,7 +67,7 @@ public final class XARSink: EntrySink {
     .init(mode: entry.mode, mtime: attributesTime)
   }
 
-  public func begin(_ entry: PackageEntry) throws -> String? {
+  package func begin(_ entry: PackageEntry) throws -> String? {
     // Two spellings of one name (NFC and NFD) are one path: the duplicate-path rule reports it.
     if writer.contains(entry.path) { return "refused to write: the path appears twice (equal up to Unicode normalization)" }
     switch entry.kind {
@@ -75,7 +83,7 @@ public final class XARSink: EntrySink {
     compress ? .zlib(level: chooser.level.zlibLevel!) : .none
   }
 
-  public func write(_ bytes: UnsafeRawBufferPointer) throws {
+  package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
       let compress = chooser.shouldCompress(head: bytes)
@@ -95,7 +103,7 @@ public final class XARSink: EntrySink {
     }
   }
 
-  public func end(_ entry: PackageEntry) throws {
+  package func end(_ entry: PackageEntry) throws {
     guard entry.kind == .file else { return }
     if let pending {
       // No bytes: an empty file.
@@ -111,17 +119,17 @@ public final class XARSink: EntrySink {
 
   /// Publishes the archive, unless `check` (given the final size) throws.
   @discardableResult
-  public func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> XARWriter.Summary {
+  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> XARWriter.Summary {
     try writer.finish(checkingSize: check)
   }
 
   /// Drops everything written; nothing appears.
-  public func discard() { writer.cancel() }
+  package func discard() { writer.cancel() }
 }
 
 /// Writes the zip delivery form (what the client downloads) through libarchive, to a temporary
 /// file that ``commit()`` renames into place.
-public final class ZipSink: EntrySink {
+package final class ZipSink: EntrySink {
   private let writer: LibArchiveZipWriter
   private let path: String
   private let tempPath: String
@@ -131,9 +139,9 @@ public final class ZipSink: EntrySink {
   private var pending: PackageEntry?
   private var open = false
   /// Files stored without compression because they already were compressed.
-  public private(set) var storedCount = 0
+  package private(set) var storedCount = 0
 
-  public init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
+  package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
     self.path = path
     self.overwrite = overwrite
     self.mtime = mtime.secondsSinceEpoch
@@ -145,7 +153,7 @@ public final class ZipSink: EntrySink {
 
   deinit { discard() }
 
-  public func begin(_ entry: PackageEntry) throws -> String? {
+  package func begin(_ entry: PackageEntry) throws -> String? {
     switch entry.kind {
     case .directory, .symlink: try writer.add(entry, mtime: mtime, compress: false, data: nil)
     case .file: pending = entry
@@ -155,7 +163,7 @@ public final class ZipSink: EntrySink {
   }
 
 
-  public func write(_ bytes: UnsafeRawBufferPointer) throws {
+  package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
       if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
@@ -164,7 +172,7 @@ public final class ZipSink: EntrySink {
     try writer.writeData(bytes)
   }
 
-  public func end(_ entry: PackageEntry) throws {
+  package func end(_ entry: PackageEntry) throws {
     if let pending {
       self.pending = nil
       try writer.add(pending, mtime: mtime, compress: false, data: nil)
@@ -172,7 +180,7 @@ public final class ZipSink: EntrySink {
   }
 
   /// Closes the zip and renames it into place, unless `check` (given its size) throws.
-  public func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws {
+  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws {
     try writer.finish()
     let file = try FileDescriptor.open(reading: tempPath)
     try check?(try file.size())
@@ -187,7 +195,7 @@ public final class ZipSink: EntrySink {
   }
 
   /// Removes the temporary zip.
-  public func discard() {
+  package func discard() {
     if open {
       FileSystem.removeFile(tempPath)
       open = false

@@ -1,4 +1,4 @@
-import Dispatch
+import SystemIO
 import XAR
 
 #if canImport(Glibc)
@@ -17,7 +17,7 @@ import XAR
 ///   `Contents/`;
 /// - no device, FIFO, socket, special bit, owner, ACL or extended attribute is ever applied;
 ///   files get 0644 and folders 0755.
-public final class SafeDirectorySink: EntrySink {
+package final class SafeDirectorySink: EntrySink {
   private let root: DirectoryHandle
   private var folders: [String: DirectoryHandle]
   private var files: Set<String> = []
@@ -28,78 +28,25 @@ public final class SafeDirectorySink: EntrySink {
   /// Where ``current`` is, so an abandoned file can be removed.
   private var currentPlace: (folder: DirectoryHandle, name: String)?
   /// Files written.
-  public private(set) var fileCount = 0
+  package private(set) var fileCount = 0
 
-  // Files up to `wholeFileLimit` are gathered and written by worker threads, so creating files
-  // (kernel work) overlaps with decoding and checking the next ones.
-  // Buffers are allocated once and reused, so their pages are not faulted in again per file.
+  // Files up to `BackgroundFileWriter.fileLimit` are gathered and written by worker threads
+  // (with `threads` > 1).
   private let threads: Int
-  private var whole: (folder: DirectoryHandle, name: String, buffer: UnsafeMutableRawBufferPointer, count: Int)?
-  private var pool: [UnsafeMutableRawBufferPointer] = []
-  private var allBuffers: [UnsafeMutableRawBufferPointer] = []
-  private let slots: DispatchSemaphore
-  private let writes = DispatchGroup()
-  private let lock = DispatchSemaphore(value: 1)
-  private var firstError: Error?
-  static let wholeFileLimit: UInt64 = 4 << 20
-  static let bufferCount = 5
+  private let background = BackgroundFileWriter()
+  private var whole: (folder: DirectoryHandle, name: String, bytes: [UInt8])?
 
   /// Writes into `root`, a folder this run created and no one else writes to.
-  public init(root: DirectoryHandle, threads: Int = 1) {
+  package init(root: DirectoryHandle, threads: Int = 1) {
     self.root = root
     folders = ["": root]
     self.threads = max(1, threads)
-    slots = DispatchSemaphore(value: SafeDirectorySink.bufferCount)
   }
 
-  deinit {
-    writes.wait()
-    for buffer in allBuffers { buffer.deallocate() }
-  }
-
-  /// A free buffer (waits for one when all are in use).
-  private func takeBuffer() -> UnsafeMutableRawBufferPointer {
-    slots.wait()
-    lock.wait()
-    defer { lock.signal() }
-    if let buffer = pool.popLast() { return buffer }
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(SafeDirectorySink.wholeFileLimit), alignment: 16)
-    allBuffers.append(buffer)
-    return buffer
-  }
-
-  private func returnBuffer(_ buffer: UnsafeMutableRawBufferPointer) {
-    lock.wait()
-    pool.append(buffer)
-    lock.signal()
-    slots.signal()
-  }
+  deinit { try? background.wait() }
 
   /// Waits for the worker threads; throws the first error one of them met.
-  public func waitForWrites() throws {
-    writes.wait()
-    lock.wait()
-    defer { lock.signal() }
-    if let firstError { throw firstError }
-  }
-
-  private func writeInBackground(_ job: (folder: DirectoryHandle, name: String, buffer: UnsafeMutableRawBufferPointer, count: Int)) {
-    writes.enter()
-    DispatchQueue.global().async { [self] in
-      defer {
-        returnBuffer(job.buffer)
-        writes.leave()
-      }
-      do {
-        let file = try job.folder.createFile(job.name, mode: 0o644)
-        try file.write(UnsafeRawBufferPointer(rebasing: job.buffer[..<job.count]))
-      } catch {
-        lock.wait()
-        if firstError == nil { firstError = error }
-        lock.signal()
-      }
-    }
-  }
+  package func waitForWrites() throws { try background.wait() }
 
   private func split(_ path: String) -> (parent: String, name: String) {
     guard let slash = path.lastIndex(of: "/") else { return ("", path) }
@@ -119,7 +66,7 @@ public final class SafeDirectorySink: EntrySink {
     return handle
   }
 
-  public func begin(_ entry: PackageEntry) throws -> String? {
+  package func begin(_ entry: PackageEntry) throws -> String? {
     if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
       return "refused to write: \(problem)"
     }
@@ -143,8 +90,8 @@ public final class SafeDirectorySink: EntrySink {
       guard !files.contains(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }
       files.insert(entry.path)
       fileCount += 1
-      if threads > 1 && entry.size <= SafeDirectorySink.wholeFileLimit {
-        whole = (parent, name, takeBuffer(), 0)
+      if threads > 1 && entry.size <= UInt64(BackgroundFileWriter.fileLimit) {
+        whole = (parent, name, background.takeBuffer())
       } else {
         current = try parent.createFile(name, mode: 0o644)
         currentPlace = (parent, name)
@@ -172,33 +119,32 @@ public final class SafeDirectorySink: EntrySink {
     return nil
   }
 
-  public func write(_ bytes: UnsafeRawBufferPointer) throws {
+  package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let job = whole {
-      // The engine never passes more than the declared size, and the buffer holds the limit.
-      guard job.count + bytes.count <= job.buffer.count else {
+      // The engine never passes more than the declared size; the buffer holds the limit.
+      guard job.bytes.count + bytes.count <= BackgroundFileWriter.fileLimit else {
         throw SystemError("write", path: job.name, code: EFBIG)
       }
-      UnsafeMutableRawBufferPointer(rebasing: job.buffer[job.count..<(job.count + bytes.count)]).copyMemory(from: bytes)
-      whole!.count += bytes.count
+      whole!.bytes.append(contentsOf: bytes)
     } else {
       try current?.write(bytes)
     }
   }
 
-  public func end(_ entry: PackageEntry) throws {
+  package func end(_ entry: PackageEntry) throws {
     current = nil
     currentPlace = nil
     if let job = whole {
       whole = nil
-      writeInBackground(job)
+      background.write(job.bytes, to: job.name, in: job.folder)
     }
   }
 
   /// Removes the file being written (its bytes could not all be read); it is never published.
-  public func abandon(_ entry: PackageEntry) {
+  package func abandon(_ entry: PackageEntry) {
     if let job = whole {
       whole = nil
-      returnBuffer(job.buffer)
+      background.giveBack(job.bytes)
     }
     if let place = currentPlace {
       current = nil
@@ -211,7 +157,7 @@ public final class SafeDirectorySink: EntrySink {
   /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of
   /// those it refused (the rules report them; this is a second line of defence).
   @discardableResult
-  public func commitSymlinks() throws -> [String] {
+  package func commitSymlinks() throws -> [String] {
     try waitForWrites()
     var refused: [String] = []
     for (path, target) in symlinks {

@@ -1,6 +1,6 @@
 /// RFC 3986: every byte but unreserved characters and `/` percent-encoded, so spaces, `#`, `%`
 /// and `?` in a name stay part of the path (SARIF URIs, catalog URLs).
-public func percentEncodedPath(_ path: String) -> String {
+package func percentEncodedPath(_ path: String) -> String {
   let hex = Array("0123456789ABCDEF".utf8)
   var out = ""
   for byte in path.utf8 {

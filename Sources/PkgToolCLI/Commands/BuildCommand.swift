@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -96,7 +97,7 @@ struct BuildCommand: ParsableCommand {
     options.listEntries = verbose
     if let jobs { options.jobs = max(1, jobs) }
     options.validation = limits.validationOptions()
-    options.timestamp = try Build.Options.timestamp(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
+    options.sourceDateEpoch = try Build.Options.sourceDateEpoch(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
     let progress = ProgressLine("building", total: nil)
     let result = try Build.run(directory: directory, options: options, progress: progress.update)
     progress.finish()

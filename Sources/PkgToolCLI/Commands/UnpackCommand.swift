@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import SystemIO
 
 struct UnpackCommand: ParsableCommand {
   static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import ArgumentParser
 import HostedContent
-import XAR
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -46,7 +46,7 @@ struct ValidateCommand: ParsableCommand {
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
   @Option(help: ArgumentHelp("Report format.", valueName: "format"))
-  var reporter: ReporterName = .text
+  var reporter: ReportFormat = .text
 
   @Flag(help: "Short for --reporter json.")
   var json = false
@@ -71,7 +71,7 @@ struct ValidateCommand: ParsableCommand {
   }
 
   func run() throws {
-    let format: ReporterName = json ? .json : reporter
+    let format: ReportFormat = json ? .json : reporter
     if let output {
       for input in paths + (against.map { [$0] } ?? []) where Paths.sameFile(output, input) {
         throw OperationError("'\(output)' is a package being validated; the report would overwrite it", hint: "write the report to another file with -o")

@@ -61,7 +61,7 @@ final class DownloadedPackage {
     private var received: UInt64 = 0
 
     init(path: String, limit: UInt64?) {
-      FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+      _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
       handle = FileHandle(forWritingAtPath: path)
       self.limit = limit
     }

@@ -18,9 +18,7 @@ struct Versioned<T: Encodable>: Encodable {
 /// Pretty JSON with sorted keys, `schemaVersion` and a final newline, for `--json` output. The
 /// value must encode as an object.
 func jsonText<T: Encodable>(_ value: T) -> String {
-  let encoder = JSONEncoder()
-  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-  return (try? String(decoding: encoder.encode(Versioned(value: value)), as: UTF8.self) + "\n") ?? "{}\n"
+  JSONText.string(Versioned(value: value)) + "\n"
 }
 
 /// Findings as text lines (compiler style), for commands other than validate.

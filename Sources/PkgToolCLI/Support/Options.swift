@@ -1,6 +1,5 @@
 import ArgumentParser
 import HostedContent
-import XAR
 
 /// A byte count: `2000000000`, `2GB`, `512MB`, `64kB` (decimal units), `1GiB` (binary).
 struct ByteCount: ExpressibleByArgument {
@@ -65,22 +64,7 @@ struct LimitOptions: ParsableArguments {
   }
 }
 
-/// The reporter names, for `--reporter`.
-enum ReporterName: String, ExpressibleByArgument, CaseIterable {
-  case text, json, sarif, junit, github
-
-  /// The library's reporter of this name.
-  var reporter: any Reporter.Type {
-    switch self {
-    case .text: return TextReporter.self
-    case .json: return JSONReporter.self
-    case .sarif: return SARIFReporter.self
-    case .junit: return JUnitReporter.self
-    case .github: return GitHubReporter.self
-    }
-  }
-}
-
+extension ReportFormat: ExpressibleByArgument {}
 extension Build.Format: ExpressibleByArgument {}
 extension CompressionLevel: ExpressibleByArgument {}
 
@@ -98,8 +82,8 @@ struct ReaderLimitOptions: ParsableArguments {
   @Option(name: .customLong("max-ratio"), help: ArgumentHelp("Largest decoded/stored size ratio accepted for a compressed file over 1 MiB (default 10000).", valueName: "n"))
   var maxRatio: UInt64?
 
-  var limits: XARReader.Limits {
-    var limits = XARReader.Limits()
+  var limits: ReaderLimits {
+    var limits = ReaderLimits()
     if let maxTOCSize { limits.maxTOCBytes = maxTOCSize.value }
     if let maxEntries { limits.maxEntries = maxEntries }
     if let maxRatio { limits.maxExpansionRatio = maxRatio }

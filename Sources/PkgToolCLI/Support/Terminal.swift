@@ -1,5 +1,5 @@
 import HostedContent
-import XAR
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -71,7 +71,7 @@ final class ProgressLine {
 
 /// Raw bytes to standard output (for `cat`), after whatever `print` buffered.
 func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
-  fflush(stdout)
+  fflush(nil)  // every output stream: what `print` buffered goes first
   var offset = 0
   while offset < bytes.count {
     let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)

@@ -4,7 +4,7 @@ import CLibXML2
 
 /// Writes XML through libxml2's text writer, indented with one space per level: into memory,
 /// or streamed in chunks to a closure (so a large document is never held whole).
-public final class XMLTextWriter {
+package final class XMLTextWriter {
   private let buffer: xmlBufferPtr?
   private var writer: xmlTextWriterPtr?
   private let output: Output?
@@ -15,7 +15,7 @@ public final class XMLTextWriter {
   }
 
   /// Writes into memory; ``finish()`` returns the document.
-  public init() {
+  package init() {
     buffer = xmlBufferCreate()!
     output = nil
     writer = xmlNewTextWriterMemory(buffer, 0)!
@@ -24,7 +24,7 @@ public final class XMLTextWriter {
 
   /// Hands the document to `consume` in chunks as it is written; ``finishStreaming()`` flushes
   /// the rest.
-  public init(streamingTo consume: @escaping (UnsafeRawBufferPointer) -> Void) {
+  package init(streamingTo consume: @escaping (UnsafeRawBufferPointer) -> Void) {
     buffer = nil
     let output = Output(consume)
     self.output = output
@@ -50,42 +50,42 @@ public final class XMLTextWriter {
   }
 
   /// Ends the document and delivers what is left to the streaming closure.
-  public func finishStreaming() {
+  package func finishStreaming() {
     xmlTextWriterEndDocument(writer)
     xmlTextWriterFlush(writer)
     xmlFreeTextWriter(writer)  // closes the output buffer, flushing it
     writer = nil
   }
 
-  public func startElement(_ name: String) {
+  package func startElement(_ name: String) {
     xmlTextWriterStartElement(writer, name)
   }
 
-  public func attribute(_ name: String, _ value: String) {
+  package func attribute(_ name: String, _ value: String) {
     xmlTextWriterWriteAttribute(writer, name, value)
   }
 
   /// Writes text content, escaping what XML requires.
-  public func text(_ content: String) {
+  package func text(_ content: String) {
     xmlTextWriterWriteString(writer, content)
   }
 
-  public func endElement() {
+  package func endElement() {
     xmlTextWriterEndElement(writer)
   }
 
   /// `<name>content</name>`.
-  public func element(_ name: String, _ content: String) {
+  package func element(_ name: String, _ content: String) {
     xmlTextWriterWriteElement(writer, name, content)
   }
 
   /// Ends the document and returns its bytes.
-  public func finish() -> [UInt8] {
+  package func finish() -> [UInt8] {
     finish { Array($0) }
   }
 
   /// Ends the document and lends its bytes to `body`, without copying them.
-  public func finish<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+  package func finish<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
     xmlTextWriterEndDocument(writer)
     xmlTextWriterFlush(writer)
     let count = buffer.map { Int(xmlBufferLength($0)) } ?? 0
@@ -95,15 +95,15 @@ public final class XMLTextWriter {
 }
 
 /// One step of a streaming XML parse.
-public struct XMLEvent {
-  public enum Kind: Equatable {
+package struct XMLEvent {
+  package enum Kind: Equatable {
     /// A start tag; `isEmpty` for `<x/>`, which has no matching ``end``.
     case start(name: String, attributes: [(name: String, value: String)], isEmpty: Bool)
     case end(name: String)
     /// Character data, entities already resolved for the predefined five.
     case text(String)
 
-    public static func == (a: Kind, b: Kind) -> Bool {
+    package static func == (a: Kind, b: Kind) -> Bool {
       switch (a, b) {
       case (.start(let n1, let a1, let e1), .start(let n2, let a2, let e2)):
         return n1 == n2 && e1 == e2 && a1.map { $0.name } == a2.map { $0.name }
@@ -114,15 +114,15 @@ public struct XMLEvent {
       }
     }
   }
-  public var kind: Kind
+  package var kind: Kind
   /// The line in the document, for messages.
-  public var line: Int
+  package var line: Int
   /// Nesting depth; the root element is 0.
-  public var depth: Int
+  package var depth: Int
 }
 
 /// Why an XML document was refused.
-public enum XMLReadError: Error, Equatable {
+package enum XMLReadError: Error, Equatable {
   /// Not well formed; libxml2's message.
   case malformed(line: Int, message: String)
   /// Markup refused for safety: a DOCTYPE, an entity declaration or reference.
@@ -132,7 +132,7 @@ public enum XMLReadError: Error, Equatable {
 /// A streaming XML reader over bytes in memory, through libxml2's `xmlTextReader`, configured so
 /// that it can be trusted with hostile input: no network, no DTD loading, no entity substitution.
 /// Entity references and (unless allowed) DOCTYPEs are refused.
-public final class XMLStreamReader {
+package final class XMLStreamReader {
   private let reader: xmlTextReaderPtr
   private let bytes: UnsafeMutableRawBufferPointer?
   private let input: Input?
@@ -146,7 +146,7 @@ public final class XMLStreamReader {
 
   /// Parses a document pulled in pieces: `pull` fills the buffer it is given and returns how
   /// many bytes it wrote, 0 at the end. An error it throws ends the parse and is rethrown.
-  public init(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, allowDoctype: Bool = false) throws {
+  package init(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, allowDoctype: Bool = false) throws {
     let input = Input(pull)
     self.input = input
     bytes = nil
@@ -173,7 +173,7 @@ public final class XMLStreamReader {
   }
 
   /// The error the pull closure threw, if any.
-  public var inputError: Error? { input?.error }
+  package var inputError: Error? { input?.error }
   private let errors: ErrorBox
   private let allowDoctype: Bool
 
@@ -182,14 +182,14 @@ public final class XMLStreamReader {
   }
 
   /// - Parameter allowDoctype: accept a `<!DOCTYPE>` without an internal subset (plists have one).
-  public convenience init(bytes source: [UInt8], allowDoctype: Bool = false) throws {
+  package convenience init(bytes source: [UInt8], allowDoctype: Bool = false) throws {
     let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, source.count), alignment: 1)
     source.withUnsafeBytes { raw in copy.copyMemory(from: raw) }
     try self.init(taking: copy, count: source.count, allowDoctype: allowDoctype)
   }
 
   /// Parses the first `count` bytes of `buffer`, which the reader takes over and frees.
-  public init(taking buffer: UnsafeMutableRawBufferPointer, count: Int, allowDoctype: Bool = false) throws {
+  package init(taking buffer: UnsafeMutableRawBufferPointer, count: Int, allowDoctype: Bool = false) throws {
     guard count < Int(Int32.max), count <= buffer.count else {
       buffer.deallocate()
       throw XMLReadError.malformed(line: 0, message: "document too large")
@@ -232,7 +232,7 @@ public final class XMLStreamReader {
   }
 
   /// The line of the current node (where the parser is, if the node has none).
-  public var line: Int {
+  package var line: Int {
     if let node = xmlTextReaderCurrentNode(reader) {
       let line = xmlGetLineNo(node)
       if line > 0 { return Int(line) }
@@ -241,7 +241,7 @@ public final class XMLStreamReader {
   }
 
   /// The next event, or nil at the end of the document.
-  public func next() throws -> XMLEvent? {
+  package func next() throws -> XMLEvent? {
     while true {
       let status = xmlTextReaderRead(reader)
       if status == 0 {

@@ -3,14 +3,14 @@ import CZlib
 // The one file of this module that calls zlib.
 
 /// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
-public final class ZlibDeflater {
+package final class ZlibDeflater {
   private let stream: UnsafeMutablePointer<z_stream>
   private lazy var output = [UInt8](repeating: 0, count: 256 * 1024)
   /// The level the stream compresses at.
-  public let level: Int32
+  package let level: Int32
 
   /// - Parameter level: 0 (store) to 9 (best); -1 is zlib's default (6).
-  public init(level: Int32) {
+  package init(level: Int32) {
     self.level = level
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
@@ -19,12 +19,12 @@ public final class ZlibDeflater {
   }
 
   /// Starts a new stream with the same settings (cheaper than a new deflater; same output).
-  public func reset() {
+  package func reset() {
     deflateReset(stream)
   }
 
   /// Compresses a whole buffer as one finished stream, into an array sized by `deflateBound`.
-  public func compressWhole(_ bytes: [UInt8]) -> [UInt8] {
+  package func compressWhole(_ bytes: [UInt8]) -> [UInt8] {
     let bound = Int(deflateBound(stream, uLong(bytes.count)))
     let out = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
       bytes.withUnsafeBytes { input in
@@ -48,14 +48,14 @@ public final class ZlibDeflater {
   }
 
   /// Compresses `input`; with `finish`, ends the stream. Output goes to `sink` as it is made.
-  public func deflate(
+  package func deflate(
     _ input: UnsafeRawBufferPointer, finish: Bool, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
     try deflate(input, flush: finish ? Z_FINISH : Z_NO_FLUSH, sink: sink)
   }
 
   /// Ends the output so far on a byte boundary without ending the stream (a sync flush).
-  public func syncFlush(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+  package func syncFlush(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
     try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_SYNC_FLUSH, sink: sink)
   }
 
@@ -87,26 +87,26 @@ public final class ZlibDeflater {
 
 
   /// The Adler-32 checksum zlib streams end with; pass the previous value to continue one.
-  public static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
+  package static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
     let start = previous.map { uLong($0) } ?? CZlib.adler32(0, nil, 0)
     return UInt32(CZlib.adler32_z(start, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), bytes.count))
   }
 
 
   /// Compresses a whole buffer into a new array.
-  public static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {
+  package static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {
     ZlibDeflater(level: level).compressWhole(bytes)
   }
 }
 
 /// A zlib or gzip decompressor that streams and stops at the end of the first stream.
-public final class ZlibInflater {
+package final class ZlibInflater {
   fileprivate let stream: UnsafeMutablePointer<z_stream>
   private lazy var output = [UInt8](repeating: 0, count: 256 * 1024)
   /// True once the compressed stream has ended.
-  public fileprivate(set) var finished = false
+  package fileprivate(set) var finished = false
 
-  public init() {
+  package init() {
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
     // 15 + 32: accept a zlib or a gzip header.
@@ -121,11 +121,11 @@ public final class ZlibInflater {
   }
 
   /// Total bytes consumed so far.
-  public var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
+  package var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
 
   /// Decompresses `input`. Output goes to `sink`; returns how many input bytes were used (fewer
   /// than given only when the stream ended). Throws a message when the data is not valid.
-  public func inflate(
+  package func inflate(
     _ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> Int {
     guard !finished else { return 0 }
@@ -162,7 +162,7 @@ public final class ZlibInflater {
 extension ZlibInflater {
   /// One step straight into `output`: returns input bytes used and output bytes made. After the
   /// stream ends, ``finished`` is true and nothing more is used or made.
-  public func inflateStep(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> (used: Int, made: Int) {
+  package func inflateStep(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> (used: Int, made: Int) {
     guard !finished, output.count > 0 else { return (0, 0) }
     stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
     stream.pointee.avail_in = uInt(input.count)
@@ -182,7 +182,7 @@ extension ZlibInflater {
 }
 
 /// A zlib failure, with zlib's own message.
-public struct ZlibError: Error, CustomStringConvertible {
-  public var message: String
-  public var description: String { message }
+package struct ZlibError: Error, CustomStringConvertible {
+  package var message: String
+  package var description: String { message }
 }

@@ -1,9 +1,10 @@
-/// Standard base64 (RFC 4648) for names the TOC stores with `enctype="base64"`.
-enum Base64 {
+/// Standard base64 (RFC 4648): the project's one codec, for names the TOC stores with
+/// `enctype="base64"`, property-list `<data>` and catalog keys and signatures.
+package enum Base64 {
   private static let alphabet = Array(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-  static func encode(_ bytes: [UInt8]) -> String {
+  package static func encode(_ bytes: [UInt8]) -> String {
     var out: [UInt8] = []
     out.reserveCapacity((bytes.count + 2) / 3 * 4)
     var i = 0
@@ -21,8 +22,9 @@ enum Base64 {
     return String(decoding: out, as: UTF8.self)
   }
 
-  /// Decodes, ignoring whitespace; nil if anything else is not base64.
-  static func decode(_ text: String) -> [UInt8]? {
+  /// Decodes, ignoring whitespace; nil if anything else is not base64. Without
+  /// `requirePadding`, a final group may also lack its `=` (as property-list readers accept).
+  package static func decode(_ text: String, requirePadding: Bool = true) -> [UInt8]? {
     var values: [UInt8] = []
     var padding = 0
     for c in text.utf8 {
@@ -38,7 +40,7 @@ enum Base64 {
       }
       if padding > 0 && c != UInt8(ascii: "=") { return nil }
     }
-    guard (values.count + padding) % 4 == 0, padding <= 2 else { return nil }
+    guard padding <= 2, !requirePadding || (values.count + padding) % 4 == 0 else { return nil }
     var out: [UInt8] = []
     var i = 0
     while i + 1 < values.count {

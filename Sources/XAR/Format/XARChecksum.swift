@@ -1,7 +1,7 @@
 import Crypto
 
 /// A hash algorithm XAR names in `style` attributes and in the header.
-public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
+package enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
   case none
   case sha1
   case md5
@@ -9,7 +9,7 @@ public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
   case sha512
 
   /// Recognizes a `style` attribute value (`sha1`, `SHA1`, `md5`, `sha256`, `sha512`).
-  public init?(styleName: String) {
+  package init?(styleName: String) {
     switch styleName.lowercased() {
     case "none": self = .none
     case "sha1", "sha-1": self = .sha1
@@ -21,7 +21,7 @@ public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
   }
 
   /// The name written in `style` attributes.
-  public var styleName: String { rawValue }
+  package var styleName: String { rawValue }
 
   /// The code in the header's checksum field.
   var headerCode: UInt32 {
@@ -34,7 +34,7 @@ public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
   }
 
   /// The digest size in bytes.
-  public var digestSize: Int {
+  package var digestSize: Int {
     switch self {
     case .none: return 0
     case .sha1: return 20
@@ -46,17 +46,17 @@ public enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
 }
 
 /// A digest with the algorithm that produced it.
-public struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertible {
-  public var algorithm: XARChecksumAlgorithm
-  public var digest: [UInt8]
+package struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertible {
+  package var algorithm: XARChecksumAlgorithm
+  package var digest: [UInt8]
 
-  public init(algorithm: XARChecksumAlgorithm, digest: [UInt8]) {
+  package init(algorithm: XARChecksumAlgorithm, digest: [UInt8]) {
     self.algorithm = algorithm
     self.digest = digest
   }
 
   /// Parses a hex digest as found in the TOC; nil if it is not hex of the right length.
-  public init?(algorithm: XARChecksumAlgorithm, hex: String) {
+  package init?(algorithm: XARChecksumAlgorithm, hex: String) {
     let text = hex.trimmingASCIIWhitespace()
     guard text.utf8.count == algorithm.digestSize * 2 else { return nil }
     var digest: [UInt8] = []
@@ -75,13 +75,13 @@ public struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertibl
   }
 
   /// The digest in lower-case hex.
-  public var hex: String { hexString(digest) }
+  package var hex: String { hexString(digest) }
 
-  public var description: String { "\(algorithm.styleName):\(hex)" }
+  package var description: String { "\(algorithm.styleName):\(hex)" }
 }
 
 /// An incremental hasher for any ``XARChecksumAlgorithm``.
-public struct XARHasher {
+package struct XARHasher {
   private enum State {
     case none
     case sha1(Insecure.SHA1)
@@ -90,9 +90,9 @@ public struct XARHasher {
     case sha512(SHA512)
   }
   private var state: State
-  public let algorithm: XARChecksumAlgorithm
+  package let algorithm: XARChecksumAlgorithm
 
-  public init(_ algorithm: XARChecksumAlgorithm) {
+  package init(_ algorithm: XARChecksumAlgorithm) {
     self.algorithm = algorithm
     switch algorithm {
     case .none: state = .none
@@ -103,7 +103,7 @@ public struct XARHasher {
     }
   }
 
-  public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+  package mutating func update(_ bytes: UnsafeRawBufferPointer) {
     switch state {
     case .none: break
     case .sha1(var h):
@@ -121,11 +121,11 @@ public struct XARHasher {
     }
   }
 
-  public mutating func update(_ bytes: [UInt8]) {
+  package mutating func update(_ bytes: [UInt8]) {
     bytes.withUnsafeBytes { update($0) }
   }
 
-  public func finalize() -> XARChecksum {
+  package func finalize() -> XARChecksum {
     let digest: [UInt8]
     switch state {
     case .none: digest = []
@@ -148,7 +148,7 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 }
 
 /// Lower-case hex of `bytes`.
-public func hexString(_ bytes: [UInt8]) -> String {
+package func hexString(_ bytes: [UInt8]) -> String {
   let digits = Array("0123456789abcdef".utf8)
   var out = [UInt8]()
   out.reserveCapacity(bytes.count * 2)

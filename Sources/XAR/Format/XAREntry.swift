@@ -1,5 +1,5 @@
 /// What kind of file system object a TOC `<file>` describes.
-public enum XAREntryKind: Equatable, Hashable, Sendable {
+package enum XAREntryKind: Equatable, Hashable, Sendable {
   case file
   case directory
   case symlink
@@ -13,7 +13,7 @@ public enum XAREntryKind: Equatable, Hashable, Sendable {
   case unknown(String)
 
   /// The name used in `<type>`.
-  public var typeName: String {
+  package var typeName: String {
     switch self {
     case .file: return "file"
     case .directory: return "directory"
@@ -43,7 +43,7 @@ public enum XAREntryKind: Equatable, Hashable, Sendable {
 }
 
 /// How a file's bytes are stored in the heap.
-public enum XAREncoding: Equatable, Hashable, Sendable {
+package enum XAREncoding: Equatable, Hashable, Sendable {
   /// Stored as they are (`application/octet-stream`).
   case none
   /// A zlib stream (`application/x-gzip`, despite the name).
@@ -58,7 +58,7 @@ public enum XAREncoding: Equatable, Hashable, Sendable {
   case unknown(String)
 
   /// The MIME-like name written in `<encoding style="…">`.
-  public var style: String {
+  package var style: String {
     switch self {
     case .none: return "application/octet-stream"
     case .gzip: return "application/x-gzip"
@@ -82,20 +82,20 @@ public enum XAREncoding: Equatable, Hashable, Sendable {
 }
 
 /// Where a file's bytes are in the heap and how to check them.
-public struct XARData: Equatable, Hashable, Sendable {
+package struct XARData: Equatable, Hashable, Sendable {
   /// Offset from the start of the heap.
-  public var offset: UInt64
+  package var offset: UInt64
   /// Stored (possibly compressed) length.
-  public var length: UInt64
+  package var length: UInt64
   /// Length once decoded: the file's size.
-  public var size: UInt64
-  public var encoding: XAREncoding
+  package var size: UInt64
+  package var encoding: XAREncoding
   /// Checksum of the stored bytes.
-  public var archivedChecksum: XARChecksum?
+  package var archivedChecksum: XARChecksum?
   /// Checksum of the decoded bytes.
-  public var extractedChecksum: XARChecksum?
+  package var extractedChecksum: XARChecksum?
 
-  public init(
+  package init(
     offset: UInt64, length: UInt64, size: UInt64, encoding: XAREncoding,
     archivedChecksum: XARChecksum?, extractedChecksum: XARChecksum?
   ) {
@@ -109,29 +109,29 @@ public struct XARData: Equatable, Hashable, Sendable {
 }
 
 /// One `<file>` of a TOC, with its full path.
-public struct XAREntry: Equatable, Sendable {
+package struct XAREntry: Equatable, Sendable {
   /// The TOC's `id` attribute.
-  public var id: String
+  package var id: String
   /// Names from the root down, joined with `/`. Names are never empty and never hold `/` or NUL.
-  public var path: String
-  public var kind: XAREntryKind
+  package var path: String
+  package var kind: XAREntryKind
   /// Permission bits, as in `<mode>` (octal in the TOC); nil if the TOC has none.
-  public var mode: UInt32?
-  public var uid: UInt64?
-  public var gid: UInt64?
-  public var user: String?
-  public var group: String?
-  public var mtime: XARTimestamp?
+  package var mode: UInt32?
+  package var uid: UInt64?
+  package var gid: UInt64?
+  package var user: String?
+  package var group: String?
+  package var mtime: XARTimestamp?
   /// A symlink's target, verbatim.
-  public var linkTarget: String?
+  package var linkTarget: String?
   /// For ``XAREntryKind/hardLink``: the path of the entry that holds the data.
-  public var hardLinkTarget: String?
+  package var hardLinkTarget: String?
   /// Present for files (and hard-link originals) with data in the heap.
-  public var data: XARData?
+  package var data: XARData?
   /// The line of the TOC where the `<file>` starts, for messages.
-  public var tocLine: Int
+  package var tocLine: Int
 
-  public init(
+  package init(
     id: String, path: String, kind: XAREntryKind, mode: UInt32? = nil, uid: UInt64? = nil,
     gid: UInt64? = nil, user: String? = nil, group: String? = nil, mtime: XARTimestamp? = nil,
     linkTarget: String? = nil, hardLinkTarget: String? = nil, data: XARData? = nil,
@@ -153,5 +153,5 @@ public struct XAREntry: Equatable, Sendable {
   }
 
   /// The decoded size of the entry's data, 0 if it has none.
-  public var size: UInt64 { data?.size ?? 0 }
+  package var size: UInt64 { data?.size ?? 0 }
 }

@@ -1,5 +1,5 @@
 /// Why a XAR file could not be read or written. Every case says what is wrong and where.
-public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
+package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   // Header
   case truncatedHeader(available: Int)
   case notXAR
@@ -54,7 +54,7 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case writerFinished
   case sourceLengthChanged(path: String)
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .truncatedHeader(let n):
       return "truncated XAR header: the file has \(n) bytes, a header needs at least 28"
@@ -141,7 +141,7 @@ public enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
 
 extension String {
   /// The string with control characters shown as escapes, safe to print on one line.
-  public var debugEscaped: String {
+  package var debugEscaped: String {
     var out = ""
     for scalar in unicodeScalars {
       if scalar.value < 0x20 || scalar.value == 0x7F {

@@ -10,27 +10,27 @@
 /// SHA-256 and 4 for SHA-512 with the plain 28-byte header; the other line writes 3 for "other",
 /// with the algorithm's name after the header (so the header is at least 32 bytes). Both are read:
 /// code 3 with a 28-byte header is SHA-256, code 3 with a longer header is named.
-public struct XARHeader: Equatable, Sendable {
+package struct XARHeader: Equatable, Sendable {
   /// `xar!` as a big-endian integer.
-  public static let magic: UInt32 = 0x7861_7221
+  package static let magic: UInt32 = 0x7861_7221
   /// The size of the header without a checksum name.
-  public static let baseSize = 28
+  package static let baseSize = 28
 
   /// Bytes from the start of the file to the compressed TOC.
-  public var headerSize: UInt16
+  package var headerSize: UInt16
   /// Format version; always 1.
-  public var version: UInt16
+  package var version: UInt16
   /// Length of the zlib-compressed TOC that follows the header.
-  public var tocCompressedLength: UInt64
+  package var tocCompressedLength: UInt64
   /// Length of the TOC XML once inflated.
-  public var tocUncompressedLength: UInt64
+  package var tocUncompressedLength: UInt64
   /// How the TOC is checksummed.
-  public var checksumAlgorithm: XARChecksumAlgorithm
+  package var checksumAlgorithm: XARChecksumAlgorithm
 
   /// The offset in the file where the heap starts.
-  public var heapStart: UInt64 { UInt64(headerSize) + tocCompressedLength }
+  package var heapStart: UInt64 { UInt64(headerSize) + tocCompressedLength }
 
-  public init(
+  package init(
     tocCompressedLength: UInt64, tocUncompressedLength: UInt64,
     checksumAlgorithm: XARChecksumAlgorithm
   ) {
@@ -42,7 +42,7 @@ public struct XARHeader: Equatable, Sendable {
   }
 
   /// The header's bytes.
-  public func encoded() -> [UInt8] {
+  package func encoded() -> [UInt8] {
     var bytes: [UInt8] = []
     bytes.reserveCapacity(Int(headerSize))
     bytes.appendBigEndian(XARHeader.magic)
@@ -56,7 +56,7 @@ public struct XARHeader: Equatable, Sendable {
   }
 
   /// Parses and checks a header. `bytes` must hold at least the header; pass what the file has.
-  public static func decode(_ bytes: [UInt8]) throws -> XARHeader {
+  package static func decode(_ bytes: [UInt8]) throws -> XARHeader {
     guard bytes.count >= baseSize else { throw XARError.truncatedHeader(available: bytes.count) }
     guard bytes.readBigEndian(UInt32.self, at: 0) == magic else { throw XARError.notXAR }
     let headerSize = bytes.readBigEndian(UInt16.self, at: 4)

@@ -2,17 +2,17 @@
 ///
 /// Conversions are done by arithmetic on the proleptic Gregorian calendar, with no locale and no
 /// time zone, so they are the same on every machine.
-public struct XARTimestamp: Equatable, Hashable, Comparable, Sendable, CustomStringConvertible {
-  public var secondsSinceEpoch: Int64
+package struct XARTimestamp: Equatable, Hashable, Comparable, Sendable, CustomStringConvertible {
+  package var secondsSinceEpoch: Int64
 
-  public init(secondsSinceEpoch: Int64) { self.secondsSinceEpoch = secondsSinceEpoch }
+  package init(secondsSinceEpoch: Int64) { self.secondsSinceEpoch = secondsSinceEpoch }
 
-  public static func < (a: XARTimestamp, b: XARTimestamp) -> Bool {
+  package static func < (a: XARTimestamp, b: XARTimestamp) -> Bool {
     a.secondsSinceEpoch < b.secondsSinceEpoch
   }
 
   /// The ISO 8601 form used in the TOC, in UTC.
-  public var iso8601: String {
+  package var iso8601: String {
     let days = secondsSinceEpoch.floorDiv(86_400)
     let secondOfDay = secondsSinceEpoch - days * 86_400
     let (y, m, d) = civilDate(fromDays: days)
@@ -24,10 +24,10 @@ public struct XARTimestamp: Equatable, Hashable, Comparable, Sendable, CustomStr
       + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))Z"
   }
 
-  public var description: String { iso8601 }
+  package var description: String { iso8601 }
 
   /// Parses `YYYY-MM-DDTHH:MM:SS` with an optional fraction and an optional `Z`; nil otherwise.
-  public init?(iso8601 text: String) {
+  package init?(iso8601 text: String) {
     let bytes = Array(text.utf8)
     guard bytes.count >= 19, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
       bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"),

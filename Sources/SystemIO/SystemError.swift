@@ -7,19 +7,19 @@
 /// A failed system call, with the file it concerned and a message a person can act on.
 ///
 /// Reads as `cannot read 'levels/1.json': permission denied (EACCES)`.
-public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
+package struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
   /// What was being done, as a verb phrase: `"read"`, `"create"`, `"rename"`.
-  public var operation: String
+  package var operation: String
   /// The path concerned.
-  public var path: String
+  package var path: String
   /// The `errno` value.
-  public var code: Int32
+  package var code: Int32
 
   /// A message that replaces the C library's, when the call succeeded but the result is wrong
   /// (a FIFO where a file was expected).
-  public var detail: String?
+  package var detail: String?
 
-  public init(_ operation: String, path: String, code: Int32 = errno, detail: String? = nil) {
+  package init(_ operation: String, path: String, code: Int32 = errno, detail: String? = nil) {
     self.operation = operation
     self.path = path
     self.code = code
@@ -27,17 +27,17 @@ public struct SystemError: Error, Equatable, CustomStringConvertible, Sendable {
   }
 
   /// The symbolic name of ``code``, such as `ENOENT`.
-  public var codeName: String { SystemError.names[code] ?? "errno \(code)" }
+  package var codeName: String { SystemError.names[code] ?? "errno \(code)" }
 
   /// The C library's message for ``code``, in lower case.
-  public var reason: String {
+  package var reason: String {
     if let detail { return detail }
     guard let cString = strerror(code) else { return "unknown error" }
     let text = String(cString: cString)
     return text.prefix(1).lowercased() + text.dropFirst()
   }
 
-  public var description: String { "cannot \(operation) '\(path)': \(reason) (\(codeName))" }
+  package var description: String { "cannot \(operation) '\(path)': \(reason) (\(codeName))" }
 
   private static let names: [Int32: String] = [
     EPERM: "EPERM", ENOENT: "ENOENT", EIO: "EIO", EBADF: "EBADF", EACCES: "EACCES",

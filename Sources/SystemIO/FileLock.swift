@@ -1,5 +1,3 @@
-import XAR
-
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -8,23 +6,23 @@ import XAR
 
 /// An exclusive `flock` on a file inside a folder, held until the value is released (or the
 /// process ends, whatever kills it: the kernel drops the lock with the descriptor).
-public final class FileLock {
+package final class FileLock {
   private let fd: Int32
   /// The lock file, for messages.
-  public let path: String
+  package let path: String
 
   /// Why a lock could not be taken.
-  public struct Busy: Error, CustomStringConvertible {
-    public var path: String
-    public var waited: Double
-    public var description: String {
+  package struct Busy: Error, CustomStringConvertible {
+    package var path: String
+    package var waited: Double
+    package var description: String {
       "another pkgtool is working in '\(Paths.parent(of: path))' (it holds '\(Paths.name(of: path))'); waited \(Int(waited)) s"
     }
   }
 
   /// Takes the lock on `name` in `folder`, creating the file (never following a symlink).
   /// Waits up to `timeout` seconds for another holder, then throws ``Busy``.
-  public init(_ name: String, in folder: DirectoryHandle, timeout: Double) throws {
+  package init(_ name: String, in folder: DirectoryHandle, timeout: Double) throws {
     path = folder.path + "/" + name
     let fd = openat(folder.fd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
     guard fd >= 0 else { throw SystemError("open lock file", path: path) }

@@ -1,0 +1,47 @@
+/// What a run of the rules over a source found.
+public struct InspectionResult: Sendable {
+  public var format: PackageFormat
+  public var location: String
+  public var packageSize: UInt64?
+  /// Every finding, in the order found.
+  public var findings: [Finding]
+  /// The package's `ContentInfo`, when it could be read.
+  public var contentInfo: ContentInfo?
+  public var entryCount: Int
+  /// How many entries are files.
+  public var fileCount = 0
+  /// Sum of file sizes, saturating.
+  public var contentSize: UInt64
+  /// Every entry, when asked for (`info --files`, `diff`).
+  public var entries: [PackageEntry]
+  /// True when the package could not be read to the end.
+  public var integrityFailed: Bool
+  /// Entries not passed to the sink because a rule found an error in them (only with
+  /// ``PackageInspector/skipEntriesWithErrors``).
+  public var skippedEntries: [String] = []
+  /// The entry whose reading failed half way (its partial output was taken back), if any.
+  public var incompleteEntry: String?
+  /// Rules that did not run, by id, with the reason (`content-version-increase` without
+  /// `--against`; every rule but `archive-integrity` when the file is not a package).
+  public var skippedRules: [String: String] = [:]
+
+  public init(
+    format: PackageFormat, location: String, packageSize: UInt64?, findings: [Finding], contentInfo: ContentInfo?,
+    entryCount: Int, contentSize: UInt64, entries: [PackageEntry], integrityFailed: Bool
+  ) {
+    self.format = format
+    self.location = location
+    self.packageSize = packageSize
+    self.findings = findings
+    self.contentInfo = contentInfo
+    self.entryCount = entryCount
+    self.contentSize = contentSize
+    self.entries = entries
+    self.integrityFailed = integrityFailed
+  }
+
+  /// Errors, plus warnings when `strict`.
+  public func failed(strict: Bool) -> Bool {
+    findings.contains { $0.severity.effective(strict: strict) == .error }
+  }
+}

@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A private folder beside a destination, where output is assembled before it is renamed into
+/// place. Its name says what it is (`.NAME.pkgtool-<purpose>-<pid>-<random>`), so a later run
+/// can remove what a killed run left behind.
+package final class StagingFolder {
+  package let parent: DirectoryHandle
+  package let name: String
+  package let handle: DirectoryHandle
+  private var published = false
+
+  /// Creates the staging folder for `destinationName` inside `parent`, first removing stale ones
+  /// left by processes that no longer run.
+  package init(in parent: DirectoryHandle, for destinationName: String, purpose: String) throws {
+    self.parent = parent
+    StagingFolder.removeStale(in: parent, for: destinationName)
+    var made: String?
+    for _ in 0..<8 {
+      let candidate = TemporaryName.beside(destinationName, purpose: purpose)
+      if mkdirat(parent.fd, candidate, 0o700) == 0 {
+        made = candidate
+        break
+      }
+      if errno != EEXIST { throw SystemError("create folder", path: parent.path + "/" + candidate) }
+    }
+    guard let made else { throw SystemError("create folder", path: parent.path, code: EEXIST) }
+    name = made
+    handle = try parent.openDirectory(made)
+  }
+
+  deinit { discard() }
+
+  /// Removes the staging folder and everything in it (unless it was published).
+  package func discard() {
+    guard !published else { return }
+    published = true
+    try? parent.removeTree(name)
+  }
+
+  /// Renames the staging folder to `destination` in `parent`. With `replace`, an existing
+  /// destination is swapped out and removed only after the new one is in place; if anything
+  /// fails, the old one is put back.
+  package func publish(as destination: String, replace: Bool) throws {
+    _ = fchmodat(parent.fd, name, 0o755, 0)
+    handle.sync()
+    if !parent.exists(destination) {
+      try renameNoReplace(parent.fd, name, parent.fd, destination, path: parent.path + "/" + destination)
+      published = true
+      parent.sync()
+      return
+    }
+    guard replace else { throw SystemError("create", path: parent.path + "/" + destination, code: EEXIST) }
+    // One swap: readers of the destination see the old folder or the new one, never neither.
+    // The old one is left under the staging name and removed.
+    try exchangeEntries(name, in: parent, with: destination, in: parent)
+    published = true
+    parent.sync()
+    try? parent.removeTree(name)
+  }
+
+  /// Removes `.NAME.pkgtool-*-<pid>-*` folders and files whose process is gone.
+  package static func removeStale(in parent: DirectoryHandle, for destinationName: String) {
+    guard let names = try? parent.list() else { return }
+    for (entry, _) in names where TemporaryName.isStale(entry, of: destinationName) {
+      try? parent.removeTree(entry)
+    }
+  }
+}
