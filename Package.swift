@@ -27,18 +27,21 @@ let package = Package(
     // The system layer: descriptors, folder handles, atomic files, temporary names, renames,
     // locks, SystemError. Every POSIX call of the project goes through here.
     .target(name: "SystemIO"),
+    // libarchive, wrapped once: an archive reader (zip, tar, cpio, raw streams and their
+    // filters), the zip writer, and LibArchiveError (the call, libarchive's code, its message).
+    .target(name: "ArchiveIO", dependencies: ["CArchive"]),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
       dependencies: [
-        "SystemIO", "CLibXML2", "CZlib", "CArchive",
+        "SystemIO", "ArchiveIO", "CLibXML2", "CZlib",
         .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations.
     .target(
       name: "HostedContent",
       dependencies: [
-        "SystemIO", "XAR", "CLibXML2", "CArchive", .product(name: "Crypto", package: "swift-crypto"),
+        "SystemIO", "ArchiveIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
       ]),
     // Commands: parse, call HostedContent, print, exit.
     .target(

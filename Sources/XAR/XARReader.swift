@@ -1,3 +1,4 @@
+import ArchiveIO
 import SystemIO
 
 /// Reads a XAR archive without trusting it.
@@ -305,9 +306,6 @@ package final class XARDataReader: XARByteSource {
     sharedHash = data?.encoding == XAREncoding.none && data?.archivedChecksum?.algorithm == data?.extractedChecksum?.algorithm
   }
 
-  /// The declared decoded size.
-  package var declaredSize: UInt64 { data?.size ?? 0 }
-
   package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     if let failed { throw failed }
     do {
@@ -361,7 +359,7 @@ package final class XARDataReader: XARByteSource {
       let n: Int
       do {
         n = try filter.read(into: buffer)
-      } catch let error as ZlibError {
+      } catch let error as LibArchiveError {
         throw XARError.corruptData(path: path, reason: error.message)
       }
       if n == 0 {

@@ -628,13 +628,6 @@ package final class XARWriter {
     return (out, xmlLength + padding.count)
   }
 
-  /// The TOC XML, written with libxml2's text writer from the compact records.
-  func makeTOC() -> [UInt8] {
-    let xml = XMLTextWriter()
-    writeTOC(xml)
-    return xml.finish()
-  }
-
   /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed as libxml2
   /// writes it, so the XML is never held whole.
   private func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {

@@ -41,12 +41,6 @@ package struct SymlinkResolver {
     if entry.kind == .symlink { links[SymlinkResolver.fold(entry.path)] = entry.linkTarget ?? "" }
   }
 
-  /// True when no symlink has been added.
-  package var hasNoSymlinks: Bool { links.isEmpty }
-
-  /// True if `path` is a recorded symlink.
-  package func isSymlink(_ path: String) -> Bool { links[SymlinkResolver.fold(path)] != nil }
-
   /// The first proper prefix of `path` that is a symlink, if any.
   package func symlinkedAncestor(of path: String) -> String? {
     guard !links.isEmpty else { return nil }

@@ -76,9 +76,3 @@ public struct LeftOutPath: Sendable, Equatable {
     self.reason = reason
   }
 }
-
-/// A package source could not be read at all: an I/O or usage problem, not a finding.
-package struct SourceError: Error, CustomStringConvertible {
-  package var description: String
-  package init(_ description: String) { self.description = description }
-}

@@ -1,3 +1,4 @@
+import ArchiveIO
 import SystemIO
 import XAR
 
@@ -60,7 +61,7 @@ package final class FlatPackageSource: EntrySource {
           if z.finished { return nil }
           if used == pending.count {
             let n = ended ? 0 : try readCompressed()
-            guard n > 0 else { throw LibArchiveError(description: "the Payload's gzip stream is truncated") }
+            guard n > 0 else { throw LibArchiveError("the Payload's gzip stream is truncated") }
             pending = Array(buffer[..<n])
             used = 0
           }
@@ -70,7 +71,7 @@ package final class FlatPackageSource: EntrySource {
               try output.withUnsafeMutableBytes { try z.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: $0) }
             }
           } catch let error as ZlibError {
-            throw LibArchiveError(description: "the Payload's gzip stream is damaged: \(error.message)")
+            throw LibArchiveError("the Payload's gzip stream is damaged: \(error.message)")
           }
           used += step.used
           if step.made > 0 {
@@ -78,7 +79,7 @@ package final class FlatPackageSource: EntrySource {
             try headerGuard.observe(chunk)
             return chunk
           }
-          if step.used == 0 && used < pending.count { throw LibArchiveError(description: "the Payload's gzip stream is damaged") }
+          if step.used == 0 && used < pending.count { throw LibArchiveError("the Payload's gzip stream is damaged") }
           continue
         }
         guard !ended else { return nil }
@@ -164,7 +165,7 @@ struct CpioHeaderGuard {
       guard header.count == size else { continue }
       func field(_ offset: Int, _ length: Int, radix: Int) throws -> UInt64 {
         guard let v = UInt64(String(decoding: header[offset..<(offset + length)], as: UTF8.self), radix: radix) else {
-          throw LibArchiveError(description: "the Payload holds a damaged cpio header")
+          throw LibArchiveError("the Payload holds a damaged cpio header")
         }
         return v
       }
@@ -172,10 +173,10 @@ struct CpioHeaderGuard {
       let nameSize = try newc ? field(94, 8, radix: 16) : field(59, 6, radix: 8)
       let fileSize = try newc ? field(54, 8, radix: 16) : field(65, 11, radix: 8)
       guard nameSize <= CpioHeaderGuard.maxLength else {
-        throw LibArchiveError(description: "the Payload's cpio header declares a name of \(nameSize) bytes")
+        throw LibArchiveError("the Payload's cpio header declares a name of \(nameSize) bytes")
       }
       if mode & 0o170000 == 0o120000 && fileSize > CpioHeaderGuard.maxLength {
-        throw LibArchiveError(description: "the Payload's cpio header declares a symlink target of \(fileSize) bytes")
+        throw LibArchiveError("the Payload's cpio header declares a symlink target of \(fileSize) bytes")
       }
       skip = newc ? pad4(110 + nameSize) - 110 + pad4(fileSize) : nameSize + fileSize
       header = []

@@ -52,8 +52,3 @@ extension Finding {
     (path.map { "\($0): " } ?? "") + message + (hint.map { " (hint: \($0))" } ?? "")
   }
 }
-
-extension Array where Element == Finding {
-  /// True if any finding is an error.
-  public var hasErrors: Bool { contains { $0.severity == .error } }
-}

@@ -1,3 +1,4 @@
+import ArchiveIO
 import Foundation
 import SystemIO
 import XAR

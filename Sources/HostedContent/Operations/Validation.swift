@@ -33,8 +33,19 @@ public struct OperationError: Error, CustomStringConvertible {
 public enum Validation {
   /// Validates the package file or content folder at `path`.
   ///
-  /// - Parameter against: a previous package (or folder) of the same product; its version must be lower.
-  public static func run(path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(), recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
+  /// - Parameters:
+  ///   - against: a previous package (or folder) of the same product; its version must be lower.
+  ///   - limits: what the reader accepts before it refuses the package.
+  ///   - rules: the rules to run, in order: ``RuleCatalog/all`` by default; add your own
+  ///     ``Rule`` types to check house conventions too.
+  ///   - recordEntries: keep every entry in the result (``InspectionResult/entries``).
+  ///   - progress: called with the bytes read so far.
+  ///   - onFileDigest: called with each file's path and the SHA-256 of its content.
+  /// - Returns: the findings and what was seen; a damaged package is a finding, not an error.
+  /// - Throws: ``OperationError`` when `path` cannot be read at all.
+  public static func run(
+    path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(),
+    rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
     onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
@@ -46,7 +57,7 @@ public enum Validation {
     }
     let context = RuleContext(
       options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path), previous: previous)
-    let inspector = PackageInspector(context: context)
+    let inspector = PackageInspector(context: context, rules: rules)
     inspector.recordEntries = recordEntries
     inspector.progress = progress
     if let onFileDigest { inspector.onFileDigest = { entry, digest in onFileDigest(entry.path, digest) } }

@@ -74,8 +74,6 @@ public struct ValidationReport: Sendable {
     return text
   }
 
-  /// The rules that ran, in catalog order.
-  public var rulesRun: [RuleDescription] { RuleCatalog.descriptions.filter { result.skippedRules[$0.id] == nil } }
 }
 
 /// Turns ``ValidationReport``s into text for people or machines. One small type per format.

@@ -1,3 +1,4 @@
+import ArchiveIO
 import SystemIO
 import XAR
 
@@ -130,7 +131,7 @@ package final class XARSink: EntrySink {
 /// Writes the zip delivery form (what the client downloads) through libarchive, to a temporary
 /// file that ``commit()`` renames into place.
 package final class ZipSink: EntrySink {
-  private let writer: LibArchiveZipWriter
+  private let writer: ZipWriter
   private let path: String
   private let tempPath: String
   private let overwrite: Bool
@@ -147,7 +148,7 @@ package final class ZipSink: EntrySink {
     self.mtime = mtime.secondsSinceEpoch
     tempPath = FileSystem.temporarySibling(of: path, purpose: "tmp")
     chooser = EncodingChooser(level: compression)
-    writer = try LibArchiveZipWriter(path: tempPath)
+    writer = try ZipWriter(path: tempPath)
     open = true
   }
 
@@ -155,7 +156,7 @@ package final class ZipSink: EntrySink {
 
   package func begin(_ entry: PackageEntry) throws -> String? {
     switch entry.kind {
-    case .directory, .symlink: try writer.add(entry, mtime: mtime, compress: false, data: nil)
+    case .directory, .symlink: try add(entry, compress: false)
     case .file: pending = entry
     default: return "a \(entry.kind.rawValue) cannot be packaged"
     }
@@ -167,7 +168,7 @@ package final class ZipSink: EntrySink {
     if let entry = pending {
       pending = nil
       if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
-      try writer.add(entry, mtime: mtime, compress: chooser.shouldCompress(head: bytes), data: nil)
+      try add(entry, compress: chooser.shouldCompress(head: bytes))
     }
     try writer.writeData(bytes)
   }
@@ -175,8 +176,18 @@ package final class ZipSink: EntrySink {
   package func end(_ entry: PackageEntry) throws {
     if let pending {
       self.pending = nil
-      try writer.add(pending, mtime: mtime, compress: false, data: nil)
+      try add(pending, compress: false)
     }
+  }
+
+  private func add(_ entry: PackageEntry, compress: Bool) throws {
+    let kind: ZipWriter.Kind
+    switch entry.kind {
+    case .directory: kind = .directory
+    case .symlink: kind = .symlink(target: entry.linkTarget ?? "")
+    default: kind = .file(size: entry.size)
+    }
+    try writer.addEntry(entry.path, kind: kind, mode: entry.mode, mtime: mtime, compress: compress)
   }
 
   /// Closes the zip and renames it into place, unless `check` (given its size) throws.

@@ -120,9 +120,6 @@ package final class ZlibInflater {
     stream.deallocate()
   }
 
-  /// Total bytes consumed so far.
-  package var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
-
   /// Decompresses `input`. Output goes to `sink`; returns how many input bytes were used (fewer
   /// than given only when the stream ended). Throws a message when the data is not valid.
   package func inflate(

@@ -52,7 +52,6 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case missingParent(path: String, parent: String)
   case hardLinkTargetNotAFile(path: String, target: String)
   case writerFinished
-  case sourceLengthChanged(path: String)
 
   package var description: String {
     switch self {
@@ -133,8 +132,6 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .hardLinkTargetNotAFile(let path, let target):
       return "cannot add hard link '\(path.debugEscaped)': '\(target.debugEscaped)' is not a file added before"
     case .writerFinished: return "the archive is already finished"
-    case .sourceLengthChanged(let path):
-      return "'\(path.debugEscaped)' changed size while it was being read"
     }
   }
 }
