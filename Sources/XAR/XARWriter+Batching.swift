@@ -1,0 +1,150 @@
+import Dispatch
+import SystemIO
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+// Whole small files compressed and hashed in batches, on worker threads when
+// `Options.threads` > 1, and written to the heap in the order they were added.
+extension XARWriter {
+  /// Hands the open batch to a worker (or runs it here with one thread).
+  func submitBatch() throws {
+    guard let job = batch else { return }
+    batch = nil
+    if options.threads > 1 {
+      queuedBytes += job.inputBytes
+      queue.append(job)
+      job.start()
+      while queuedBytes > options.maxBytesInFlight || queue.count - queueHead > 4 * options.threads {
+        try writeOldestJob()
+      }
+    } else {
+      job.run()
+      queue.append(job)
+      try writeOldestJob()
+    }
+  }
+
+  /// Whole files being compressed and hashed together, maybe on another thread.
+  final class EncodeBatch: @unchecked Sendable {
+    struct Item {
+      var record: Int32
+      var bytes: [UInt8]
+      var compression: Compression
+      var stored: [UInt8] = []
+      var size = 0
+      var archived: XARChecksum?
+      var extracted: XARChecksum?
+    }
+    let algorithm: XARChecksumAlgorithm
+    private(set) var items: [Item] = []
+    private(set) var inputBytes = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(algorithm: XARChecksumAlgorithm) { self.algorithm = algorithm }
+
+    var count: Int { items.count }
+
+    func add(record: Int32, bytes: [UInt8], compression: Compression) {
+      items.append(Item(record: record, bytes: bytes, compression: compression))
+      inputBytes += bytes.count
+    }
+
+    func start() {
+      DispatchQueue.global().async { self.run(); self.done.signal() }
+    }
+
+    func wait() { done.wait() }
+
+    func run() {
+      for index in items.indices {
+        var item = items[index]
+        item.size = item.bytes.count
+        var hasher = XARHasher(algorithm)
+        hasher.update(item.bytes)
+        item.extracted = hasher.finalize()
+        if case .zlib(let level) = item.compression {
+          let deflater = DeflaterPool.shared.take(level: level)
+          item.stored = deflater.compressWhole(item.bytes)
+          DeflaterPool.shared.give(deflater)
+          var a = XARHasher(algorithm)
+          a.update(item.stored)
+          item.archived = a.finalize()
+        } else {
+          item.stored = item.bytes
+          item.archived = item.extracted  // the same bytes: hash once
+        }
+        item.bytes = []
+        items[index] = item
+      }
+    }
+  }
+
+  /// Deflaters kept between files: starting a stream with `deflateReset` costs far less than a
+  /// new one (which clears 64 KiB of tables), and gives the same bytes.
+  final class DeflaterPool: @unchecked Sendable {
+    static let shared = DeflaterPool()
+    private let lock = DispatchSemaphore(value: 1)
+    private var free: [ZlibDeflater] = []
+
+    func take(level: Int32) -> ZlibDeflater {
+      lock.wait()
+      defer { lock.signal() }
+      if let i = free.lastIndex(where: { $0.level == level }) { return free.remove(at: i) }
+      return ZlibDeflater(level: level)
+    }
+
+    func give(_ deflater: ZlibDeflater) {
+      lock.wait()
+      if free.count < 4 { free.append(deflater) }
+      lock.signal()
+    }
+  }
+
+  /// Waits for the oldest queued batch and appends its files to the heap.
+  func writeOldestJob() throws {
+    guard queueHead < queue.count, let heap else { return }
+    let job = queue[queueHead]
+    queue[queueHead] = EncodeBatch(algorithm: options.checksum)  // drop our reference to the data
+    queueHead += 1
+    if options.threads > 1 { job.wait() }
+    for item in job.items {
+      try item.stored.withUnsafeBytes { try bufferedHeapWrite($0, heap) }
+      setData(
+        item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
+        gzip: item.compression != .none, archived: item.archived, extracted: item.extracted)
+      heapSize += UInt64(item.stored.count)
+    }
+    if options.threads > 1 { queuedBytes -= job.inputBytes }
+    if queueHead == queue.count {
+      queue.removeAll(keepingCapacity: true)
+      queueHead = 0
+    }
+  }
+
+  /// Writes every queued file, in order, and flushes the heap buffer.
+  func writeQueuedJobs() throws {
+    try submitBatch()
+    while queueHead < queue.count { try writeOldestJob() }
+    if let heap, !heapBuffer.isEmpty {
+      try heapBuffer.withUnsafeBytes { try heap.write($0) }
+      heapBuffer.removeAll(keepingCapacity: true)
+    }
+  }
+
+  func bufferedHeapWrite(_ bytes: UnsafeRawBufferPointer, _ heap: FileDescriptor) throws {
+    let large = bytes.count >= 1 << 19
+    if !heapBuffer.isEmpty && (large || heapBuffer.count + bytes.count > 1 << 20) {
+      try heapBuffer.withUnsafeBytes { try heap.write($0) }
+      heapBuffer.removeAll(keepingCapacity: true)
+    }
+    if large {
+      try heap.write(bytes)
+    } else {
+      heapBuffer.append(contentsOf: bytes)
+    }
+  }
+}

@@ -1,0 +1,162 @@
+import Dispatch
+import SystemIO
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+// The table of contents: written with libxml2's text writer from the compact records, compressed
+// as it is written, and padded so the heap starts on a file-system block.
+extension XARWriter {
+  // The TOC is padded so that header + TOC + TOC checksum end on a 4096-byte boundary: the heap
+  // then starts on a file-system block, which lets ``finish()`` put the header in front of the
+  // heap without copying it. The padding is whitespace after the XML (which XML allows), in a
+  // final stored block; it costs under 4 KiB.
+  /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
+  /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
+  static func padTOC(_ body: [UInt8], xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+    let overhead = 5 + 4  // stored-block header, Adler-32
+    let used = headerSize + body.count + overhead + checksumSize
+    let aligned = (used + 4095) / 4096 * 4096
+    let padding = [UInt8](repeating: UInt8(ascii: " "), count: aligned - used)
+    var out = body
+    let length = UInt16(padding.count)
+    out += [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+    out += padding
+    let adler = padding.withUnsafeBytes { ZlibDeflater.adler32($0, continuing: xmlAdler) }
+    out += [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
+    return (out, xmlLength + padding.count)
+  }
+
+  /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed as libxml2
+  /// writes it, so the XML is never held whole.
+  func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+    let deflater = ZlibDeflater(level: 9)
+    var body: [UInt8] = []
+    var adler: UInt32? = nil
+    var length = 0
+    let xml = XMLTextWriter { chunk in
+      adler = ZlibDeflater.adler32(chunk, continuing: adler)
+      length += chunk.count
+      try! deflater.deflate(chunk, finish: false) { body.append(contentsOf: $0) }
+    }
+    writeTOC(xml)
+    xml.finishStreaming()
+    try! deflater.syncFlush { body.append(contentsOf: $0) }
+    return XARWriter.padTOC(body, xmlLength: length, xmlAdler: adler ?? 1, headerSize: headerSize, checksumSize: checksumSize)
+  }
+
+  func writeTOC(_ xml: XMLTextWriter) {
+    xml.startElement("xar")
+    xml.startElement("toc")
+    if let creationTime = options.creationTime {
+      xml.element("creation-time", creationTime.iso8601)
+    }
+    if options.checksum != .none {
+      xml.startElement("checksum")
+      xml.attribute("style", options.checksum.styleName)
+      xml.element("offset", "0")
+      xml.element("size", String(options.checksum.digestSize))
+      xml.endElement()
+    }
+    // Depth-first over the tree without recursion: a stack of next siblings.
+    var stack: [Int32] = []
+    var current = rootFirst
+    while true {
+      if current < 0 {
+        guard let resume = stack.popLast() else { break }
+        xml.endElement()  // </file> of the parent
+        current = resume
+        continue
+      }
+      let record = records[Int(current)]
+      writeFileElement(xml, id: current, record: record)
+      if record.firstChild >= 0 {
+        stack.append(record.nextSibling)
+        current = record.firstChild
+      } else {
+        xml.endElement()
+        current = record.nextSibling
+      }
+    }
+    xml.endElement()  // toc
+    xml.endElement()  // xar
+  }
+
+  func writeFileElement(_ xml: XMLTextWriter, id: Int32, record: Record) {
+    xml.startElement("file")
+    xml.attribute("id", String(id + 1))
+    if XARWriter.isXMLSafe(record.name) {
+      xml.element("name", record.name)
+    } else {
+      xml.startElement("name")
+      xml.attribute("enctype", "base64")
+      xml.text(Base64.encode(Array(record.name.utf8)))
+      xml.endElement()
+    }
+    switch record.kind {
+    case .hardLink:
+      xml.startElement("type")
+      xml.attribute("link", String(record.hardLinkOf + 1))
+      xml.text("hardlink")
+      xml.endElement()
+    case .file where record.isHardLinkOriginal:
+      xml.startElement("type")
+      xml.attribute("link", "original")
+      xml.text("hardlink")
+      xml.endElement()
+    default:
+      xml.element("type", record.kind.typeName)
+    }
+    if let target = record.linkTarget {
+      xml.startElement("link")
+      if XARWriter.isXMLSafe(target) {
+        xml.text(target)
+      } else {
+        xml.attribute("enctype", "base64")
+        xml.text(Base64.encode(Array(target.utf8)))
+      }
+      xml.endElement()
+    }
+    let a = record.attributes
+    let octal = String(a.mode & 0o7777, radix: 8)
+    xml.element("mode", String(repeating: "0", count: max(1, 4 - octal.count)) + octal)
+    xml.element("uid", String(a.uid))
+    if let user = a.user { xml.element("user", user) }
+    xml.element("gid", String(a.gid))
+    if let group = a.group { xml.element("group", group) }
+    xml.element("mtime", a.mtime.iso8601)
+    if let data = data(of: record) {
+      xml.startElement("data")
+      xml.element("length", String(data.length))
+      xml.element("offset", String(data.offset))
+      xml.element("size", String(data.size))
+      xml.startElement("encoding")
+      xml.attribute("style", data.encoding.style)
+      xml.endElement()
+      for (element, checksum) in [
+        ("archived-checksum", data.archivedChecksum), ("extracted-checksum", data.extractedChecksum),
+      ] {
+        guard let checksum else { continue }
+        xml.startElement(element)
+        xml.attribute("style", checksum.algorithm.styleName)
+        xml.text(checksum.hex)
+        xml.endElement()
+      }
+      xml.endElement()
+    }
+  }
+
+  /// True when `text` survives an XML round trip as element content: no control characters
+  /// (whitespace ones included, since parsers normalize them) and no non-characters.
+  static func isXMLSafe(_ text: String) -> Bool {
+    for scalar in text.unicodeScalars {
+      let v = scalar.value
+      if v < 0x20 || v == 0x7F || v == 0xFFFE || v == 0xFFFF { return false }
+    }
+    // Leading or trailing spaces survive, but keep names unambiguous anyway.
+    return true
+  }
+}
