@@ -106,19 +106,14 @@ public enum Build {
     inspector.recordEntries = options.listEntries || options.dryRun
     inspector.progress = progress
 
-    let sink: EntrySink
-    var xarSink: XARSink?
-    var zipSink: ZipSink?
-    if options.dryRun {
-      sink = NullSink()
-    } else {
+    var package: PackageSink?
+    if !options.dryRun {
       do {
-        if options.format == .xar {
-          xarSink = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs)
-          sink = xarSink!
-        } else {
-          zipSink = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
-          sink = zipSink!
+        switch options.format {
+        case .xar:
+          package = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs)
+        case .zip:
+          package = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
         }
       } catch {
         throw OperationError.wrap(error)
@@ -126,19 +121,17 @@ public enum Build {
     }
     var inspection: InspectionResult
     do {
-      inspection = try inspector.run(source, into: sink)
+      inspection = try inspector.run(source, into: package ?? NullSink())
     } catch {
-      xarSink?.discard()
-      zipSink?.discard()
+      package?.discard()
       throw writeFailure(error, output: output)
     }
     var result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
       leftOut: source.leftOut, fileCount: inspection.fileCount,
-      packageSize: nil, sha256: nil, storedFiles: xarSink?.storedCount ?? zipSink?.storedCount ?? 0)
-    if options.dryRun || inspection.failed(strict: options.validation.strict) {
-      xarSink?.discard()
-      zipSink?.discard()
+      packageSize: nil, sha256: nil, storedFiles: package?.storedCount ?? 0)
+    guard let package, !inspection.failed(strict: options.validation.strict) else {
+      package?.discard()
       return result
     }
     let limit = options.validation.maxSize
@@ -149,13 +142,11 @@ public enum Build {
         throw OperationError("package too large")
       }
     }
-    var written: XARWriter.Summary?
+    let written: WrittenPackage
     do {
-      if let xarSink { written = try xarSink.commit(checkingSize: check) }
-      if let zipSink { try zipSink.commit(checkingSize: check) }
+      written = try package.commit(checkingSize: check)
     } catch {
-      xarSink?.discard()
-      zipSink?.discard()
+      package.discard()
       if let size = tooLarge {
         result.inspection.findings.append(SizeLimitRule.finding(plannedPackageSize: size, limit: limit))
         return result
@@ -163,14 +154,8 @@ public enum Build {
       throw writeFailure(error, output: output)
     }
     result.output = output
-    if let written {
-      result.packageSize = written.size
-      result.sha256 = written.sha256.hex
-    } else {
-      let file = try FileDescriptor.open(reading: output)
-      result.packageSize = try file.size()
-      result.sha256 = try sha256(of: file)
-    }
+    result.packageSize = written.size
+    result.sha256 = written.sha256
     return result
   }
 

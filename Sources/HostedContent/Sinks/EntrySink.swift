@@ -16,6 +16,26 @@ extension EntrySink {
   package func abandon(_ entry: PackageEntry) {}
 }
 
+/// A sink that writes one package file, which appears at its path on ``commit(checkingSize:)``
+/// or not at all.
+package protocol PackageSink: EntrySink {
+  /// Files stored as they are because they already were compressed.
+  var storedCount: Int { get }
+  /// Finishes the package and puts it in place, unless `check` (given the size the package will
+  /// have) throws; then nothing appears and the error is passed on.
+  func commit(checkingSize check: ((UInt64) throws -> Void)?) throws -> WrittenPackage
+  /// Drops everything written; nothing appears.
+  func discard()
+}
+
+/// What a ``PackageSink`` wrote.
+package struct WrittenPackage: Sendable {
+  /// The package file's size in bytes.
+  package var size: UInt64
+  /// The SHA-256 of the package file, in hex.
+  package var sha256: String
+}
+
 /// Reads everything and keeps nothing: what `validate` uses, so every checksum is verified.
 package final class NullSink: EntrySink {
   package init() {}

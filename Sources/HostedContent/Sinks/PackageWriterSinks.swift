@@ -43,7 +43,7 @@ struct EncodingChooser {
 /// Files up to ``wholeFileLimit`` are gathered and handed to the writer whole, so several can be
 /// compressed at once on other threads; larger ones stream through. Which path a file takes
 /// depends only on its size, so the output does not depend on the number of threads.
-package final class XARSink: EntrySink {
+package final class XARSink: PackageSink {
   package let writer: XARWriter
   private let attributesTime: XARTimestamp
   private let chooser: EncodingChooser
@@ -120,8 +120,9 @@ package final class XARSink: EntrySink {
 
   /// Publishes the archive, unless `check` (given the final size) throws.
   @discardableResult
-  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> XARWriter.Summary {
-    try writer.finish(checkingSize: check)
+  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
+    let summary = try writer.finish(checkingSize: check)
+    return WrittenPackage(size: summary.size, sha256: summary.sha256.hex)
   }
 
   /// Drops everything written; nothing appears.
@@ -130,7 +131,7 @@ package final class XARSink: EntrySink {
 
 /// Writes the zip delivery form (what the client downloads) through libarchive, to a temporary
 /// file that ``commit()`` renames into place.
-package final class ZipSink: EntrySink {
+package final class ZipSink: PackageSink {
   private let writer: ZipWriter
   private let path: String
   private let tempPath: String
@@ -191,10 +192,12 @@ package final class ZipSink: EntrySink {
   }
 
   /// Closes the zip and renames it into place, unless `check` (given its size) throws.
-  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws {
+  @discardableResult
+  package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
     try writer.finish()
     let file = try FileDescriptor.open(reading: tempPath)
-    try check?(try file.size())
+    let written = WrittenPackage(size: try file.size(), sha256: try Build.sha256(of: file))
+    try check?(written.size)
     try file.sync()
     if overwrite {
       try FileSystem.rename(tempPath, to: path)
@@ -203,6 +206,7 @@ package final class ZipSink: EntrySink {
       FileSystem.removeFile(tempPath)
     }
     open = false
+    return written
   }
 
   /// Removes the temporary zip.

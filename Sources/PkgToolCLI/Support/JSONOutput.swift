@@ -1,4 +1,5 @@
 import Foundation
+import HostedContent
 
 /// The version of every command's `--json` object (docs/json-schema.md): raised when a field
 /// changes meaning or goes away; new fields do not raise it.
@@ -22,8 +23,6 @@ func jsonText<T: Encodable>(_ value: T) -> String {
 }
 
 /// Findings as text lines (compiler style), for commands other than validate.
-import HostedContent
-
 func findingLines(_ result: InspectionResult, displayPath: String, strict: Bool) -> String {
   TextReporter.render(ValidationReport(result: result, displayPath: displayPath, strict: strict))
 }

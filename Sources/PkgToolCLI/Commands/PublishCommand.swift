@@ -2,36 +2,6 @@ import ArgumentParser
 import Foundation
 import HostedContent
 
-struct KeygenCommand: ParsableCommand {
-  static let configuration = CommandConfiguration(
-    commandName: "keygen",
-    abstract: "Make an Ed25519 key pair for signing catalogs.",
-    discussion: """
-      Writes the private key to KEY (created 0600, never printed, never overwritten) and the \\
-      public key to KEY.pub. Keep KEY out of the repository; ship KEY.pub (or the base64 line it \\
-      holds) in the app, which checks every catalog with it.
-
-      Examples:
-        pkgtool keygen -o ~/.keys/content-signing
-        pkgtool publish dist/*.pkg --key ~/.keys/content-signing \\\\
-            --base-url https://cdn.example.com/content -o catalog.json
-      """)
-
-  @Option(name: [.short, .long], help: ArgumentHelp("The private key file to create (KEY.pub is made beside it).", valueName: "key"))
-  var output: String
-
-  @Flag(name: [.short, .long], help: "Print nothing.")
-  var quiet = false
-
-  func run() throws {
-    let key = CatalogSigningKey()
-    try key.write(to: output)
-    if !quiet {
-      Terminal.standardOutput("wrote \(output) (private, 0600) and \(output).pub\npublic key \(key.publicKey.base64) (id \(key.publicKey.keyID))\n")
-    }
-  }
-}
-
 struct PublishCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "publish",
@@ -108,34 +78,6 @@ struct PublishCommand: ParsableCommand {
       } else {
         Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")
       }
-    }
-  }
-}
-
-/// `--catalog` and `--public-key`, for install and unpack.
-struct CatalogOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("A signed catalog (from pkgtool publish): the package must be one of its entries, byte for byte.", valueName: "catalog.json"))
-  var catalog: String?
-
-  @Option(name: .customLong("public-key"), help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"))
-  var publicKey: String?
-
-  func validate() throws {
-    if (catalog == nil) != (publicKey == nil) {
-      throw ValidationError("--catalog and --public-key go together: a catalog is trusted only with the key that signed it.")
-    }
-  }
-
-  /// The verified catalog, or nil when none was given. A catalog that does not verify is an
-  /// exit-1 refusal.
-  func verified() throws -> Catalog? {
-    guard let catalog, let publicKey else { return nil }
-    let key = try CatalogPublicKey(contentsOf: publicKey)
-    do {
-      return try CatalogFile.verify(contentsOf: catalog, publicKey: key)
-    } catch let refusal as CatalogError {
-      Terminal.standardError("pkgtool: refused: the catalog '\(catalog)' cannot be trusted: \(refusal)\n")
-      throw ExitCode(1)
     }
   }
 }

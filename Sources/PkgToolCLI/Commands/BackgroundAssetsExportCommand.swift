@@ -1,0 +1,126 @@
+import ArgumentParser
+import HostedContent
+import SystemIO
+
+extension AssetPackManifest.Policy: ExpressibleByArgument {
+  public init?(argument: String) {
+    switch argument {
+    case "essential": self = .essential
+    case "prefetch": self = .prefetch
+    case "on-demand", "onDemand": self = .onDemand
+    default: return nil
+    }
+  }
+  public static var allValueStrings: [String] { ["essential", "prefetch", "on-demand"] }
+}
+
+struct BackgroundAssetsExportCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "background-assets",
+    abstract: "Write an asset-pack source folder for Apple's ba-package from a package or project.",
+    discussion: """
+      The package is validated and unpacked as a device would; the files of its Contents/ land \\
+      at the folder's root, beside a Manifest.json with assetPackID (the product id unless \\
+      --asset-pack-id), the download policy, file selectors that cover exactly those files, and \\
+      the platforms. The folder is then checked with the asset-pack rules (pkgtool rules \\
+      asset-pack-manifest, asset-pack-files), as pkgtool validate checks it later; on any \\
+      error it is not written. Symlinks are refused (an asset pack carries none). Then, on a \\
+      Mac: cd DIR && xcrun ba-package Manifest.json -o DIR.aar (docs/migration.md).
+
+      Examples:
+        pkgtool export background-assets com.example.book-1.1.pkg -o BookPack
+        pkgtool export background-assets MyBook -o BookPack --policy on-demand \\\\
+            --platforms iOS,macOS
+        pkgtool validate BookPack
+      """)
+
+  @Argument(help: ArgumentHelp("The package (or content project).", valueName: "package"))
+  var source: String
+
+  @Option(name: [.short, .long], help: ArgumentHelp("The asset-pack folder to create.", valueName: "dir"))
+  var output: String
+
+  @Option(name: .customLong("asset-pack-id"), help: ArgumentHelp("The asset pack's ID (default: the product identifier).", valueName: "id"))
+  var assetPackID: String?
+
+  @Option(help: ArgumentHelp("When the system downloads the pack: essential, prefetch or on-demand.", valueName: "policy"))
+  var policy: AssetPackManifest.Policy = .prefetch
+
+  @Option(help: ArgumentHelp("For essential and prefetch: first-installation, subsequent-update, or both, comma-separated.", valueName: "events"))
+  var events = "first-installation,subsequent-update"
+
+  @Option(help: ArgumentHelp("Comma-separated: iOS, macOS, tvOS, visionOS.", valueName: "list"))
+  var platforms = "iOS"
+
+  @Flag(help: "Print the result as JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
+
+  @OptionGroup var rules: RuleOptions
+
+  func parsedEvents() throws -> [AssetPackManifest.InstallationEvent] {
+    try events.split(separator: ",").map { word in
+      switch word.trimmingCharacters(in: .whitespaces) {
+      case "first-installation", "firstInstallation": return .firstInstallation
+      case "subsequent-update", "subsequentUpdate": return .subsequentUpdate
+      default: throw ValidationError("--events: '\(word)' is neither first-installation nor subsequent-update")
+      }
+    }
+  }
+
+  func parsedPlatforms() throws -> [String] {
+    try platforms.split(separator: ",").map { word in
+      let name = word.trimmingCharacters(in: .whitespaces)
+      guard let known = AssetPackManifest.platforms.first(where: { $0.lowercased() == name.lowercased() }) else {
+        throw ValidationError("--platforms: '\(name)' is none of \(AssetPackManifest.platforms.joined(separator: ", "))")
+      }
+      return known
+    }
+  }
+
+  func validate() throws {
+    if try parsedEvents().isEmpty { throw ValidationError("--events names no event") }
+    if try parsedPlatforms().isEmpty { throw ValidationError("--platforms names no platform") }
+  }
+
+  struct Summary: Encodable {
+    var output: String?
+    var written: Bool
+    var assetPackID: String?
+    var policy: String?
+    var files: Int
+    var replacedSymlinks: [String]
+    var findings: [Finding]
+  }
+
+  func run() throws {
+    var options = ExportBackgroundAssets.Options()
+    options.assetPackID = assetPackID
+    options.policy = policy
+    options.installationEvents = try parsedEvents()
+    options.platforms = try parsedPlatforms()
+    options.validation = rules.validationOptions
+    let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
+    let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
+    if json {
+      Terminal.standardOutput(jsonText(Summary(
+        output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
+        policy: result.manifest?.policy.rawValue, files: result.fileCount, replacedSymlinks: result.replacedSymlinks, findings: findings)))
+    } else {
+      let failed = result.output == nil
+      if !result.inspection.findings.isEmpty && !(quiet && !failed) {
+        Terminal.standardOutput(findingLines(result.inspection, displayPath: source, strict: rules.strict))
+      }
+      if let check = result.assetPackInspection, !check.findings.isEmpty, !(quiet && !failed) {
+        Terminal.standardOutput(findingLines(check, displayPath: output, strict: rules.strict))
+      }
+      if let written = result.output, let manifest = result.manifest, !quiet {
+        for link in result.replacedSymlinks { Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n") }
+        Terminal.standardOutput("exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o \(Paths.name(of: written)).aar\n")
+      }
+    }
+    if result.output == nil {
+      Terminal.standardError("pkgtool: export refused: '\(source)' cannot become an asset pack as it is; '\(output)' was not created\n")
+      throw ExitCode(1)
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import HostedContent
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+struct DiffCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "diff",
+    abstract: "Show what changed between two packages: version, files added, removed and changed.",
+    discussion: """
+      Compares content by SHA-256, so a file moved between formats (XAR, flat package, zip, \
+      folder) compares equal. Exits 0 whenever it could compare, whatever the differences; with \
+      --quiet, prints nothing and exits 1 when they differ (as git diff --quiet).
+
+      Examples:
+        pkgtool diff book-1.0.pkg book-1.1.pkg
+        pkgtool diff book-1.1.pkg MyBook          # the package against its project
+        pkgtool diff book-1.0.pkg book-1.1.pkg --json
+      """)
+
+  @Argument(help: ArgumentHelp("The older package or folder.", valueName: "old"))
+  var old: String
+  @Argument(help: ArgumentHelp("The newer package or folder.", valueName: "new"))
+  var new: String
+  @Flag(help: "Print JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing; exit 1 when the two differ.") var quiet = false
+
+  func run() throws {
+    let d = try PackageDiff.run(old: old, new: new)
+    if quiet {
+      let same = d.added.isEmpty && d.removed.isEmpty && d.changed.isEmpty && d.oldVersion == d.newVersion && d.oldProduct == d.newProduct
+      if same { return } else { throw ExitCode(1) }
+    }
+    if json {
+      Terminal.standardOutput(jsonText(d))
+      return
+    }
+    var out = ""
+    if d.oldProduct != d.newProduct {
+      out += "product: \(d.oldProduct ?? "?") → \(d.newProduct ?? "?")\n"
+    } else {
+      out += "product: \(d.newProduct ?? "?")\n"
+    }
+    out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
+    for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(c.newSize ?? 0) bytes)\n" }
+    for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(c.oldSize ?? 0) bytes)\n" }
+    for c in d.changed { out += "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n" }
+    out += "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed; content \(d.oldContentSize) → \(d.newContentSize) bytes (\(d.sizeDelta >= 0 ? "+" : "")\(d.sizeDelta))\n"
+    Terminal.standardOutput(out)
+  }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import HostedContent
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+struct InfoCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "info",
+    abstract: "Describe a package: format, product, version, sizes, checksums, files.",
+    discussion: """
+      Works on plain XAR packages, flat packages, zips and content folders. Reads everything, so \
+      every checksum is verified. --files lists each entry with its content SHA-256 (the same \
+      in every format); --toc prints a XAR package's table of contents as stored. A file that \
+      is not a package is reported as validate reports it, with exit status 1.
+
+      Examples:
+        pkgtool info book-1.0.pkg
+        pkgtool info book-1.0.pkg --files
+        pkgtool info book-1.0.pkg --toc > toc.xml
+        pkgtool info book-1.0.pkg --json | jq .sha256
+      """)
+
+  @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"))
+  var path: String
+  @Flag(help: "List every entry.") var files = false
+  @Flag(help: "Print the XAR table of contents (XML) instead.") var toc = false
+  @Flag(help: "Print JSON.") var json = false
+  @Flag(name: [.short, .long], help: "Print nothing; the exit status tells whether it is a readable package.") var quiet = false
+
+  func validate() throws {
+    if toc && (files || json) { throw ValidationError("--toc prints the table of contents alone; leave out --files and --json.") }
+  }
+
+  func run() throws {
+    if toc {
+      let xml = try PackageInfo.tableOfContents(path: path)
+      if !quiet { Terminal.standardOutput(terminalSafe(String(decoding: xml, as: UTF8.self))) }
+      return
+    }
+    let info = try PackageInfo.run(path: path, includeFiles: files)
+    if quiet { if info.unreadable { throw ExitCode(1) } else { return } }
+    if info.unreadable {
+      // Not a package: the same lines and exit status as validate and unpack.
+      if json { Terminal.standardOutput(jsonText(info)) } else {
+        Terminal.standardOutput(findingLines(info.inspection, displayPath: path, strict: false))
+      }
+      throw ExitCode(1)
+    }
+    if json {
+      Terminal.standardOutput(jsonText(info))
+      return
+    }
+    var out = ""
+    out += "package      \(info.path.debugEscapedForTerminal)\n"
+    out += "format       \(info.format)\n"
+    out += "product      \(info.productIdentifier ?? "(unknown)")\n"
+    out += "version      \(info.contentVersion ?? "(unknown)")\n"
+    out += "entries      \(info.entryCount) (\(info.fileCount) files)\n"
+    out += "content      \(describeBytes(info.contentSize))\n"
+    if let size = info.packageSize { out += "package size \(describeBytes(size))\n" }
+    if let stored = info.storedSize, let percent = info.storedPercent {
+      out += "compression  content \(groupedDigits(info.contentSize)) → \(groupedDigits(stored)) bytes stored (\(String(format: "%.1f", percent))%)\n"
+    }
+    if let overhead = info.overheadSize { out += "overhead     \(groupedDigits(overhead)) bytes of header, table of contents and entry headers\n" }
+    out += "checksums    \(info.checksumStyle)\n"
+    if let sha = info.sha256 { out += "sha256       \(sha)\n" }
+    let errors = info.findings.filter { $0.severity == .error }.count
+    out += "valid        \(info.valid ? "yes" : "no (\(errors) \(errors == 1 ? "error" : "errors"); run pkgtool validate)")\n"
+    if let rows = info.files {
+      out += "\n"
+      for row in rows {
+        let stored = row.storedSize.map(String.init) ?? "-"
+        out += "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path.debugEscapedForTerminal)\(row.linkTarget.map { " -> \($0.debugEscapedForTerminal)" } ?? "")\n"
+      }
+    }
+    Terminal.standardOutput(out)
+  }
+}

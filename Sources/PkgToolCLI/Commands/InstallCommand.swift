@@ -1,0 +1,130 @@
+import ArgumentParser
+import HostedContent
+import SystemIO
+
+struct InstallCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "install",
+    abstract: "Install a package into an app's documents folder, by product and version.",
+    discussion: """
+      What an app should do after a download: the files of Contents/ land in \
+      DOCS/<product id>/<version>/, then DOCS/<product id>/current (a symlink) switches to it in \
+      one atomic rename, so readers never see a mix of two versions. A record of what is \
+      installed (package SHA-256, time) is kept in DOCS/<product id>/.pkgtool/. Installs of one \
+      product take a lock (.pkgtool/lock) and wait for each other (--lock-timeout). Installing the \
+      same package again changes nothing; the same version from other bytes is swapped in one \
+      step, with a warning; a lower version is refused unless --allow-downgrade. The product id \
+      and version are checked before they become folder names.
+
+      With --catalog and --public-key (docs/catalog.md), the catalog's signature is checked \
+      first, then the package must be one of its entries byte for byte (size, SHA-256, product, \
+      version), and a catalog older than the last one used for this product is refused. A URL \
+      is fetched to a private temporary file, stopping past the size the catalog gives.
+
+      Examples:
+        pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
+        pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
+            --catalog catalog.json --public-key signing.key.pub --into Docs
+      """)
+
+  @Argument(help: ArgumentHelp("The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"))
+  var package: String
+
+  @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"))
+  var into: String
+
+  @OptionGroup(title: "Signed catalog") var catalogOptions: CatalogOptions
+
+  @Option(help: ArgumentHelp("Keep at most N versions (the current one included); remove older ones.", valueName: "n"))
+  var keep: Int?
+
+  @Flag(name: .customLong("allow-downgrade"), help: "Allow installing a lower version than the current one.")
+  var allowDowngrade = false
+
+  @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for another install of the same product to finish (default 60); then exit 2.", valueName: "seconds"))
+  var lockTimeout: Double = 60
+
+  @Flag(help: "Print the result as JSON.")
+  var json = false
+
+  @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
+  var quiet = false
+
+  @OptionGroup var rules: RuleOptions
+
+  @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
+
+  func validate() throws {
+    if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
+  }
+
+  struct Summary: Encodable {
+    var action: String
+    var productIdentifier: String?
+    var contentVersion: String?
+    var previousVersion: String?
+    var path: String?
+    var removed: [String]
+    var sha256: String?
+    var replacedSHA256: String?
+    var findings: [Finding]
+  }
+
+  func run() throws {
+    var options = Install.Options()
+    options.keep = keep
+    options.allowDowngrade = allowDowngrade
+    options.lockTimeout = lockTimeout
+    options.validation = rules.validationOptions
+    options.limits = limits.limits
+    options.catalog = try catalogOptions.verified()
+    let download = try DownloadedPackage(package, catalog: options.catalog)
+    let result = try Install.run(package: download.path, into: into, options: options)
+    if json {
+      Terminal.standardOutput(jsonText(Summary(
+        action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
+        previousVersion: result.previous?.description, path: result.path, removed: result.removed, sha256: result.sha256,
+        replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
+    } else if quiet {
+      if result.action == .replaced { warnReplaced(result) }
+      if let inspection = result.inspection, inspection.failed(strict: rules.strict) {
+        Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
+      }
+    } else {
+      if let inspection = result.inspection, !inspection.findings.isEmpty {
+        Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
+      }
+      let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
+      switch result.action {
+      case .installed:
+        Terminal.standardOutput("installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
+      case .replaced:
+        Terminal.standardOutput("replaced \(name) in \(result.path ?? "")/: the same version, from other bytes\n")
+        warnReplaced(result)
+      case .alreadyCurrent:
+        Terminal.standardOutput("\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n")
+      case .refusedDowngrade, .invalid, .refusedByCatalog: break
+      }
+      if !result.removed.isEmpty {
+        Terminal.standardOutput("removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n")
+      }
+    }
+    switch result.action {
+    case .refusedDowngrade:
+      Terminal.standardError("pkgtool: install refused: \(result.version?.description ?? "?") is lower than the installed \(result.previous?.description ?? "?") (pass --allow-downgrade to install it anyway)\n")
+      throw ExitCode(1)
+    case .invalid:
+      Terminal.standardError("pkgtool: install refused: '\(package)' broke a rule; nothing was changed\n")
+      throw ExitCode(1)
+    case .refusedByCatalog:
+      Terminal.standardError("pkgtool: install refused: \(result.catalogProblem ?? "the catalog does not list this package"); nothing was changed\n")
+      throw ExitCode(1)
+    default: break
+    }
+  }
+
+  func warnReplaced(_ result: Install.Result) {
+    let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
+    Terminal.standardError("pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n")
+  }
+}
