@@ -37,12 +37,16 @@ let package = Package(
         "SystemIO", "ArchiveIO", "CLibXML2", "CZlib",
         .product(name: "Crypto", package: "swift-crypto"),
       ]),
-    // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations.
+    // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
+    // are registered at build time from the files in Rules/ (RuleRegistry).
     .target(
       name: "HostedContent",
       dependencies: [
         "SystemIO", "ArchiveIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
-      ]),
+      ],
+      plugins: ["RuleRegistry"]),
+    .plugin(name: "RuleRegistry", capability: .buildTool(), dependencies: ["RuleRegistryGenerator"]),
+    .executableTarget(name: "RuleRegistryGenerator", path: "Plugins/RuleRegistryGenerator"),
     // Commands: parse, call HostedContent, print, exit.
     .target(
       name: "PkgToolCLI",

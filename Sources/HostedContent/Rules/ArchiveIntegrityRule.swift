@@ -4,7 +4,7 @@ import XAR
 /// checksum and size agrees. Findings come from the sources and data streams as they read.
 package final class ArchiveIntegrityRule: Rule {
   package static let description = RuleDescription(
-    id: "archive-integrity", name: "Archive integrity",
+    id: "archive-integrity", name: "Archive integrity", category: .archive,
     summary: "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
     rationale: "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
     securitySeverity: 6.5,

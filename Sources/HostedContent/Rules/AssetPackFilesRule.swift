@@ -3,7 +3,7 @@
 /// selector on a folder, `Manifest.json` itself never selected, no file left out, no symlinks.
 package final class AssetPackFilesRule: Rule {
   package static let description = RuleDescription(
-    id: "asset-pack-files", name: "Asset-pack files",
+    id: "asset-pack-files", name: "Asset-pack files", category: .assetPacks,
     summary: "(Asset-pack folders) a file selector that is absolute, holds '..', names nothing or the wrong kind, or selects Manifest.json; a file no selector covers; a symlink.",
     rationale: "ba-package packs what the selectors match from the folder it runs in: a selector that escapes or misses packs files that were not meant, or leaves content behind.",
     triggering: [

@@ -3,7 +3,7 @@
 /// installation events, or an empty `onDemand`), file selectors, and known platforms.
 package final class AssetPackManifestRule: Rule {
   package static let description = RuleDescription(
-    id: "asset-pack-manifest", name: "Asset-pack manifest",
+    id: "asset-pack-manifest", name: "Asset-pack manifest", category: .assetPacks,
     summary: "(Asset-pack folders) Manifest.json missing, not JSON, or with a bad assetPackID, downloadPolicy (one of essential/prefetch with installationEventTypes, or an empty onDemand), fileSelectors or platforms.",
     rationale: "ba-package refuses such a manifest, or packs something other than what was meant; checking on Linux finds it before the Mac step.",
     triggering: [

@@ -2,7 +2,7 @@
 /// `ContentVersion` and `IAPProductIdentifier` (matching `--product-id` when given).
 package final class ContentInfoRule: Rule {
   package static let description = RuleDescription(
-    id: "content-info", name: "ContentInfo.plist",
+    id: "content-info", name: "ContentInfo.plist", category: .layout,
     summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
     rationale: "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
     triggering: [

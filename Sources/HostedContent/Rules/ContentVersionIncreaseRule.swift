@@ -2,7 +2,7 @@
 /// product is the same.
 package final class ContentVersionIncreaseRule: Rule {
   package static let description = RuleDescription(
-    id: "content-version-increase", name: "Content version increases",
+    id: "content-version-increase", name: "Content version increases", category: .versions,
     summary: "(With --against OLD) a ContentVersion not greater than OLD's, or a different product ID.",
     rationale: "The store refuses an update whose version does not increase, and clients keep the old content.",
     triggering: [

@@ -1,7 +1,7 @@
 /// `duplicate-path`: no two entries share a path, even up to case or Unicode normalization.
 package final class DuplicatePathRule: Rule {
   package static let description = RuleDescription(
-    id: "duplicate-path", name: "Duplicate paths",
+    id: "duplicate-path", name: "Duplicate paths", category: .paths,
     summary: "Two entries with the same path, or paths equal up to case or Unicode normalization (NFC/NFD).",
     rationale: "Devices use case-insensitive, normalization-insensitive file systems: one entry would silently overwrite the other, or a later one could replace a checked file.",
     securitySeverity: 5.5,

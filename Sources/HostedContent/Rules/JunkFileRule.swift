@@ -1,7 +1,7 @@
 /// `junk-file` (warning): files that operating systems and tools leave behind.
 package final class JunkFileRule: Rule {
   package static let description = RuleDescription(
-    id: "junk-file", name: "Junk files",
+    id: "junk-file", name: "Junk files", category: .hygiene,
     summary: ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
     rationale: "They waste space on every device and can leak information about the machine that made the package.",
     severity: .warning,

@@ -1,7 +1,7 @@
 /// `layout`: the root holds exactly `ContentInfo.plist` (a file) and `Contents/` (a folder).
 package final class LayoutRule: Rule {
   package static let description = RuleDescription(
-    id: "layout", name: "Package layout",
+    id: "layout", name: "Package layout", category: .layout,
     summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
     rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
     triggering: [

@@ -2,7 +2,7 @@
 /// permission bits.
 package final class NoExecutableRule: Rule {
   package static let description = RuleDescription(
-    id: "no-executable", name: "No executable code",
+    id: "no-executable", name: "No executable code", category: .content,
     summary: "Mach-O (thin and fat, both byte orders), ELF, PE, static libraries, #! scripts, any file with an execute bit; found by magic bytes, whatever the file's name.",
     rationale: "Hosted content may not contain executable code (App Review Guideline 2.5.2); a renamed binary is still a binary.",
     securitySeverity: 7.5,

@@ -3,7 +3,7 @@
 /// package; and a file whose bytes parse as two formats is refused whatever its name.
 package final class PackageFormRule: Rule {
   package static let description = RuleDescription(
-    id: "package-form", name: "Package form",
+    id: "package-form", name: "Package form", category: .archive,
     summary: "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
     rationale: "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
     securitySeverity: 6.5,

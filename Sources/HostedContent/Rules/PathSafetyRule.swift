@@ -6,7 +6,7 @@ package final class PathSafetyRule: Rule {
   package static let maxPathBytes = 1024
 
   package static let description = RuleDescription(
-    id: "path-safety", name: "Path safety",
+    id: "path-safety", name: "Path safety", category: .paths,
     summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
     rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     securitySeverity: 9.1,

@@ -43,6 +43,8 @@ public struct RuleDescription: Sendable {
   public let id: String
   /// A short title.
   public let name: String
+  /// Where the rule stands in the catalog (and in docs/rules.md).
+  public let category: RuleCategory
   /// One line: what it rejects.
   public let summary: String
   /// Why it matters.
@@ -51,24 +53,64 @@ public struct RuleDescription: Sendable {
   /// For rules that guard the device against a hostile package: how bad a finding is, 0–10
   /// (CVSS-like), as GitHub code scanning reads `security-severity`. Nil for the others.
   public let securitySeverity: Double?
+  /// What a reader of docs/rules.md should know beyond the summary: Markdown paragraphs.
+  public let details: [String]
   /// Packages this rule must report.
   public let triggering: [RuleExample]
   /// Packages this rule must accept.
   public let nonTriggering: [RuleExample]
 
   public init(
-    id: String, name: String, summary: String, rationale: String, severity: Severity = .error,
-    securitySeverity: Double? = nil, triggering: [RuleExample], nonTriggering: [RuleExample]
+    id: String, name: String, category: RuleCategory, summary: String, rationale: String, severity: Severity = .error,
+    securitySeverity: Double? = nil, details: [String] = [], triggering: [RuleExample], nonTriggering: [RuleExample]
   ) {
     self.securitySeverity = securitySeverity
     self.id = id
     self.name = name
+    self.category = category
+    self.details = details
     self.summary = summary
     self.rationale = rationale
     self.severity = severity
     self.triggering = triggering
     self.nonTriggering = nonTriggering
   }
+}
+
+/// The groups of the catalog, in the order rules run and are listed.
+public enum RuleCategory: Int, CaseIterable, Comparable, Sendable {
+  /// Whether the file is a package that reads the same in every reader.
+  case archive
+  /// What sits at the package's root, and its `ContentInfo.plist`.
+  case layout
+  /// Names and paths.
+  case paths
+  /// What the content may hold.
+  case content
+  /// Sizes.
+  case limits
+  /// Versions across updates.
+  case versions
+  /// Files that should not ship.
+  case hygiene
+  /// Background Assets asset-pack folders.
+  case assetPacks
+
+  /// A heading for the group.
+  public var title: String {
+    switch self {
+    case .archive: return "The archive"
+    case .layout: return "Layout and ContentInfo.plist"
+    case .paths: return "Names and paths"
+    case .content: return "What the content may hold"
+    case .limits: return "Size"
+    case .versions: return "Versions"
+    case .hygiene: return "Hygiene"
+    case .assetPacks: return "Asset-pack folders (Background Assets)"
+    }
+  }
+
+  public static func < (a: RuleCategory, b: RuleCategory) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// What rules are told about the run.

@@ -1,22 +1,9 @@
-/// Every rule pkgtool knows, in catalog order.
+/// Every rule pkgtool knows: the types in Rules/, one per file, registered at build time (the
+/// RuleRegistry plugin writes ``registered``), in catalog order.
 public enum RuleCatalog {
+  /// Every rule, by category, then by id within a category.
   public static var all: [any Rule.Type] {
-    [
-    ArchiveIntegrityRule.self,
-    PackageFormRule.self,
-    LayoutRule.self,
-    ContentInfoRule.self,
-    PathSafetyRule.self,
-    DuplicatePathRule.self,
-    NoExecutableRule.self,
-    NoExternalSymlinkRule.self,
-    SpecialFileRule.self,
-    SizeLimitRule.self,
-    ContentVersionIncreaseRule.self,
-    JunkFileRule.self,
-    AssetPackManifestRule.self,
-    AssetPackFilesRule.self,
-    ]
+    registered.sorted { ($0.description.category, $0.description.id) < ($1.description.category, $1.description.id) }
   }
 
   /// The descriptions, in catalog order.

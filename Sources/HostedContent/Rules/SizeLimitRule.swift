@@ -2,7 +2,7 @@
 /// (2,000,000,000 bytes by default).
 package final class SizeLimitRule: Rule {
   package static let description = RuleDescription(
-    id: "size-limit", name: "Size limit",
+    id: "size-limit", name: "Size limit", category: .limits,
     summary: "Package file or unpacked content over the limit (2,000,000,000 bytes unless --max-size says otherwise).",
     rationale: "Hosted content is limited to 2 GB per package; devices must also have room to unpack it.",
     triggering: [

@@ -2,7 +2,7 @@
 /// to files inside the package.
 package final class SpecialFileRule: Rule {
   package static let description = RuleDescription(
-    id: "special-file", name: "Special files",
+    id: "special-file", name: "Special files", category: .content,
     summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
     securitySeverity: 7.5,
