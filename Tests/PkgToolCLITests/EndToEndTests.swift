@@ -22,6 +22,17 @@ import XAR
     }
   }
 
+  /// `pkgtool rules`: the catalog as people read it, against a golden file.
+  @Test func rulesListingMatchesTheGoldenFile() throws {
+    let result = try pkgtool(["rules"])
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
+    let path = repositoryRoot + "/Tests/PkgToolCLITests/Golden/rules.txt"
+    if ProcessInfo.processInfo.environment["PKGTOOL_UPDATE_GOLDEN"] != nil { try writeFile(path, result.stdout) }
+    #expect(result.stdout == String(decoding: try readFile(path), as: UTF8.self))
+    for rule in RuleCatalog.descriptions { #expect(result.stdout.contains(rule.id)) }
+  }
+
   @Test func versionPrintsTheVersion() throws {
     let result = try pkgtool(["--version"])
     #expect(result.status == 0)

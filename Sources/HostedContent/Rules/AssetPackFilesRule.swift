@@ -6,6 +6,9 @@ package final class AssetPackFilesRule: Rule {
     id: "asset-pack-files", name: "Asset-pack files", category: .assetPacks,
     summary: "(Asset-pack folders) a file selector that is absolute, holds '..', names nothing or the wrong kind, or selects Manifest.json; a file no selector covers; a symlink.",
     rationale: "ba-package packs what the selectors match from the folder it runs in: a selector that escapes or misses packs files that were not meant, or leaves content behind.",
+    details: [
+      "Every selector is relative, without `..`, `.` or empty parts; a `file` selector names a file and a `directory` selector a folder; nothing selects `Manifest.json`; every other file is covered; no symlinks or hard links.",
+    ],
     triggering: [
       RuleExample.assetPack("file left out", adding: [.file("extra.txt", "x")], expecting: "extra.txt"),
       RuleExample.assetPack("selector escapes", manifest: #"{"assetPackID": "levels", "downloadPolicy": {"onDemand": {}}, "fileSelectors": [{"directory": "levels"}, {"file": "intro.txt"}, {"directory": "../secrets"}], "platforms": ["iOS"]}"#, expecting: "Manifest.json"),

@@ -6,6 +6,9 @@ package final class AssetPackManifestRule: Rule {
     id: "asset-pack-manifest", name: "Asset-pack manifest", category: .assetPacks,
     summary: "(Asset-pack folders) Manifest.json missing, not JSON, or with a bad assetPackID, downloadPolicy (one of essential/prefetch with installationEventTypes, or an empty onDemand), fileSelectors or platforms.",
     rationale: "ba-package refuses such a manifest, or packs something other than what was meant; checking on Linux finds it before the Mac step.",
+    details: [
+      "The manifest is a JSON object; `assetPackID` is 1–64 ASCII letters, digits, `.`, `-`, `_`, starts with a letter or digit and holds no `..` (pkgtool's narrow reading; Apple's tools may accept more); `downloadPolicy` has exactly one of `essential` and `prefetch` (each with a non-empty `installationEventTypes` of `firstInstallation`, `subsequentUpdate`) or `onDemand` (an empty object); `platforms` is a non-empty list of iOS, macOS, tvOS, visionOS; an unknown key is a warning.",
+    ],
     triggering: [
       RuleExample.assetPack("manifest is not an object", manifest: "[]", expecting: "Manifest.json"),
       RuleExample.assetPack("bad pack ID", manifest: #"{"assetPackID": "../x", "downloadPolicy": {"onDemand": {}}, "fileSelectors": [{"directory": "levels"}, {"file": "intro.txt"}], "platforms": ["iOS"]}"#, expecting: "Manifest.json"),

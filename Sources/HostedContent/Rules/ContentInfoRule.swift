@@ -5,6 +5,9 @@ package final class ContentInfoRule: Rule {
     id: "content-info", name: "ContentInfo.plist", category: .layout,
     summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
     rationale: "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
+    details: [
+      "Checks the product ID strictly, since `install` turns it into a folder name: reverse-DNS labels of ASCII letters, digits and `_`, separated by single periods, no empty label (so no leading, trailing or doubled period, no `.` or `..`), at most 255 bytes. Versions are one to three parts of at most 18 digits each.",
+    ],
     triggering: [
       RuleExample.package("no plist", removing: [ContentInfo.fileName]),
       RuleExample.package("not a plist", adding: [.file(ContentInfo.fileName, "ContentVersion = 1.0")], expecting: ContentInfo.fileName),

@@ -5,6 +5,9 @@ package final class ContentVersionIncreaseRule: Rule {
     id: "content-version-increase", name: "Content version increases", category: .versions,
     summary: "(With --against OLD) a ContentVersion not greater than OLD's, or a different product ID.",
     rationale: "The store refuses an update whose version does not increase, and clients keep the old content.",
+    details: [
+      "Runs only with `--against OLD`; otherwise reports show it as skipped.",
+    ],
     triggering: [
       RuleExample.package("same version").with { $0.previous = ("com.example.sample", "1.0") },
       RuleExample.package("lower version").with { $0.previous = ("com.example.sample", "1.0.1") },

@@ -5,6 +5,9 @@ package final class DuplicatePathRule: Rule {
     summary: "Two entries with the same path, or paths equal up to case or Unicode normalization (NFC/NFD).",
     rationale: "Devices use case-insensitive, normalization-insensitive file systems: one entry would silently overwrite the other, or a later one could replace a checked file.",
     securitySeverity: 5.5,
+    details: [
+      "Compares exact bytes, then case-folded paths, then canonical equivalence (NFC/NFD), since devices use case- and normalization-insensitive file systems.",
+    ],
     triggering: [
       RuleExample.package("same path twice", adding: [.file("Contents/a.txt", "1"), .file("Contents/a.txt#2", "2")], expecting: "Contents/a.txt").with { $0.appliesToFolders = false },
       RuleExample.package("case-only collision", adding: [.file("Contents/Level.json", "1"), .file("Contents/level.json", "2")], expecting: "Contents/level.json"),

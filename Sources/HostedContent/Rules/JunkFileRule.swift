@@ -5,6 +5,9 @@ package final class JunkFileRule: Rule {
     summary: ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
     rationale: "They waste space on every device and can leak information about the machine that made the package.",
     severity: .warning,
+    details: [
+      "A warning in a package; a note in a content project, where `build` leaves junk out.",
+    ],
     triggering: [
       RuleExample.package(".DS_Store", adding: [.file("Contents/.DS_Store", "junk")], expecting: "Contents/.DS_Store"),
       RuleExample.package("AppleDouble", adding: [.file("Contents/._readme.txt", "junk")], expecting: "Contents/._readme.txt"),

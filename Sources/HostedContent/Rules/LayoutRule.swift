@@ -4,6 +4,10 @@ package final class LayoutRule: Rule {
     id: "layout", name: "Package layout", category: .layout,
     summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
     rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
+    details: [
+      "For a flat package, also checks the outer archive: only `Distribution`, `NAME.pkg/` with `Bom`, `PackageInfo` and `Payload`, and `Resources/` may be there. Every outer member is also seen by `path-safety`, `no-executable` and `special-file`, and its data is read to the end so a checksum or size lie is an `archive-integrity` finding.",
+      "In a content project, notes the project's own files beside `Contents/` (README, LICENSE, CHANGELOG, NOTICE, AUTHORS, COPYING, `.gitignore`, `.gitattributes`, `.editorconfig`), which `build` leaves out, and warns about anything else at the root (content put in the wrong place, say `levels.json` beside `Contents/`).",
+    ],
     triggering: [
       RuleExample.package("extra file at the root", adding: [.file("notes.txt", "hi")], expecting: "notes.txt"),
       RuleExample.package("Contents is a file", adding: [.file("Contents", "not a folder")], removing: ["Contents/readme.txt"], expecting: "Contents"),

@@ -6,6 +6,9 @@ package final class NoExecutableRule: Rule {
     summary: "Mach-O (thin and fat, both byte orders), ELF, PE, static libraries, #! scripts, any file with an execute bit; found by magic bytes, whatever the file's name.",
     rationale: "Hosted content may not contain executable code (App Review Guideline 2.5.2); a renamed binary is still a binary.",
     securitySeverity: 7.5,
+    details: [
+      "Looks at the first bytes of every file whatever its name: Mach-O `FEEDFACE`/`FEEDFACF` in both byte orders, universal `CAFEBABE` with a small architecture count (a Java class file has its version, 45 or more, there) and `CAFEBABF`, ELF `7F 45 4C 46`, PE (`MZ` whose `e_lfanew` points at `PE\\0\\0`), `!<arch>` static libraries and `#!` scripts; and any execute permission bit.",
+    ],
     triggering: [
       RuleExample.package("Mach-O 64 named .png", adding: [.file("Contents/cover.png", bytes: [0xCF, 0xFA, 0xED, 0xFE, 7, 0, 0, 1] + Array(repeating: 0, count: 24))], expecting: "Contents/cover.png"),
       RuleExample.package("fat binary", adding: [.file("Contents/lib.dat", bytes: [0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 2] + Array(repeating: 0, count: 40))], expecting: "Contents/lib.dat"),

@@ -6,6 +6,11 @@ package final class NoExternalSymlinkRule: Rule {
     summary: "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
     rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",
     securitySeverity: 8.1,
+    details: [
+      "Resolves each link as a file system would: relative to the link's folder, through other links in the package, applying `..` after each expansion; it reports absolute targets, chains that leave `Contents/`, and loops (more than 40 hops). A link to a path that is not in the package is a warning.",
+      "Matches names case-insensitively and after Unicode normalization, as APFS and HFS+ volumes do by default (so `L/..` goes through a link named `l`), and refuses targets holding NUL or other control characters (the OS cuts a target at NUL).",
+      "`unpack` creates symlinks last, and only those that resolve inside `Contents/`; one it refuses that this rule had not reported is reported then.",
+    ],
     triggering: [
       RuleExample.package("absolute target", adding: [.symlink("Contents/passwd", "/etc/passwd")], expecting: "Contents/passwd"),
       RuleExample.package("escaping relative target", adding: [.symlink("Contents/up", "../../outside")], expecting: "Contents/up"),

@@ -7,6 +7,9 @@ package final class PackageFormRule: Rule {
     summary: "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
     rationale: "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
     securitySeverity: 6.5,
+    details: [
+      "(Was `package-extension`.) Compares the name with the bytes: `.pkg` must be a XAR (plain or an Apple flat package), `.zip` the delivery zip. A tar is never a package (it is an input `build` reads). The format is sniffed from the first 512 bytes, XAR first; a file whose bytes carry two signatures (a `xar!` file with a tar header, a zip that is also a tar) is refused whatever its name, because bsdtar, Xcode and the device would each read a different archive from it.",
+    ],
     triggering: [
       RuleExample.package("tar named .pkg").with { $0.packageFormat = .tar; $0.appliesToFolders = false },
       RuleExample.package("zip named .pkg").with { $0.packageFormat = .zip; $0.appliesToFolders = false },

@@ -10,6 +10,9 @@ package final class PathSafetyRule: Rule {
     summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
     rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     securitySeverity: 9.1,
+    details: [
+      "`unpack` checks every name again as it writes; an entry it refuses that no rule had reported is reported under this rule.",
+    ],
     triggering: [
       RuleExample.package("dot-dot component", adding: [.file("Contents/../../evil.txt", "x")], expecting: "Contents/../../evil.txt").with { $0.appliesToFolders = false },
       RuleExample.package("control character", adding: [.file("Contents/bad\u{7}name.txt", "x")], expecting: "Contents/bad\u{7}name.txt"),

@@ -5,6 +5,10 @@ package final class SizeLimitRule: Rule {
     id: "size-limit", name: "Size limit", category: .limits,
     summary: "Package file or unpacked content over the limit (2,000,000,000 bytes unless --max-size says otherwise).",
     rationale: "Hosted content is limited to 2 GB per package; devices must also have room to unpack it.",
+    details: [
+      "Sums sizes without overflow and checks both the package file and the unpacked content against `--max-size` (2,000,000,000 bytes by default); `unpack` also stops writing as soon as the bytes produced pass the limit.",
+      "Gives one finding for one cause: when the package file, the content, or both are over `--max-size`, one finding names each size that is over (reading stops at the limit, and the finding says so instead of quoting the partial count).",
+    ],
     triggering: [
       RuleExample.package("content over a 1000-byte limit", adding: [.file("Contents/big.txt", String(repeating: "x", count: 2000))]).with { $0.options.maxSize = 1000 },
     ],

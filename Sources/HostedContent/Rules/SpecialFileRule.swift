@@ -6,6 +6,9 @@ package final class SpecialFileRule: Rule {
     summary: "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
     securitySeverity: 7.5,
+    details: [
+      "Refuses hard links that carry bytes of their own (a pax hard link with data, the last link of a newc cpio set): extractors write those bytes over the linked file.",
+    ],
     triggering: [
       RuleExample.package("FIFO", adding: [Node("Contents/pipe", .fifo)], expecting: "Contents/pipe"),
       RuleExample.package("device node", adding: [Node("Contents/dev", .characterDevice)], expecting: "Contents/dev"),
