@@ -179,8 +179,8 @@ import XAR
 
 /// Failures a user can cause: one line naming the file and the reason, exit 2, nothing damaged.
 @Suite struct UserErrorTests {
-  @Test func unreadableFileAsAnotherUser() throws {
-    guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { return }
+  @Test(.enabled(if: TestEnvironment.canRunAsAnotherUser, "needs root and runuser"))
+  func unreadableFileAsAnotherUser() throws {
     let dir = try TemporaryDirectory()
     chmod(dir.path, 0o755)
     try writeFile(dir.appending("secret.pkg"), "x", mode: 0o600)
@@ -193,12 +193,12 @@ import XAR
     #expect(result.stderr == "pkgtool: error: cannot open '\(dir.appending("secret.pkg"))': permission denied (EACCES)\n")
   }
 
-  @Test func noSpaceLeftOnDevice() throws {
-    guard getuid() == 0 else { return }
+  @Test(.enabled(if: TestEnvironment.canMountTmpfs, "needs root and a tmpfs mount"))
+  func noSpaceLeftOnDevice() throws {
     let dir = try TemporaryDirectory()
     let mountPoint = dir.appending("tiny")
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-    guard try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status == 0 else { return }
+    try #require(try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint]).status == 0)
     defer { _ = try? runProcess("/bin/umount", [mountPoint]) }
     let project = repositoryRoot + "/samples/level-pack"
     let build = try pkgtool(["build", project, "-o", mountPoint + "/x.pkg"])

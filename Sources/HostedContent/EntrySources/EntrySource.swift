@@ -62,7 +62,7 @@ extension EntrySource {
 public struct LeftOutPath: Sendable, Equatable {
   /// Why it is left out.
   public enum Reason: String, Sendable {
-    /// Junk (see ``JunkFileRule``), anywhere in the tree.
+    /// Junk (see the `junk-file` rule), anywhere in the tree.
     case junk
     /// At the project's root, beside `ContentInfo.plist` and `Contents/`.
     case outsideContent

@@ -17,7 +17,7 @@ public struct InspectionResult: Sendable {
   /// True when the package could not be read to the end.
   public var integrityFailed: Bool
   /// Entries not passed to the sink because a rule found an error in them (only with
-  /// ``PackageInspector/skipEntriesWithErrors``).
+  /// `--keep-going`).
   public var skippedEntries: [String] = []
   /// The entry whose reading failed half way (its partial output was taken back), if any.
   public var incompleteEntry: String?

@@ -34,6 +34,8 @@ public enum Validation {
   /// Validates the package file or content folder at `path`.
   ///
   /// - Parameters:
+  ///   - path: a package file (XAR, flat package, delivery zip), a content project or a folder.
+  ///   - options: the size limit, the product ID the package must carry, `--strict`.
   ///   - against: a previous package (or folder) of the same product; its version must be lower.
   ///   - limits: what the reader accepts before it refuses the package.
   ///   - rules: the rules to run, in order: ``RuleCatalog/all`` by default; add your own

@@ -18,7 +18,7 @@ public enum SARIFReporter: Reporter {
   public static let identifier = "sarif"
   /// The `uriBaseId` of every relative URI: the checkout root, as GitHub's upload expects.
   public static let uriBaseID = "%SRCROOT%"
-  /// The key of ``partialFingerprints``.
+  /// The key of `partialFingerprints`.
   public static let fingerprintKey = "pkgtoolFinding/v1"
 
   struct Log: Encodable {

@@ -1,5 +1,5 @@
 /// Every rule pkgtool knows: the types in Rules/, one per file, registered at build time (the
-/// RuleRegistry plugin writes ``registered``), in catalog order.
+/// RuleRegistry plugin writes `registered`), in catalog order.
 public enum RuleCatalog {
   /// Every rule, by category, then by id within a category.
   public static var all: [any Rule.Type] {
