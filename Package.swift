@@ -59,10 +59,13 @@ let package = Package(
     // libFuzzer targets (scripts/fuzz.sh builds them with -sanitize=fuzzer and -DFUZZING into
     // .build-fuzz/); in a normal build each replays the files named on its command line.
     .target(name: "FuzzSupport", path: "Fuzzing/Sources/FuzzSupport"),
-    .executableTarget(name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader"),
     .executableTarget(
-      name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzPropertyList"),
-    .executableTarget(name: "FuzzValidate", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzValidate"),
+      name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader"),
+    .executableTarget(
+      name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzPropertyList"
+    ),
+    .executableTarget(
+      name: "FuzzValidate", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzValidate"),
     .executableTarget(
       name: "FuzzArchive", dependencies: ["FuzzSupport", "HostedContent", "XAR"], path: "Fuzzing/Sources/FuzzArchive"),
 
@@ -70,7 +73,8 @@ let package = Package(
     .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["SystemIO", "XAR", "TestSupport"]),
     .testTarget(
-      name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden", "Schemas"]),
+      name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
+      exclude: ["Golden", "Schemas"]),
     .testTarget(
       name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],

@@ -9,16 +9,20 @@ guard let output = arguments.first else {
   exit(2)
 }
 let declaration = try NSRegularExpression(
-  pattern: #"^\s*(?:(?:public|package|internal)\s+)?(?:final\s+)?(?:class|struct|enum)\s+(\w+)\s*:\s*(?:[\w.]+\s*,\s*)*Rule\b"#,
+  pattern:
+    #"^\s*(?:(?:public|package|internal)\s+)?(?:final\s+)?(?:class|struct|enum)\s+(\w+)\s*:\s*(?:[\w.]+\s*,\s*)*Rule\b"#,
   options: [.anchorsMatchLines])
 var types: [String] = []
 for path in arguments.dropFirst() {
   let text = try String(contentsOfFile: path, encoding: .utf8)
   let range = NSRange(text.startIndex..., in: text)
-  let names = declaration.matches(in: text, range: range).compactMap { Range($0.range(at: 1), in: text).map { String(text[$0]) } }
+  let names = declaration.matches(in: text, range: range).compactMap {
+    Range($0.range(at: 1), in: text).map { String(text[$0]) }
+  }
   guard names.count == 1 else {
     let file = (path as NSString).lastPathComponent
-    FileHandle.standardError.write(Data("error: \(file) must declare exactly one type that adopts Rule; found \(names.count)\n".utf8))
+    FileHandle.standardError.write(
+      Data("error: \(file) must declare exactly one type that adopts Rule; found \(names.count)\n".utf8))
     exit(1)
   }
   types.append(names[0])

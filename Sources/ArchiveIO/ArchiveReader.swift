@@ -115,7 +115,8 @@ package final class ArchiveReader {
     }
     var pathname: [UInt8] = []
     if let name = archive_entry_pathname(e) {
-      pathname = Array(UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
+      pathname = Array(
+        UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
     }
     return ArchiveEntryHeader(
       pathname: pathname,

@@ -66,7 +66,9 @@ package final class ZipWriter {
   /// Appends bytes to the current file entry.
   package func writeData(_ bytes: UnsafeRawBufferPointer) throws {
     guard bytes.count > 0 else { return }
-    guard archive_write_data(archive, bytes.baseAddress, bytes.count) == bytes.count else { throw error("archive_write_data") }
+    guard archive_write_data(archive, bytes.baseAddress, bytes.count) == bytes.count else {
+      throw error("archive_write_data")
+    }
   }
 
   /// Writes the central directory and closes the file.

@@ -46,7 +46,8 @@ public enum PkgToolMain {
       if !names.contains(first) {
         let close = names.filter { editDistance($0, first) <= 2 || (first.count >= 3 && $0.hasPrefix(first)) }
           .sorted { editDistance($0, first) < editDistance($1, first) }
-        let suggestion = close.isEmpty ? "the commands are \(names.joined(separator: ", "))" : "did you mean '\(close[0])'?"
+        let suggestion =
+          close.isEmpty ? "the commands are \(names.joined(separator: ", "))" : "did you mean '\(close[0])'?"
         Terminal.standardError("pkgtool: error: '\(first)' is not a pkgtool command; \(suggestion)\n")
         Terminal.standardError("Run 'pkgtool --help' for usage.\n")
         exit(2)

@@ -23,7 +23,7 @@ package final class FileDescriptor {
 
   /// Opens an existing file for reading.
   package static func open(reading path: String) throws -> FileDescriptor {
-    let fd = retryingOnInterrupt { system_open(path, O_RDONLY | O_CLOEXEC, 0) }
+    let fd = retryingOnInterrupt { systemOpen(path, O_RDONLY | O_CLOEXEC, 0) }
     guard fd >= 0 else { throw SystemError("open", path: path) }
     return FileDescriptor(owning: fd, path: path)
   }
@@ -33,7 +33,7 @@ package final class FileDescriptor {
   /// type is checked on the opened descriptor, so it cannot be swapped in between.
   package static func open(regularFile path: String, followSymlink: Bool = true) throws -> FileDescriptor {
     let flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (followSymlink ? 0 : O_NOFOLLOW)
-    let fd = retryingOnInterrupt { system_open(path, flags, 0) }
+    let fd = retryingOnInterrupt { systemOpen(path, flags, 0) }
     guard fd >= 0 else { throw SystemError("open", path: path) }
     return try checkedRegular(FileDescriptor(owning: fd, path: path))
   }
@@ -43,7 +43,9 @@ package final class FileDescriptor {
     var info = stat()
     guard fstat(file.rawValue, &info) == 0 else { throw SystemError("inspect", path: file.path) }
     guard info.st_mode & S_IFMT == S_IFREG else {
-      throw SystemError("open", path: file.path, code: EINVAL, detail: "it is a \(FileDescriptor.kindName(info.st_mode)), not a regular file")
+      throw SystemError(
+        "open", path: file.path, code: EINVAL,
+        detail: "it is a \(FileDescriptor.kindName(info.st_mode)), not a regular file")
     }
     let flags = fcntl(file.rawValue, F_GETFL)
     if flags >= 0 { _ = fcntl(file.rawValue, F_SETFL, flags & ~O_NONBLOCK) }
@@ -65,7 +67,7 @@ package final class FileDescriptor {
   /// Creates a new file that must not exist yet, for writing.
   package static func create(_ path: String, mode: mode_t = 0o644) throws -> FileDescriptor {
     let fd = retryingOnInterrupt {
-      system_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+      systemOpen(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
     }
     guard fd >= 0 else { throw SystemError("create", path: path) }
     return FileDescriptor(owning: fd, path: path)
@@ -105,7 +107,7 @@ package final class FileDescriptor {
   /// Reads from the current position; returns 0 at the end.
   package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-    let n = retryingOnInterrupt { system_read(rawValue, base, buffer.count) }
+    let n = retryingOnInterrupt { systemRead(rawValue, base, buffer.count) }
     guard n >= 0 else { throw SystemError("read", path: path) }
     return n
   }
@@ -115,7 +117,7 @@ package final class FileDescriptor {
     guard var base = buffer.baseAddress else { return }
     var remaining = buffer.count
     while remaining > 0 {
-      let n = retryingOnInterrupt { system_write(rawValue, base, remaining) }
+      let n = retryingOnInterrupt { systemWrite(rawValue, base, remaining) }
       guard n > 0 else { throw SystemError("write", path: path) }
       base += n
       remaining -= n
@@ -127,7 +129,9 @@ package final class FileDescriptor {
     try bytes.withUnsafeBytes { raw in
       var done = 0
       while done < raw.count {
-        let n = retryingOnInterrupt { pwrite(rawValue, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done)) }
+        let n = retryingOnInterrupt {
+          pwrite(rawValue, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
+        }
         guard n > 0 else { throw SystemError("write", path: path) }
         done += n
       }

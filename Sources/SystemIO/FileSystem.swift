@@ -8,7 +8,7 @@
 package enum FileSystem {
   /// Renames `source` to `destination`, replacing a file at `destination`.
   package static func rename(_ source: String, to destination: String) throws {
-    guard system_rename(source, destination) == 0 else {
+    guard systemRename(source, destination) == 0 else {
       throw SystemError("rename to", path: destination)
     }
   }
@@ -31,7 +31,7 @@ extension FileSystem {
   /// Makes `destination` a second name of `source`; fails with `EEXIST` if it exists. Used to
   /// publish a finished file without replacing anything.
   package static func link(_ source: String, to destination: String) throws {
-    guard system_link(source, destination) == 0 else {
+    guard systemLink(source, destination) == 0 else {
       throw SystemError("create", path: destination)
     }
   }
@@ -39,7 +39,9 @@ extension FileSystem {
   /// Writes `bytes` to a temporary file beside `path`, flushes it, then renames it over `path`
   /// (`replace`) or links it into place, failing with `EEXIST` if `path` exists. The file
   /// appears whole or not at all; the temporary never stays.
-  package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true) throws {
+  package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true)
+    throws
+  {
     let temporary = temporarySibling(of: path, purpose: "tmp")
     defer { removeFile(temporary) }
     let file = try FileDescriptor.create(temporary, mode: mode)
@@ -68,7 +70,7 @@ extension FileSystem {
 }
 
 #if canImport(Glibc)
-  @inline(__always) func system_link(_ a: String, _ b: String) -> Int32 { Glibc.link(a, b) }
+  @inline(__always) func systemLink(_ a: String, _ b: String) -> Int32 { Glibc.link(a, b) }
 #else
-  @inline(__always) func system_link(_ a: String, _ b: String) -> Int32 { Darwin.link(a, b) }
+  @inline(__always) func systemLink(_ a: String, _ b: String) -> Int32 { Darwin.link(a, b) }
 #endif

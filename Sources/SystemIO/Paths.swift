@@ -30,7 +30,8 @@ package enum Paths {
 
   /// True when `a` and `b` name the same existing file (links followed).
   package static func sameFile(_ a: String, _ b: String) -> Bool {
-    var x = stat(), y = stat()
+    var x = stat()
+    var y = stat()
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
   }
 

@@ -6,10 +6,12 @@
 
 #if os(Linux)
   /// glibc's `renameat2`, looked up once (older glibc lacks it; Swift cannot import it).
-  private let linuxRenameat2: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? =
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2").map {
-      unsafeBitCast($0, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
-    }
+  private let linuxRenameat2:
+    (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? =
+      dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2").map {
+        unsafeBitCast(
+          $0, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+      }
 #endif
 
 /// `renameat2(…, RENAME_NOREPLACE)` where the kernel has it, else a checked `renameat`.
@@ -30,7 +32,9 @@ package func renameNoReplace(_ fromFD: Int32, _ from: String, _ toFD: Int32, _ t
 /// cannot (not Linux, an old kernel, some file systems), falls back to two renames and returns
 /// false.
 @discardableResult
-package func exchangeEntries(_ a: String, in aFolder: DirectoryHandle, with b: String, in bFolder: DirectoryHandle) throws -> Bool {
+package func exchangeEntries(_ a: String, in aFolder: DirectoryHandle, with b: String, in bFolder: DirectoryHandle)
+  throws -> Bool
+{
   #if os(Linux)
     if let renameat2 = linuxRenameat2 {
       let renameExchange: UInt32 = 2

@@ -173,7 +173,9 @@ package final class XARReader {
   }
 
   /// Inflates the TOC into a new buffer of exactly the declared length (the caller frees it).
-  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> (UnsafeMutableRawBufferPointer, Int) {
+  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> (
+    UnsafeMutableRawBufferPointer, Int
+  ) {
     let declared = Int(header.tocUncompressedLength)
     // One spare byte shows a stream that inflates past the declared length.
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: declared + 1, alignment: 1)
@@ -249,7 +251,9 @@ final class ReadWindow {
 
   /// Copies `count` bytes at `offset` into `buffer` from the window, refilling it when needed.
   /// Returns false when the file ends first.
-  func read(_ file: FileDescriptor, at offset: UInt64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Bool {
+  func read(_ file: FileDescriptor, at offset: UInt64, count: Int, into buffer: UnsafeMutableRawBufferPointer) throws
+    -> Bool
+  {
     if offset < start || offset + UInt64(count) > start + UInt64(bytes.count) {
       bytes = try file.read(count: max(ReadWindow.size, count), at: offset)
       start = offset
@@ -303,7 +307,8 @@ package final class XARDataReader: XARByteSource {
     start = heapStart + (data?.offset ?? 0)
     archived = XARHasher(data?.archivedChecksum?.algorithm ?? .none)
     extracted = XARHasher(data?.extractedChecksum?.algorithm ?? .none)
-    sharedHash = data?.encoding == XAREncoding.none && data?.archivedChecksum?.algorithm == data?.extractedChecksum?.algorithm
+    sharedHash =
+      data?.encoding == XAREncoding.none && data?.archivedChecksum?.algorithm == data?.extractedChecksum?.algorithm
   }
 
   package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -346,7 +351,8 @@ package final class XARDataReader: XARByteSource {
         filled = want
       }
       while filled < want {
-        let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<want]), at: start + consumed + UInt64(filled))
+        let n = try file.read(
+          into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<want]), at: start + consumed + UInt64(filled))
         guard n > 0 else { throw XARError.truncatedHeap(path: path) }
         filled += n
       }

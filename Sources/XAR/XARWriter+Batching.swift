@@ -54,7 +54,10 @@ extension XARWriter {
     }
 
     func start() {
-      DispatchQueue.global().async { self.run(); self.done.signal() }
+      DispatchQueue.global().async {
+        self.run()
+        self.done.signal()
+      }
     }
 
     func wait() { done.wait() }

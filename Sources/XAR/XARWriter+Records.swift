@@ -40,7 +40,10 @@ extension XARWriter {
     var name: String
   }
 
-  func setData(_ record: Int32, offset: UInt64, length: UInt64, size: UInt64, gzip: Bool, archived: XARChecksum?, extracted: XARChecksum?) {
+  func setData(
+    _ record: Int32, offset: UInt64, length: UInt64, size: UInt64, gzip: Bool, archived: XARChecksum?,
+    extracted: XARChecksum?
+  ) {
     var start: Int32 = -1
     if options.checksum != .none, let archived, let extracted {
       start = Int32(digests.count)

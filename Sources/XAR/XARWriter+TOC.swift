@@ -16,7 +16,9 @@ extension XARWriter {
   // final stored block; it costs under 4 KiB.
   /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
   /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
-  static func padTOC(_ body: [UInt8], xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+  static func padTOC(_ body: [UInt8], xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> (
+    compressed: [UInt8], uncompressedLength: Int
+  ) {
     let overhead = 5 + 4  // stored-block header, Adler-32
     let used = headerSize + body.count + overhead + checksumSize
     let aligned = (used + 4095) / 4096 * 4096
@@ -45,7 +47,8 @@ extension XARWriter {
     writeTOC(xml)
     xml.finishStreaming()
     try! deflater.syncFlush { body.append(contentsOf: $0) }
-    return XARWriter.padTOC(body, xmlLength: length, xmlAdler: adler ?? 1, headerSize: headerSize, checksumSize: checksumSize)
+    return XARWriter.padTOC(
+      body, xmlLength: length, xmlAdler: adler ?? 1, headerSize: headerSize, checksumSize: checksumSize)
   }
 
   func writeTOC(_ xml: XMLTextWriter) {

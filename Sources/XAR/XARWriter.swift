@@ -278,7 +278,8 @@ package final class XARWriter {
     defer { cancel() }
     try writeQueuedJobs()
     let checksumSize = options.checksum.digestSize
-    let headerSize = XARHeader(tocCompressedLength: 0, tocUncompressedLength: 0, checksumAlgorithm: options.checksum).headerSize
+    let headerSize = XARHeader(tocCompressedLength: 0, tocUncompressedLength: 0, checksumAlgorithm: options.checksum)
+      .headerSize
     let toc = streamAlignedTOC(headerSize: Int(headerSize), checksumSize: checksumSize)
     var hasher = XARHasher(options.checksum)
     hasher.update(toc.compressed)

@@ -1,8 +1,8 @@
 import Foundation
 import HostedContent
 import SystemIO
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 @Suite struct BuildTests {
@@ -15,12 +15,17 @@ import XAR
       ("Contents/levels/2.json", Array("{\"level\":2}".utf8)),
       ("Contents/z/deep/er.bin", Array(repeating: 0, count: 70_000)),
     ]
-    try writeFile(root + "/ContentInfo.plist", ContentInfo(productIdentifier: "com.example.build", contentVersion: ContentVersion("1.0")!).encoded())
+    try writeFile(
+      root + "/ContentInfo.plist",
+      ContentInfo(productIdentifier: "com.example.build", contentVersion: ContentVersion("1.0")!).encoded())
     for i in order { try writeFile(root + "/" + files[i].0, files[i].1, mode: mode) }
-    try FileManager.default.createSymbolicLink(atPath: root + "/Contents/latest.json", withDestinationPath: "levels/2.json")
+    try FileManager.default.createSymbolicLink(
+      atPath: root + "/Contents/latest.json", withDestinationPath: "levels/2.json")
   }
 
-  func build(_ dir: String, to output: String, _ change: (inout Build.Options) -> Void = { _ in }) throws -> Build.Result {
+  func build(_ dir: String, to output: String, _ change: (inout Build.Options) -> Void = { _ in }) throws
+    -> Build.Result
+  {
     var options = Build.Options()
     options.output = output
     change(&options)
@@ -71,21 +76,35 @@ import XAR
     #expect(byPath["Contents/a.txt"]?.uid == 0)
     let none = try build(dir.appending("p"), to: dir.appending("n.pkg")) { $0.compression = .none }
     #expect(none.output != nil)
-    #expect(try XARReader(path: dir.appending("n.pkg")).entries.allSatisfy { ($0.data?.encoding ?? XAREncoding.none) == XAREncoding.none })
+    #expect(
+      try XARReader(path: dir.appending("n.pkg")).entries.allSatisfy {
+        ($0.data?.encoding ?? XAREncoding.none) == XAREncoding.none
+      })
   }
 
   @Test func junkIsLeftOutAndListed() throws {
     let dir = try TemporaryDirectory()
     try makeProject(dir.appending("p"))
-    for junk in ["Contents/.DS_Store", "Contents/._a.txt", "Contents/__MACOSX/x", "Contents/Thumbs.db", "Contents/.git/HEAD", "Contents/levels/.1.json.swp"] {
+    for junk in [
+      "Contents/.DS_Store", "Contents/._a.txt", "Contents/__MACOSX/x", "Contents/Thumbs.db", "Contents/.git/HEAD",
+      "Contents/levels/.1.json.swp",
+    ] {
       try writeFile(dir.appending("p/" + junk), "junk")
     }
     try writeFile(dir.appending("p/README.md"), "for authors")
     let result = try build(dir.appending("p"), to: dir.appending("a.pkg"))
     #expect(result.output != nil, "\(result.inspection.findings)")
     let paths = try XARReader(path: dir.appending("a.pkg")).entries.map(\.path)
-    #expect(!paths.contains { $0.contains(".DS_Store") || $0.contains("._") || $0.contains("__MACOSX") || $0.contains("Thumbs") || $0.contains(".git") || $0.hasSuffix(".swp") })
-    #expect(Set(result.leftOut.map(\.path)) == ["README.md", "Contents/.DS_Store", "Contents/._a.txt", "Contents/__MACOSX", "Contents/Thumbs.db", "Contents/.git", "Contents/levels/.1.json.swp"])
+    #expect(
+      !paths.contains {
+        $0.contains(".DS_Store") || $0.contains("._") || $0.contains("__MACOSX") || $0.contains("Thumbs")
+          || $0.contains(".git") || $0.hasSuffix(".swp")
+      })
+    #expect(
+      Set(result.leftOut.map(\.path)) == [
+        "README.md", "Contents/.DS_Store", "Contents/._a.txt", "Contents/__MACOSX", "Contents/Thumbs.db",
+        "Contents/.git", "Contents/levels/.1.json.swp",
+      ])
   }
 
   @Test func hardLinksAreStoredAsFilesAndExecuteBitsCleared() throws {
@@ -105,7 +124,8 @@ import XAR
   /// Each error stops the build: nothing at the output, the folder around it unchanged.
   @Test(arguments: [
     ("executable", "no-executable"), ("external symlink", "no-external-symlink"), ("fifo", "special-file"),
-    ("bad plist", "content-info"), ("too large", "size-limit"), ("wrong product", "content-info"), ("extra root file", "layout"),
+    ("bad plist", "content-info"), ("too large", "size-limit"), ("wrong product", "content-info"),
+    ("extra root file", "layout"),
   ])
   func errorsWriteNothing(problem: String, ruleID: String) throws {
     let dir = try TemporaryDirectory()
@@ -113,19 +133,27 @@ import XAR
     try makeProject(project)
     var change: (inout Build.Options) -> Void = { _ in }
     switch problem {
-    case "executable": try writeFile(project + "/Contents/tool.png", [0xCF, 0xFA, 0xED, 0xFE] + Array(repeating: 0, count: 28))
-    case "external symlink": try FileManager.default.createSymbolicLink(atPath: project + "/Contents/etc", withDestinationPath: "/etc")
+    case "executable":
+      try writeFile(project + "/Contents/tool.png", [0xCF, 0xFA, 0xED, 0xFE] + Array(repeating: 0, count: 28))
+    case "external symlink":
+      try FileManager.default.createSymbolicLink(atPath: project + "/Contents/etc", withDestinationPath: "/etc")
     case "fifo": #expect(mkfifo(project + "/Contents/pipe", 0o644) == 0)
-    case "bad plist": try writeFile(project + "/ContentInfo.plist", "<plist><dict><key>ContentVersion</key><string>x.y</string></dict></plist>")
+    case "bad plist":
+      try writeFile(
+        project + "/ContentInfo.plist", "<plist><dict><key>ContentVersion</key><string>x.y</string></dict></plist>")
     case "too large": change = { $0.validation.maxSize = 1000 }
     case "wrong product": change = { $0.validation.productIdentifier = "com.example.other" }
-    default: try FileManager.default.removeItem(atPath: project + "/Contents"); try writeFile(project + "/Contents", "not a folder")
+    default:
+      try FileManager.default.removeItem(atPath: project + "/Contents")
+      try writeFile(project + "/Contents", "not a folder")
     }
     let out = dir.appending("out")
     try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     let result = try build(project, to: out + "/x.pkg", change)
     #expect(result.output == nil)
-    #expect(result.inspection.findings.contains { $0.ruleID == ruleID && $0.severity == .error }, "\(result.inspection.findings)")
+    #expect(
+      result.inspection.findings.contains { $0.ruleID == ruleID && $0.severity == .error },
+      "\(result.inspection.findings)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: out).isEmpty, "nothing written, no temporary left")
   }
 
@@ -150,7 +178,8 @@ import XAR
     }
     #expect(result.output != nil)
     let reader = try XARReader(path: dir.appending("x.pkg"))
-    #expect(reader.entries.map(\.path) == ["ContentInfo.plist", "Contents", "Contents/levels", "Contents/levels/1.json"])
+    #expect(
+      reader.entries.map(\.path) == ["ContentInfo.plist", "Contents", "Contents/levels", "Contents/levels/1.json"])
     let info = try ContentInfo(decoding: try reader.readData(of: reader.entries[0]))
     #expect(info.productIdentifier == "com.example.assets")
     #expect(info.contentVersion.description == "2.0.1")
@@ -161,17 +190,20 @@ import XAR
     try makeProject(dir.appending("p"))
     var info = try ContentInfo(decoding: try readFile(dir.appending("p/ContentInfo.plist")))
     _ = info
-    try writeFile(dir.appending("p/ContentInfo.plist"), ContentInfoRule_plist(extra: "<key>Folder</key><string>Ch1</string>"))
+    try writeFile(
+      dir.appending("p/ContentInfo.plist"), contentInfoPlist(extra: "<key>Folder</key><string>Ch1</string>"))
     let result = try build(dir.appending("p"), to: dir.appending("x.pkg")) { $0.contentVersion = "3.0" }
     #expect(result.output != nil)
     let reader = try XARReader(path: dir.appending("x.pkg"))
     info = try ContentInfo(decoding: try reader.readData(of: reader.entries[0]))
     #expect(info.contentVersion.description == "3.0")
     #expect(info.properties["Folder"] == .string("Ch1"))
-    #expect(try ContentInfo(decoding: try readFile(dir.appending("p/ContentInfo.plist"))).contentVersion.description == "1.0", "the project is not changed")
+    #expect(
+      try ContentInfo(decoding: try readFile(dir.appending("p/ContentInfo.plist"))).contentVersion.description == "1.0",
+      "the project is not changed")
   }
 
-  func ContentInfoRule_plist(extra: String) -> String {
+  func contentInfoPlist(extra: String) -> String {
     "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>ContentVersion</key><string>1.0</string><key>IAPProductIdentifier</key><string>com.example.build</string>\(extra)</dict></plist>"
   }
 
@@ -203,7 +235,9 @@ import XAR
     try FileManager.default.createDirectory(atPath: dir.appending("x"), withIntermediateDirectories: true)
     try bsdtar(["-x", "-f", dir.appending("a.zip"), "-C", dir.appending("x")])
     #expect(try readFile(dir.appending("x/Contents/a.txt")) == Array(String(repeating: "alpha ", count: 300).utf8))
-    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.appending("x/Contents/latest.json")) == "levels/2.json")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: dir.appending("x/Contents/latest.json"))
+        == "levels/2.json")
     let validation = try Validation.run(path: dir.appending("a.zip"), options: ValidationOptions())
     #expect(validation.format == .zip)
     #expect(validation.findings.isEmpty, "\(validation.findings)")
@@ -224,7 +258,9 @@ import XAR
   @Test func anyNumberOfThreadsGivesTheSameBytes() throws {
     let dir = try TemporaryDirectory()
     let project = dir.appending("p")
-    try writeFile(project + "/ContentInfo.plist", ContentInfo(productIdentifier: "com.example.threads", contentVersion: ContentVersion("1.0")!).encoded())
+    try writeFile(
+      project + "/ContentInfo.plist",
+      ContentInfo(productIdentifier: "com.example.threads", contentVersion: ContentVersion("1.0")!).encoded())
     var rng = SeededGenerator(seed: 3)
     for i in 0..<300 {
       let size = i % 50 == 0 ? 5_000_000 : Int.random(in: 0..<40_000, using: &rng)
@@ -258,7 +294,8 @@ import XAR
       for (p, node) in spec.nodes {
         switch node {
         case .directory: try writer.addDirectory(p, attributes: .init(mode: 0o755))
-        case .file(let bytes): try writer.addFile(p, attributes: .init(mode: 0o644), compression: .zlib(level: 5), bytes: bytes)
+        case .file(let bytes):
+          try writer.addFile(p, attributes: .init(mode: 0o644), compression: .zlib(level: 5), bytes: bytes)
         case .symlink(let t): try writer.addSymlink(p, target: t, attributes: .init(mode: 0o755))
         case .hardLink(let t): try writer.addHardLink(p, to: t, attributes: .init(mode: 0o644))
         }

@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ContentVersionTests {
   @Test(arguments: ["1", "1.0", "1.2.3", "0.0.0", "10.20.30"])
@@ -67,7 +67,10 @@ import TestSupport
     info.contentVersion = info.contentVersion.bumped()
     let again = try ContentInfo(decoding: info.encoded())
     #expect(again.contentVersion.description == "1.1")
-    guard case .dictionary(let pairs) = again.properties else { Issue.record("not a dict"); return }
+    guard case .dictionary(let pairs) = again.properties else {
+      Issue.record("not a dict")
+      return
+    }
     #expect(pairs.map(\.key) == ["ContentVersion", "IAPProductIdentifier", "Folder", "Extra"])
     #expect(again.properties["Extra"] == info.properties["Extra"])
   }
@@ -75,19 +78,20 @@ import TestSupport
   @Test func writesApplesLayout() {
     let info = ContentInfo(productIdentifier: "com.x.y", contentVersion: ContentVersion("2.1")!)
     let text = String(decoding: info.encoded(), as: UTF8.self)
-    #expect(text == """
-      <?xml version="1.0" encoding="UTF-8"?>
-      <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-      <plist version="1.0">
-      <dict>
-      \t<key>ContentVersion</key>
-      \t<string>2.1</string>
-      \t<key>IAPProductIdentifier</key>
-      \t<string>com.x.y</string>
-      </dict>
-      </plist>
+    #expect(
+      text == """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>ContentVersion</key>
+        \t<string>2.1</string>
+        \t<key>IAPProductIdentifier</key>
+        \t<string>com.x.y</string>
+        </dict>
+        </plist>
 
-      """)
+        """)
   }
 
   /// Python's plistlib is an independent implementation of both formats.
@@ -105,16 +109,26 @@ import TestSupport
     #expect(info.format == .binary)
     #expect(info.contentVersion.description == "3.2.1")
     #expect(info.properties["Unicode"] == .string("Überstraße ✓"))
-    #expect(info.properties["N"] == .array([.integer(1), .integer(-5), .integer(1 << 40), .real(1.25), .boolean(true), .boolean(false), .data([0, 1]), .dictionary([("k", .string(String(repeating: "v", count: 40)))])]))
+    #expect(
+      info.properties["N"]
+        == .array([
+          .integer(1), .integer(-5), .integer(1 << 40), .real(1.25), .boolean(true), .boolean(false), .data([0, 1]),
+          .dictionary([("k", .string(String(repeating: "v", count: 40)))]),
+        ]))
     // Written back as binary, Python reads the same values.
     var bumped = info
     bumped.contentVersion = ContentVersion("3.2.2")!
     try writeFile(dir.appending("c.plist"), bumped.encoded())
-    let check = try runProcess("/usr/bin/env", ["python3", "-c", """
-      import plistlib; d = plistlib.load(open("\(dir.appending("c.plist"))", "rb"))
-      assert d["ContentVersion"] == "3.2.2", d; assert d["Unicode"] == "Überstraße ✓"; assert d["N"][2] == 2**40
-      assert d["When"].year == 2021; print("ok")
-      """])
+    let check = try runProcess(
+      "/usr/bin/env",
+      [
+        "python3", "-c",
+        """
+        import plistlib; d = plistlib.load(open("\(dir.appending("c.plist"))", "rb"))
+        assert d["ContentVersion"] == "3.2.2", d; assert d["Unicode"] == "Überstraße ✓"; assert d["N"][2] == 2**40
+        assert d["When"].year == 2021; print("ok")
+        """,
+      ])
     #expect(check.stdout == "ok\n", "\(check.stderr)")
   }
 
@@ -140,8 +154,14 @@ import TestSupport
 
   @Test func malformedXMLCarriesALine() {
     let plist = "<plist>\n<dict>\n<key>a</key>\n<string>x</strin>\n</dict></plist>"
-    do { _ = try ContentInfo(decoding: Array(plist.utf8)); Issue.record("accepted") } catch let error as ContentInfoError {
-      guard case .unreadable(let inner) = error else { Issue.record("\(error)"); return }
+    do {
+      _ = try ContentInfo(decoding: Array(plist.utf8))
+      Issue.record("accepted")
+    } catch let error as ContentInfoError {
+      guard case .unreadable(let inner) = error else {
+        Issue.record("\(error)")
+        return
+      }
       #expect(inner.line == 4)
     } catch { Issue.record("\(error)") }
   }
@@ -216,7 +236,9 @@ import TestSupport
     var plist = Array("bplist00".utf8) + [0x33] + withUnsafeBytes(of: (1e300).bitPattern.bigEndian) { Array($0) }
     let table = plist.count
     plist += [8]
-    plist += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0] + withUnsafeBytes(of: UInt64(table).bigEndian) { Array($0) }
+    plist +=
+      [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0]
+      + withUnsafeBytes(of: UInt64(table).bigEndian) { Array($0) }
     #expect(throws: PropertyListError.self) { try PropertyList.decode(plist) }
   }
 }

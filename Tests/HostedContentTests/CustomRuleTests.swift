@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 
 /// A house rule written against the public API only, as a user of the library would (and as
 /// the DocC article shows): it runs beside the built-in rules through `Validation.run(rules:)`.
@@ -12,7 +12,9 @@ final class LargeFileRule: Rule {
     rationale: "Our app streams large media from its own server instead.",
     severity: .warning,
     triggering: [
-      .package("large file", adding: [.file("Contents/big.bin", String(repeating: "x", count: 1_000_001))], expecting: "Contents/big.bin")
+      .package(
+        "large file", adding: [.file("Contents/big.bin", String(repeating: "x", count: 1_000_001))],
+        expecting: "Contents/big.bin")
     ],
     nonTriggering: [.package("small file", adding: [.file("Contents/small.txt", "hi")])])
 
@@ -30,7 +32,8 @@ final class LargeFileRule: Rule {
       let dir = try TemporaryDirectory()
       let folder = dir.appending("project")
       #expect(try ExamplePackages.writeFolder(example.nodes, at: folder))
-      let withRule = try Validation.run(path: folder, options: ValidationOptions(), rules: RuleCatalog.all + [LargeFileRule.self])
+      let withRule = try Validation.run(
+        path: folder, options: ValidationOptions(), rules: RuleCatalog.all + [LargeFileRule.self])
       let hits = withRule.findings.filter { $0.ruleID == "house-large-file" }
       if let expected = example.expectedPath {
         #expect(hits.map(\.path) == [expected], "\(example.name)")

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import HostedContent
 import SystemIO
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// Install must never leave `--into`: hostile product ids, concurrent installs, re-installs.
@@ -25,9 +25,13 @@ import XAR
     try Data(ExamplePackages.xarBytes(nodes)).write(to: URL(fileURLWithPath: path))
   }
 
-  func package(_ version: String, product: String = "com.example.install", text: String? = nil, in dir: TemporaryDirectory) throws -> String {
+  func package(
+    _ version: String, product: String = "com.example.install", text: String? = nil, in dir: TemporaryDirectory
+  ) throws -> String {
     let project = dir.appending("p-\(product)-\(version)-\(text?.count ?? 0)")
-    try writeFile(project + "/ContentInfo.plist", ContentInfo(productIdentifier: product, contentVersion: ContentVersion(version)!).encoded())
+    try writeFile(
+      project + "/ContentInfo.plist",
+      ContentInfo(productIdentifier: product, contentVersion: ContentVersion(version)!).encoded())
     try writeFile(project + "/Contents/file.txt", text ?? "version \(version)\n")
     var options = Build.Options()
     options.output = dir.appending("\(product)-\(version)-\(text?.count ?? 0).pkg")
@@ -48,7 +52,9 @@ import XAR
     let before = try snapshot(dir.path)
 
     let validation = try Validation.run(path: pkg, options: ValidationOptions())
-    #expect(validation.findings.contains { $0.ruleID == "content-info" && $0.severity == .error }, "\(product): \(validation.findings)")
+    #expect(
+      validation.findings.contains { $0.ruleID == "content-info" && $0.severity == .error },
+      "\(product): \(validation.findings)")
 
     var options = Install.Options()
     options.keep = 1
@@ -68,20 +74,22 @@ import XAR
     let docs = dir.appending("Documents")
     try FileManager.default.createDirectory(atPath: docs + "/com.example.install", withIntermediateDirectories: true)
     let v1 = try package("1.0", in: dir)
-    try FileManager.default.createDirectory(atPath: docs + "/com.example.install/.pkgtool", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+      atPath: docs + "/com.example.install/.pkgtool", withIntermediateDirectories: true)
     do {
-    let held = try FileLock(Install.lockFile, in: DirectoryHandle(path: docs + "/com.example.install/.pkgtool"), timeout: 0)
-    var options = Install.Options()
-    options.lockTimeout = 0.3
-    #expect(throws: OperationError.self) { try Install.run(package: v1, into: docs, options: options) }
-    #expect(!FileManager.default.fileExists(atPath: docs + "/com.example.install/1.0"))
+      let held = try FileLock(
+        Install.lockFile, in: DirectoryHandle(path: docs + "/com.example.install/.pkgtool"), timeout: 0)
+      var options = Install.Options()
+      options.lockTimeout = 0.3
+      #expect(throws: OperationError.self) { try Install.run(package: v1, into: docs, options: options) }
+      #expect(!FileManager.default.fileExists(atPath: docs + "/com.example.install/1.0"))
 
-    // The binary: exit 2 and one line.
-    let cli = try pkgtool(["install", v1, "--into", docs, "--lock-timeout", "0.3"])
-    #expect(cli.status == 2)
-    #expect(cli.stderr.split(separator: "\n").count == 1)
-    #expect(cli.stderr.contains("another pkgtool is working"))
-    withExtendedLifetime(held) {}
+      // The binary: exit 2 and one line.
+      let cli = try pkgtool(["install", v1, "--into", docs, "--lock-timeout", "0.3"])
+      #expect(cli.status == 2)
+      #expect(cli.stderr.split(separator: "\n").count == 1)
+      #expect(cli.stderr.contains("another pkgtool is working"))
+      withExtendedLifetime(held) {}
     }
 
     // Released: the install goes through.
@@ -90,7 +98,8 @@ import XAR
 
   @Test func twoInstallsAtOnceNeverLoseBothVersionsNorLeaveCurrentOnTheLowerOne() throws {
     let dir = try TemporaryDirectory()
-    let v2 = try package("2.0", in: dir), v3 = try package("3.0", in: dir)
+    let v2 = try package("2.0", in: dir)
+    let v3 = try package("3.0", in: dir)
     for round in 0..<6 {
       let docs = dir.appending("Documents\(round)")
       try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
@@ -108,9 +117,12 @@ import XAR
       let product = docs + "/com.example.install"
       // 3.0 always ends current: either 2.0 went first and 3.0 replaced it, or 3.0 went first
       // and 2.0 was refused as a downgrade (exit 1).
-      #expect(try FileManager.default.destinationOfSymbolicLink(atPath: product + "/current") == "3.0", "round \(round)")
+      #expect(
+        try FileManager.default.destinationOfSymbolicLink(atPath: product + "/current") == "3.0", "round \(round)")
       #expect(try readFile(product + "/current/file.txt") == Array("version 3.0\n".utf8))
-      let versions = try FileManager.default.contentsOfDirectory(atPath: product).filter { !$0.hasPrefix(".") && $0 != "current" }
+      let versions = try FileManager.default.contentsOfDirectory(atPath: product).filter {
+        !$0.hasPrefix(".") && $0 != "current"
+      }
       #expect(versions == ["3.0"], "round \(round): \(versions)")
       #expect(results.values.sorted().allSatisfy { $0 == 0 || $0 == 1 }, "\(results.values)")
     }
@@ -143,6 +155,14 @@ import XAR
 final class ResultBox: @unchecked Sendable {
   private let lock = NSLock()
   private var storage: [Int32] = []
-  func append(_ value: Int32) { lock.lock(); storage.append(value); lock.unlock() }
-  var values: [Int32] { lock.lock(); defer { lock.unlock() }; return storage }
+  func append(_ value: Int32) {
+    lock.lock()
+    storage.append(value)
+    lock.unlock()
+  }
+  var values: [Int32] {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
 }

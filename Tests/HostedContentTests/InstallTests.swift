@@ -1,15 +1,17 @@
 import Foundation
 import HostedContent
 import SystemIO
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 @Suite struct InstallTests {
   /// A package of `com.example.install` at `version` whose one file says which version it is.
   func package(_ version: String, in dir: TemporaryDirectory, files: Int = 1) throws -> String {
     let project = dir.appending("p\(version)")
-    try writeFile(project + "/ContentInfo.plist", ContentInfo(productIdentifier: "com.example.install", contentVersion: ContentVersion(version)!).encoded())
+    try writeFile(
+      project + "/ContentInfo.plist",
+      ContentInfo(productIdentifier: "com.example.install", contentVersion: ContentVersion(version)!).encoded())
     for i in 0..<files { try writeFile(project + "/Contents/file\(i).txt", "version \(version) file \(i)\n") }
     var options = Build.Options()
     options.output = dir.appending("v\(version).pkg")
@@ -25,7 +27,8 @@ import XAR
     let dir = try TemporaryDirectory()
     let docs = dir.appending("Documents")
     try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
-    let v1 = try package("1.0", in: dir), v2 = try package("2.0", in: dir)
+    let v1 = try package("1.0", in: dir)
+    let v2 = try package("2.0", in: dir)
 
     let first = try Install.run(package: v1, into: docs, options: Install.Options())
     #expect(first.action == .installed)
@@ -120,7 +123,10 @@ import XAR
   func bumpsXMLAndBinaryKeepingKeysAndFormat(change: Bump.Change, from: String, to: String) throws {
     for format in [PropertyListFormat.xml, .binary] {
       let dir = try TemporaryDirectory()
-      var plist = PropertyList.dictionary([("Extra", .array([.integer(1), .boolean(true)])), ("ContentVersion", .string(from)), ("IAPProductIdentifier", .string("com.example.bump")), ("Folder", .string("Ch"))])
+      var plist = PropertyList.dictionary([
+        ("Extra", .array([.integer(1), .boolean(true)])), ("ContentVersion", .string(from)),
+        ("IAPProductIdentifier", .string("com.example.bump")), ("Folder", .string("Ch")),
+      ])
       _ = plist
       try writeFile(dir.appending("p/ContentInfo.plist"), plist.encoded(as: format))
       let result = try Bump.run(path: dir.appending("p"), change: change)
@@ -130,7 +136,10 @@ import XAR
       let info = try ContentInfo(decoding: bytes)
       #expect(info.format == format)
       #expect(info.contentVersion.description == to)
-      guard case .dictionary(let pairs) = info.properties else { Issue.record("not a dictionary"); return }
+      guard case .dictionary(let pairs) = info.properties else {
+        Issue.record("not a dictionary")
+        return
+      }
       #expect(pairs.map(\.key) == ["Extra", "ContentVersion", "IAPProductIdentifier", "Folder"])
       #expect(info.properties["Extra"] == .array([.integer(1), .boolean(true)]))
       plist = info.properties
@@ -139,10 +148,16 @@ import XAR
 
   @Test func setRefusesALowerVersionUnlessForced() throws {
     let dir = try TemporaryDirectory()
-    try writeFile(dir.appending("ContentInfo.plist"), ContentInfo(productIdentifier: "com.x", contentVersion: ContentVersion("2.0")!).encoded())
-    #expect(throws: Bump.NotGreater.self) { try Bump.run(path: dir.appending("ContentInfo.plist"), change: .set(ContentVersion("1.0")!, force: false)) }
+    try writeFile(
+      dir.appending("ContentInfo.plist"),
+      ContentInfo(productIdentifier: "com.x", contentVersion: ContentVersion("2.0")!).encoded())
+    #expect(throws: Bump.NotGreater.self) {
+      try Bump.run(path: dir.appending("ContentInfo.plist"), change: .set(ContentVersion("1.0")!, force: false))
+    }
     #expect(try ContentInfo(decoding: readFile(dir.appending("ContentInfo.plist"))).contentVersion.description == "2.0")
-    #expect(try Bump.run(path: dir.appending("ContentInfo.plist"), change: .set(ContentVersion("1.0")!, force: true)).new.description == "1.0")
+    #expect(
+      try Bump.run(path: dir.appending("ContentInfo.plist"), change: .set(ContentVersion("1.0")!, force: true)).new
+        .description == "1.0")
   }
 
   /// The same content as XAR, flat package, zip and folder: the same facts.
@@ -158,7 +173,9 @@ import XAR
     _ = try Build.run(directory: project, options: options)
     try Forms.flatPackage(of: source, at: dir.appending("flat.pkg"))
     try Forms.zip(of: source, at: dir.appending("content.zip"))
-    let infos = try ["a.pkg", "flat.pkg", "content.zip"].map { try PackageInfo.run(path: dir.appending($0), includeFiles: true) } + [try PackageInfo.run(path: source, includeFiles: true)]
+    let infos =
+      try ["a.pkg", "flat.pkg", "content.zip"].map { try PackageInfo.run(path: dir.appending($0), includeFiles: true) }
+      + [try PackageInfo.run(path: source, includeFiles: true)]
     #expect(infos.map(\.format) == ["xar", "flat-package", "zip", "directory"])
     for info in infos {
       #expect(info.productIdentifier == "com.example.game.levelpack1")
@@ -166,8 +183,12 @@ import XAR
       #expect(info.fileCount == 11)
       #expect(info.contentSize == infos[0].contentSize)
       #expect(info.valid)
-      let files = (info.files ?? []).filter { $0.kind == "file" }.map { "\($0.path) \($0.size) \($0.sha256 ?? "")" }.sorted()
-      #expect(files == (infos[0].files ?? []).filter { $0.kind == "file" }.map { "\($0.path) \($0.size) \($0.sha256 ?? "")" }.sorted())
+      let files = (info.files ?? []).filter { $0.kind == "file" }.map { "\($0.path) \($0.size) \($0.sha256 ?? "")" }
+        .sorted()
+      #expect(
+        files
+          == (infos[0].files ?? []).filter { $0.kind == "file" }.map { "\($0.path) \($0.size) \($0.sha256 ?? "")" }
+          .sorted())
     }
     #expect(infos[0].checksumStyle == "sha1")
     #expect(infos[2].checksumStyle == "crc32")
@@ -184,7 +205,9 @@ import XAR
     let dir = try TemporaryDirectory()
     func make(_ name: String, _ version: String, _ files: [String: String]) throws -> String {
       let project = dir.appending(name)
-      try writeFile(project + "/ContentInfo.plist", ContentInfo(productIdentifier: "com.example.diff", contentVersion: ContentVersion(version)!).encoded())
+      try writeFile(
+        project + "/ContentInfo.plist",
+        ContentInfo(productIdentifier: "com.example.diff", contentVersion: ContentVersion(version)!).encoded())
       for (path, text) in files { try writeFile(project + "/Contents/" + path, text) }
       var options = Build.Options()
       options.output = dir.appending(name + ".pkg")

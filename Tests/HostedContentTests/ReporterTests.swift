@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 
 /// Every reporter against golden files, on a package and on a project folder, both with findings
 /// in nested files (names with a space and a '#'). `{{VERSION}}` stands for pkgtool's version.
@@ -20,9 +20,15 @@ import TestSupport
     var result = InspectionResult(
       format: .xar, location: "book.pkg", packageSize: 4096,
       findings: [
-        Finding(ruleID: "no-executable", severity: .error, path: nested, message: "the file is a Mach-O executable (64-bit)", hint: "remove executable code from the content"),
-        Finding(ruleID: "junk-file", severity: .warning, path: "Contents/.DS_Store", message: "'.DS_Store' is junk left by an operating system or tool", hint: nil),
-        Finding(ruleID: "size-limit", severity: .error, path: nil, message: "the unpacked content is 3,000 bytes, over the limit of 1,000 bytes", hint: nil),
+        Finding(
+          ruleID: "no-executable", severity: .error, path: nested, message: "the file is a Mach-O executable (64-bit)",
+          hint: "remove executable code from the content"),
+        Finding(
+          ruleID: "junk-file", severity: .warning, path: "Contents/.DS_Store",
+          message: "'.DS_Store' is junk left by an operating system or tool", hint: nil),
+        Finding(
+          ruleID: "size-limit", severity: .error, path: nil,
+          message: "the unpacked content is 3,000 bytes, over the limit of 1,000 bytes", hint: nil),
       ],
       contentInfo: ContentInfo(productIdentifier: "com.example.book", contentVersion: ContentVersion("1.2")!),
       entryCount: 5, contentSize: 3000, entries: [], integrityFailed: false)
@@ -37,9 +43,16 @@ import TestSupport
     var result = InspectionResult(
       format: .directory, location: "src/MyBook", packageSize: nil,
       findings: [
-        Finding(ruleID: "layout", severity: .note, path: "README.md", message: "'README.md' is a project file beside Contents/; build leaves it out of the package"),
-        Finding(ruleID: "no-executable", severity: .error, path: "Contents/bin/tool 1", message: "the file is an ELF executable", hint: "remove executable code from the content; hosted content may only hold data"),
-        Finding(ruleID: "junk-file", severity: .note, path: "Contents/art/.DS_Store", message: "'.DS_Store' is junk; build leaves it out of the package"),
+        Finding(
+          ruleID: "layout", severity: .note, path: "README.md",
+          message: "'README.md' is a project file beside Contents/; build leaves it out of the package"),
+        Finding(
+          ruleID: "no-executable", severity: .error, path: "Contents/bin/tool 1",
+          message: "the file is an ELF executable",
+          hint: "remove executable code from the content; hosted content may only hold data"),
+        Finding(
+          ruleID: "junk-file", severity: .note, path: "Contents/art/.DS_Store",
+          message: "'.DS_Store' is junk; build leaves it out of the package"),
       ],
       contentInfo: ContentInfo(productIdentifier: "com.example.book", contentVersion: ContentVersion("1.0")!),
       entryCount: 6, contentSize: 1234, entries: [], integrityFailed: false)
@@ -50,7 +63,8 @@ import TestSupport
   static let goldenFolder = repositoryRoot + "/Tests/HostedContentTests/Golden/"
 
   func golden(_ name: String) throws -> String {
-    String(decoding: try readFile(Self.goldenFolder + name), as: UTF8.self).replacingOccurrences(of: "{{VERSION}}", with: PkgTool.version)
+    String(decoding: try readFile(Self.goldenFolder + name), as: UTF8.self).replacingOccurrences(
+      of: "{{VERSION}}", with: PkgTool.version)
   }
 
   func check(_ rendered: String, against file: String) throws {
@@ -60,7 +74,9 @@ import TestSupport
     #expect(rendered == (try golden(file)))
   }
 
-  static let reporters = [("text", "txt"), ("json", "json"), ("sarif", "sarif"), ("junit", "junit.xml"), ("github", "github.txt")]
+  static let reporters = [
+    ("text", "txt"), ("json", "json"), ("sarif", "sarif"), ("junit", "junit.xml"), ("github", "github.txt"),
+  ]
 
   @Test(arguments: reporters)
   func packageReportMatchesGoldenFile(reporter: String, ext: String) throws {
@@ -69,7 +85,9 @@ import TestSupport
 
   @Test(arguments: reporters)
   func folderReportMatchesGoldenFile(reporter: String, ext: String) throws {
-    try check(try #require(ReportFormat(rawValue: reporter)).reporter.render(Self.folderReport), against: "folder-report.\(ext)")
+    try check(
+      try #require(ReportFormat(rawValue: reporter)).reporter.render(Self.folderReport), against: "folder-report.\(ext)"
+    )
   }
 
   /// The SARIF goldens, and a log of a real package and folder, against the vendored SARIF 2.1.0
@@ -79,13 +97,24 @@ import TestSupport
     var both = [Self.report, Self.folderReport]
     both[0].documentationURL = "https://example.org/pkgtool/docs/rules.md"
     try writeFile(dir.appending("both.sarif"), SARIFReporter.render(both))
-    try writeFile(dir.appending("error.sarif"), SARIFReporter.render(ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false)))
-    let files = [Self.goldenFolder + "report.sarif", Self.goldenFolder + "folder-report.sarif", dir.appending("both.sarif"), dir.appending("error.sarif")]
+    try writeFile(
+      dir.appending("error.sarif"),
+      SARIFReporter.render(ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false)))
+    let files = [
+      Self.goldenFolder + "report.sarif", Self.goldenFolder + "folder-report.sarif", dir.appending("both.sarif"),
+      dir.appending("error.sarif"),
+    ]
     let result = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py"] + files)
     #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     // And the checker does fail: a log with a bad level and an unencoded URI.
-    try writeFile(dir.appending("bad.sarif"), #"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"a"},"level":"fatal","locations":[{"physicalLocation":{"artifactLocation":{"uri":"a b"}}}]}]}]}"#)
-    #expect(try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("bad.sarif")]).status == 1)
+    try writeFile(
+      dir.appending("bad.sarif"),
+      #"{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[{"message":{"text":"a"},"level":"fatal","locations":[{"physicalLocation":{"artifactLocation":{"uri":"a b"}}}]}]}]}"#
+    )
+    #expect(
+      try runProcess(
+        "/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("bad.sarif")]
+      ).status == 1)
   }
 
   @Test func sarifPointsAtRealFilesForFoldersAndLogicalLocationsForPackages() throws {
@@ -98,18 +127,22 @@ import TestSupport
     let logical = (location["logicalLocations"] as? [[String: Any]])?.first
     #expect(logical?["fullyQualifiedName"] as? String == Self.nested)
     #expect((first["properties"] as? [String: Any])?["innerPath"] as? String == Self.nested)
-    let fingerprints = package.compactMap { ($0["partialFingerprints"] as? [String: String])?[SARIFReporter.fingerprintKey] }
+    let fingerprints = package.compactMap {
+      ($0["partialFingerprints"] as? [String: String])?[SARIFReporter.fingerprintKey]
+    }
     #expect(fingerprints.count == 3 && Set(fingerprints).count == 3)
 
     let folder = try sarifResults(SARIFReporter.render(Self.folderReport))
     let uris = folder.compactMap { r in
-      (((r["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])?["artifactLocation"] as? [String: Any])?["uri"] as? String
+      (((r["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])?["artifactLocation"]
+        as? [String: Any])?["uri"] as? String
     }
     #expect(uris == ["src/MyBook/README.md", "src/MyBook/Contents/bin/tool%201", "src/MyBook/Contents/art/.DS_Store"])
     var based = Self.folderReport
     based.base = "src"
     let relative = try sarifResults(SARIFReporter.render(based)).compactMap { r in
-      (((r["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])?["artifactLocation"] as? [String: Any])?["uri"] as? String
+      (((r["locations"] as? [[String: Any]])?.first?["physicalLocation"] as? [String: Any])?["artifactLocation"]
+        as? [String: Any])?["uri"] as? String
     }
     #expect(relative.first == "MyBook/README.md")
   }
@@ -123,8 +156,10 @@ import TestSupport
   @Test func sarifRulesCarryHelpAndSecuritySeverity() throws {
     var report = Self.report
     report.documentationURL = "https://example.org/docs/rules.md"
-    let log = try #require(try JSONSerialization.jsonObject(with: Data(SARIFReporter.render(report).utf8)) as? [String: Any])
-    let driver = try #require(((log["runs"] as? [[String: Any]])?.first?["tool"] as? [String: Any])?["driver"] as? [String: Any])
+    let log = try #require(
+      try JSONSerialization.jsonObject(with: Data(SARIFReporter.render(report).utf8)) as? [String: Any])
+    let driver = try #require(
+      ((log["runs"] as? [[String: Any]])?.first?["tool"] as? [String: Any])?["driver"] as? [String: Any])
     #expect(driver["informationUri"] == nil)
     let rules = try #require(driver["rules"] as? [[String: Any]])
     #expect(rules.map { $0["id"] as? String } == RuleCatalog.descriptions.map(\.id))
@@ -153,11 +188,14 @@ import TestSupport
     var strict = Self.report
     strict.strict = true
     #expect(JUnitReporter.render(strict).contains(#"tests="14" failures="3""#))
-    let error = JUnitReporter.render(ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false))
+    let error = JUnitReporter.render(
+      ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false))
     #expect(error.contains(#"tests="15" failures="0" errors="1" skipped="14""#))
     // One failing case per finding when a rule finds several.
     var several = Self.report
-    several.result.findings.append(Finding(ruleID: "no-executable", severity: .error, path: "Contents/b.bin", message: "the file is an ELF executable"))
+    several.result.findings.append(
+      Finding(
+        ruleID: "no-executable", severity: .error, path: "Contents/b.bin", message: "the file is an ELF executable"))
     #expect(JUnitReporter.render(several).contains(#"tests="15" failures="3""#))
   }
 
@@ -169,7 +207,9 @@ import TestSupport
     valid.result.findings = valid.result.findings.filter { $0.severity == .note }
     let lines = GitHubReporter.render(valid).split(separator: "\n")
     #expect(lines.last?.hasPrefix("::notice file=src/MyBook,title=pkgtool validate::src/MyBook%3A valid") == false)
-    #expect(lines.last?.hasPrefix("::notice file=src/MyBook,title=pkgtool validate::src/MyBook: valid: 0 errors, 0 warnings, 2 notes") == true)
+    #expect(
+      lines.last?.hasPrefix(
+        "::notice file=src/MyBook,title=pkgtool validate::src/MyBook: valid: 0 errors, 0 warnings, 2 notes") == true)
     #expect(!GitHubReporter.render(Self.report).contains("title=pkgtool validate"))
   }
 
@@ -179,7 +219,8 @@ import TestSupport
     let text = TextReporter.render(report)
     #expect(text.contains("Contents/.DS_Store: error:"))
     #expect(text.contains("invalid: 3 errors, 0 warnings"))
-    let json = try #require(try JSONSerialization.jsonObject(with: Data(JSONReporter.render(report).utf8)) as? [String: Any])
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(JSONReporter.render(report).utf8)) as? [String: Any])
     let summary = json["summary"] as? [String: Int]
     #expect(summary?["errors"] == 3 && summary?["warnings"] == 0)
     #expect(report.failed)
@@ -191,20 +232,25 @@ import TestSupport
   }
 
   @Test func jsonCarriesEveryFindingAndSeveralInputs() throws {
-    let json = try #require(try JSONSerialization.jsonObject(with: Data(JSONReporter.render(Self.report).utf8)) as? [String: Any])
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(JSONReporter.render(Self.report).utf8)) as? [String: Any])
     #expect(json["schemaVersion"] as? Int == 1)
     #expect((json["findings"] as? [[String: Any]])?.count == 3)
     #expect((json["rules"] as? [[String: Any]])?.count == RuleCatalog.all.count)
     #expect((json["skippedRules"] as? [[String: Any]])?.first?["rule"] as? String == "content-version-increase")
     #expect((json["skippedRules"] as? [[String: Any]])?.count == 3)
-    let several = try #require(try JSONSerialization.jsonObject(with: Data(JSONReporter.render([Self.report, Self.folderReport]).utf8)) as? [String: Any])
+    let several = try #require(
+      try JSONSerialization.jsonObject(with: Data(JSONReporter.render([Self.report, Self.folderReport]).utf8))
+        as? [String: Any])
     #expect((several["reports"] as? [[String: Any]])?.count == 2)
     #expect(several["valid"] as? Bool == false)
   }
 
   @Test func hostileNamesCannotRewriteTheTerminal() {
     var report = Self.report
-    report.result.findings = [Finding(ruleID: "path-safety", severity: .error, path: "Contents/a\u{1B}[2Jb", message: "x")]
+    report.result.findings = [
+      Finding(ruleID: "path-safety", severity: .error, path: "Contents/a\u{1B}[2Jb", message: "x")
+    ]
     let text = TextReporter.render(report)
     #expect(!text.contains("\u{1B}"))
     #expect(text.contains("a\\u{1b}[2Jb"))

@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 
 /// docs/rules.md's catalog and the README's rule table are written from the rules' own
 /// descriptions; these tests fail when a rule changes and the documents do not.
@@ -18,7 +18,10 @@ import TestSupport
       if expected != document { try writeFile(path, expected) }
       return
     }
-    #expect(document == expected, "\(relativePath) differs from the rules' descriptions; run PKGTOOL_UPDATE_GOLDEN=1 swift test --filter RuleDocumentation")
+    #expect(
+      document == expected,
+      "\(relativePath) differs from the rules' descriptions; run PKGTOOL_UPDATE_GOLDEN=1 swift test --filter RuleDocumentation"
+    )
   }
 
   @Test func docsRulesCatalogIsGeneratedFromTheRules() throws {

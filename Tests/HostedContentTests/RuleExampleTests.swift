@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 
 /// Every rule against its own examples, each built into a real package and, where it can exist
 /// on disk, a real folder.
@@ -18,7 +18,9 @@ import TestSupport
       guard example.appliesToPackages else { return nil }
       path = try ExamplePackages.package(for: example, in: dir.path)
     }
-    let against = try example.previous.map { try ExamplePackages.previousVersion(product: $0.product, version: $0.version, in: dir.path) }
+    let against = try example.previous.map {
+      try ExamplePackages.previousVersion(product: $0.product, version: $0.version, in: dir.path)
+    }
     return try Validation.run(path: path, options: example.options, against: against)
   }
 
@@ -31,12 +33,19 @@ import TestSupport
         let dir = try TemporaryDirectory()
         guard let result = try validate(example, folder: folder, in: dir) else { continue }
         let hits = result.findings.filter { $0.ruleID == ruleID }
-        #expect(!hits.isEmpty, "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) not reported; got \(result.findings)")
+        #expect(
+          !hits.isEmpty,
+          "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) not reported; got \(result.findings)")
         if let expected = example.expectedPath {
-          #expect(hits.contains { $0.path == expected }, "\(ruleID): '\(example.name)' expected at \(expected), got \(hits.map(\.path))")
+          #expect(
+            hits.contains { $0.path == expected },
+            "\(ruleID): '\(example.name)' expected at \(expected), got \(hits.map(\.path))")
         }
         // In a project folder, what build leaves out (junk) is a note: the package will not hold it.
-        #expect(hits.allSatisfy { $0.severity == rule.description.severity || $0.severity == .warning || (folder && $0.severity == .note) })
+        #expect(
+          hits.allSatisfy {
+            $0.severity == rule.description.severity || $0.severity == .warning || (folder && $0.severity == .note)
+          })
       }
     }
   }
@@ -50,7 +59,8 @@ import TestSupport
         let dir = try TemporaryDirectory()
         guard let result = try validate(example, folder: folder, in: dir) else { continue }
         let hits = result.findings.filter { $0.ruleID == ruleID }
-        #expect(hits.isEmpty, "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) wrongly reported: \(hits)")
+        #expect(
+          hits.isEmpty, "\(ruleID): '\(example.name)' (\(folder ? "folder" : "package")) wrongly reported: \(hits)")
       }
     }
   }
@@ -76,7 +86,9 @@ import TestSupport
     let result = try Validation.run(path: dir.appending("pack"), options: ValidationOptions())
     #expect(result.format == .assetPack)
     #expect(result.findings.isEmpty, "\(result.findings)")
-    for id in ["layout", "content-info", "package-form", "size-limit", "content-version-increase", "no-external-symlink"] {
+    for id in [
+      "layout", "content-info", "package-form", "size-limit", "content-version-increase", "no-external-symlink",
+    ] {
       #expect(result.skippedRules[id] != nil, "\(id) ran on an asset pack")
     }
   }

@@ -1,8 +1,8 @@
 import Foundation
 import HostedContent
 import SystemIO
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 @Suite struct HostileUnpackTests {
@@ -15,7 +15,8 @@ import XAR
   /// A sandbox with a file to keep and the package in `inner/`; its snapshot before anything ran.
   static func sandbox(holding hostile: HostilePackage) throws -> (TemporaryDirectory, String, [String: SnapshotNode]) {
     let sandbox = try TemporaryDirectory("pkgtool-sandbox")
-    try FileManager.default.createDirectory(atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(
+      atPath: sandbox.appending("inner/deeper"), withIntermediateDirectories: true)
     try writeFile(sandbox.appending("inner/keep.txt"), "untouched")
     let package = sandbox.appending("inner/" + hostile.fileName)
     try hostile.make(package)
@@ -27,7 +28,9 @@ import XAR
     let (sandbox, package, before) = try Self.sandbox(holding: hostile)
 
     let result = try Validation.run(path: package, options: ValidationOptions())
-    #expect(result.findings.contains { $0.ruleID == hostile.ruleID && $0.severity == .error }, "\(hostile.name): expected \(hostile.ruleID), got \(result.findings.map { "\($0.ruleID): \($0.message)" })")
+    #expect(
+      result.findings.contains { $0.ruleID == hostile.ruleID && $0.severity == .error },
+      "\(hostile.name): expected \(hostile.ruleID), got \(result.findings.map { "\($0.ruleID): \($0.message)" })")
 
     let destination = sandbox.appending("inner/deeper/out")
     let unpacked = try Unpack.run(package: package, destination: destination, options: Unpack.Options())
@@ -59,7 +62,9 @@ import XAR
       switch node.kind {
       case .file:
         #expect(node.mode == 0o644, "\(hostile.name): \(path) mode \(String(node.mode, radix: 8))")
-        #expect(FileSignature.executableKind(Array(node.bytes.prefix(4096))) == nil, "\(hostile.name): \(path) is executable code")
+        #expect(
+          FileSignature.executableKind(Array(node.bytes.prefix(4096))) == nil,
+          "\(hostile.name): \(path) is executable code")
       case .directory:
         #expect(node.mode == 0o755, "\(hostile.name): \(path)")
       case .symlink:
@@ -101,7 +106,8 @@ import XAR
     let stale = dir.appending(".out.pkgtool-unpack-99999999-abc")
     try writeFile(stale + "/Contents/half.txt", "half")
     try Data(ExamplePackages.xarBytes(RuleExample.baseNodes)).write(to: URL(fileURLWithPath: dir.appending("ok.pkg")))
-    let result = try Unpack.run(package: dir.appending("ok.pkg"), destination: dir.appending("out"), options: Unpack.Options())
+    let result = try Unpack.run(
+      package: dir.appending("ok.pkg"), destination: dir.appending("out"), options: Unpack.Options())
     #expect(result.output != nil)
     #expect(!FileManager.default.fileExists(atPath: stale))
   }
@@ -116,9 +122,13 @@ enum Forms {
     let payload = scratch.appending("Payload")
     try bsdtar(["-c", "--format", "odc", "-z", "-f", payload, "-C", source, "."])
     let writer = try XARWriter(path: path)
-    try writer.addFile("Distribution", attributes: .init(mode: 0o644), compression: .zlib(level: 6), bytes: Array("<?xml version=\"1.0\"?><installer-gui-script minSpecVersion=\"1\"/>".utf8))
+    try writer.addFile(
+      "Distribution", attributes: .init(mode: 0o644), compression: .zlib(level: 6),
+      bytes: Array("<?xml version=\"1.0\"?><installer-gui-script minSpecVersion=\"1\"/>".utf8))
     try writer.addDirectory("content.pkg", attributes: .init(mode: 0o755))
-    try writer.addFile("content.pkg/PackageInfo", attributes: .init(mode: 0o644), compression: .zlib(level: 6), bytes: Array("<pkg-info/>".utf8))
+    try writer.addFile(
+      "content.pkg/PackageInfo", attributes: .init(mode: 0o644), compression: .zlib(level: 6),
+      bytes: Array("<pkg-info/>".utf8))
     var file = try FileDescriptor.open(reading: payload)
     try writer.addFile("content.pkg/Payload", attributes: .init(mode: 0o644), compression: .none, data: &file)
     try writer.finish()
@@ -133,11 +143,12 @@ enum Forms {
   /// A content folder with a few findings in it (a warning, an error) to compare across forms.
   func makeSource(_ dir: TemporaryDirectory) throws -> String {
     let source = dir.appending("src")
-    try ExamplePackages.writeFolder(RuleExample.baseNodes + [
-      .directory("Contents/levels"), .file("Contents/levels/1.json", "{\"a\":1}"),
-      .file("Contents/.DS_Store", "junk"), .file("Contents/tool.dat", bytes: [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]),
-      .symlink("Contents/latest.json", "levels/1.json"),
-    ], at: source)
+    try ExamplePackages.writeFolder(
+      RuleExample.baseNodes + [
+        .directory("Contents/levels"), .file("Contents/levels/1.json", "{\"a\":1}"),
+        .file("Contents/.DS_Store", "junk"), .file("Contents/tool.dat", bytes: [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]),
+        .symlink("Contents/latest.json", "levels/1.json"),
+      ], at: source)
     return source
   }
 

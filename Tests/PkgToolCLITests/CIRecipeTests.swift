@@ -1,11 +1,11 @@
 import Foundation
 import HostedContent
+import TestSupport
+import Testing
 
 #if canImport(FoundationXML)
   import FoundationXML
 #endif
-import Testing
-import TestSupport
 
 /// The recipes in docs/ci.md, run as written: every `run:` (GitHub Actions) and `script:`
 /// (GitLab CI) line that calls pkgtool, in order, in a checkout holding `content/MyBook`.
@@ -31,7 +31,9 @@ import TestSupport
       let trimmed = line.drop { $0 == " " }
       var command: Substring?
       if trimmed.hasPrefix("run: ") { command = trimmed.dropFirst(5) }
-      if trimmed.hasPrefix("- ") && !trimmed.hasPrefix("- uses:") && !trimmed.hasPrefix("- name:") { command = trimmed.dropFirst(2) }
+      if trimmed.hasPrefix("- ") && !trimmed.hasPrefix("- uses:") && !trimmed.hasPrefix("- name:") {
+        command = trimmed.dropFirst(2)
+      }
       if let command, command.contains("pkgtool "), !command.contains("install.sh") {
         current.append(String(command))
       }
@@ -49,7 +51,9 @@ import TestSupport
   func run(_ commands: [String], in dir: TemporaryDirectory) throws -> [ProcessResult] {
     let bin = (pkgtoolBinary as NSString).deletingLastPathComponent
     let path = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
-    return try commands.map { try runProcess("/bin/bash", ["-euo", "pipefail", "-c", $0], in: dir.path, environment: ["PATH": path]) }
+    return try commands.map {
+      try runProcess("/bin/bash", ["-euo", "pipefail", "-c", $0], in: dir.path, environment: ["PATH": path])
+    }
   }
 
   /// Runs a recipe and expects every command to exit 0.
@@ -75,7 +79,8 @@ import TestSupport
     // The project check annotates the README it leaves out and ends with the notice.
     #expect(results[0].stdout.contains("::notice file=content/MyBook/README.md,"))
     #expect(results[0].stdout.contains("title=pkgtool validate::content/MyBook: valid"))
-    let check = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("pkgtool.sarif")])
+    let check = try runProcess(
+      "/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("pkgtool.sarif")])
     #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
 
     // A broken project fails the gate with an annotation on the real file, and the package
@@ -92,7 +97,10 @@ import TestSupport
     let commands = try #require(try Self.recipes().last)
     _ = try runExpectingSuccess(commands, in: dir)
     let xml = String(decoding: try readFile(dir.appending("pkgtool-junit.xml")), as: UTF8.self)
-    #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="\#(RuleCatalog.all.count)" failures="0" errors="0" skipped="3">"#), "\(xml)")
+    #expect(
+      xml.contains(
+        #"<testsuites name="pkgtool validate" tests="\#(RuleCatalog.all.count)" failures="0" errors="0" skipped="3">"#),
+      "\(xml)")
     // It is well formed: Foundation's XML parser reads it to the end.
     let parser = XMLParser(data: Data(xml.utf8))
     #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")

@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// The commands agree with each other: a project and its package get the same verdict, a file
@@ -14,8 +14,10 @@ import XAR
     let made = try pkgtool(["init", "Book", "--product-id", "com.example.book"], in: dir.path)
     #expect(made.status == 0, "\(made.stderr)")
     try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
-    try FileManager.default.createDirectory(atPath: dir.appending("Book/Contents/art"), withIntermediateDirectories: true)
-    try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 500)).write(to: URL(fileURLWithPath: dir.appending("Book/Contents/art/cover.png")))
+    try FileManager.default.createDirectory(
+      atPath: dir.appending("Book/Contents/art"), withIntermediateDirectories: true)
+    try Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 7, count: 500)).write(
+      to: URL(fileURLWithPath: dir.appending("Book/Contents/art/cover.png")))
     try writeFile(dir.appending("Book/Contents/art/.DS_Store"), "junk")
 
     let project = try pkgtool(["validate", "Book"], in: dir.path)
@@ -41,17 +43,21 @@ import XAR
       #expect(unpacked.status == 0, "\(output): \(unpacked.stdout)\(unpacked.stderr)")
       #expect(try readFile(dir.appending("\(folder)/Contents/chapter1.txt")) == Array("Once upon a time.\n".utf8))
       #expect(!FileManager.default.fileExists(atPath: dir.appending("\(folder)/README.md")))
-      try FileManager.default.createDirectory(atPath: dir.appending("docs-\(folder)"), withIntermediateDirectories: true)
+      try FileManager.default.createDirectory(
+        atPath: dir.appending("docs-\(folder)"), withIntermediateDirectories: true)
       let installed = try pkgtool(["install", output, "--into", "docs-\(folder)"], in: dir.path)
       #expect(installed.status == 0, "\(output): \(installed.stdout)\(installed.stderr)")
-      #expect(try readFile(dir.appending("docs-\(folder)/com.example.book/current/chapter1.txt")) == Array("Once upon a time.\n".utf8))
+      #expect(
+        try readFile(dir.appending("docs-\(folder)/com.example.book/current/chapter1.txt"))
+          == Array("Once upon a time.\n".utf8))
     }
   }
 
   @Test func initFillsTheCurrentFolderAndTheReadmeNamesTheProduct() throws {
     let dir = try TemporaryDirectory()
     try FileManager.default.createDirectory(atPath: dir.appending("MyLevels"), withIntermediateDirectories: true)
-    let made = try pkgtool(["init", ".", "--product-id", "com.example.levels", "--content-version", "2.0"], in: dir.appending("MyLevels"))
+    let made = try pkgtool(
+      ["init", ".", "--product-id", "com.example.levels", "--content-version", "2.0"], in: dir.appending("MyLevels"))
     #expect(made.status == 0, "\(made.stderr)")
     let readme = String(decoding: try readFile(dir.appending("MyLevels/README.md")), as: UTF8.self)
     #expect(!readme.contains("{{"))
@@ -70,7 +76,10 @@ import XAR
     try writeFile(dir.appending("P/levels.json"), "{}")
     let project = try pkgtool(["validate", "P"], in: dir.path)
     #expect(project.status == 0)
-    #expect(project.stdout.contains("P:levels.json: warning: 'levels.json' is at the project root, outside Contents/; build leaves it out of the package [layout]"))
+    #expect(
+      project.stdout.contains(
+        "P:levels.json: warning: 'levels.json' is at the project root, outside Contents/; build leaves it out of the package [layout]"
+      ))
     #expect(try pkgtool(["validate", "P", "--strict"], in: dir.path).status == 1)
     #expect(try pkgtool(["build", "P", "--strict"], in: dir.path).status == 1)
     #expect(try pkgtool(["build", "P"], in: dir.path).status == 0)
@@ -93,7 +102,9 @@ import XAR
 
   @Test func maxSizeGivesOneFindingForOneCause() throws {
     let dir = try TemporaryDirectory()
-    let package = try ExamplePackages.package(for: RuleExample.package("big", adding: [.file("Contents/big.txt", String(repeating: "x", count: 5000))]), in: dir.path)
+    let package = try ExamplePackages.package(
+      for: RuleExample.package("big", adding: [.file("Contents/big.txt", String(repeating: "x", count: 5000))]),
+      in: dir.path)
     let result = try pkgtool(["validate", package, "--max-size", "1000", "--json"])
     #expect(result.status == 1)
     let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -108,9 +119,12 @@ import XAR
     let good = try ExamplePackages.package(for: RuleExample.package("ok"), in: dir.path)
     for reporter in ["sarif", "junit", "json", "github", "text"] {
       let out = dir.appending("report.\(reporter)")
-      let result = try pkgtool(["validate", good, dir.appending("missing.pkg"), "--reporter", reporter, "-o", out, "--force"])
+      let result = try pkgtool([
+        "validate", good, dir.appending("missing.pkg"), "--reporter", reporter, "-o", out, "--force",
+      ])
       #expect(result.status == 2, "\(reporter)")
-      #expect(result.stderr.hasPrefix("pkgtool: error: cannot open '\(dir.appending("missing.pkg"))'"), "\(result.stderr)")
+      #expect(
+        result.stderr.hasPrefix("pkgtool: error: cannot open '\(dir.appending("missing.pkg"))'"), "\(result.stderr)")
       let report = String(decoding: try readFile(out), as: UTF8.self)
       #expect(report.contains("missing.pkg"), "\(reporter): \(report)")
       switch reporter {
@@ -133,7 +147,8 @@ import XAR
 
   @Test func strictLinesSummaryJSONAndExitAgree() throws {
     let dir = try TemporaryDirectory()
-    let package = try ExamplePackages.package(for: RuleExample.package("junk", adding: [.file("Contents/.DS_Store", "junk")]), in: dir.path)
+    let package = try ExamplePackages.package(
+      for: RuleExample.package("junk", adding: [.file("Contents/.DS_Store", "junk")]), in: dir.path)
     let text = try pkgtool(["validate", package, "--strict"])
     #expect(text.status == 1)
     #expect(text.stdout.contains(": error: '.DS_Store' is junk"))
@@ -146,7 +161,8 @@ import XAR
 
   @Test func bumpDryRunChangesNothingAndNotGreaterExits1() throws {
     let dir = try TemporaryDirectory()
-    #expect(try pkgtool(["init", "B", "--product-id", "com.example.b", "--content-version", "2.0"], in: dir.path).status == 0)
+    #expect(
+      try pkgtool(["init", "B", "--product-id", "com.example.b", "--content-version", "2.0"], in: dir.path).status == 0)
     let before = try readFile(dir.appending("B/ContentInfo.plist"))
     let dry = try pkgtool(["bump", "B", "--dry-run"], in: dir.path)
     #expect(dry.status == 0)
@@ -154,7 +170,9 @@ import XAR
     #expect(try readFile(dir.appending("B/ContentInfo.plist")) == before)
     let lower = try pkgtool(["bump", "B", "--set", "1.0"], in: dir.path)
     #expect(lower.status == 1)
-    #expect(lower.stderr == "pkgtool: bump refused: 1.0 is not greater than the current 2.0 (pass --force to set it anyway)\n")
+    #expect(
+      lower.stderr == "pkgtool: bump refused: 1.0 is not greater than the current 2.0 (pass --force to set it anyway)\n"
+    )
     #expect(try readFile(dir.appending("B/ContentInfo.plist")) == before)
   }
 
@@ -162,8 +180,12 @@ import XAR
     let dir = try TemporaryDirectory()
     var packages: [String] = []
     for version in ["1.0", "2.0"] {
-      let plist = String(decoding: ContentInfo(productIdentifier: "com.example.sample", contentVersion: ContentVersion(version)!).encoded(), as: UTF8.self)
-      let example = RuleExample.package("v\(version)", adding: [.file(ContentInfo.fileName, plist)]).with { $0.packageFileName = "p\(version).pkg" }
+      let plist = String(
+        decoding: ContentInfo(productIdentifier: "com.example.sample", contentVersion: ContentVersion(version)!)
+          .encoded(), as: UTF8.self)
+      let example = RuleExample.package("v\(version)", adding: [.file(ContentInfo.fileName, plist)]).with {
+        $0.packageFileName = "p\(version).pkg"
+      }
       packages.append(try ExamplePackages.package(for: example, in: dir.path))
     }
     try FileManager.default.createDirectory(atPath: dir.appending("docs"), withIntermediateDirectories: true)
@@ -179,10 +201,12 @@ import XAR
   @Test func unpackKeepGoingExtractsWhatIsSafeAndSaysWhatItSkipped() throws {
     let dir = try TemporaryDirectory()
     let package = try ExamplePackages.package(
-      for: RuleExample.package("broken", adding: [
-        .file("Contents/tool", bytes: [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]), .file("notes.txt", "stray"),
-        .symlink("Contents/out", "../../../etc/passwd"),
-      ]), in: dir.path)
+      for: RuleExample.package(
+        "broken",
+        adding: [
+          .file("Contents/tool", bytes: [0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0]), .file("notes.txt", "stray"),
+          .symlink("Contents/out", "../../../etc/passwd"),
+        ]), in: dir.path)
     let refused = try pkgtool(["unpack", package, "-o", dir.appending("a")])
     #expect(refused.status == 1)
     #expect(!FileManager.default.fileExists(atPath: dir.appending("a")))
@@ -223,8 +247,12 @@ import XAR
     #expect(typo.status == 2)
     #expect(typo.stderr.hasPrefix("pkgtool: error: 'vaildate' is not a pkgtool command; did you mean 'validate'?"))
     #expect(try pkgtool(["inf", "x.pkg"]).stderr.contains("did you mean 'info'?"))
-    for command in ["init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen", "publish", "export background-assets"] {
-      let help = try pkgtool(command.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])
+    for command in [
+      "init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen", "publish",
+      "export background-assets",
+    ] {
+      let help = try pkgtool(
+        command.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])
       #expect(help.stdout.contains("Examples:") || help.stdout.contains("Example:"), "\(command) has examples")
       // An example never wraps: every line after "Examples:" that is part of one starts with
       // two spaces and `pkgtool`, or four spaces (a continued command ending in a backslash).
@@ -233,7 +261,9 @@ import XAR
       var previousContinues = false
       for line in lines[(start + 1)...] {
         if line.isEmpty { break }
-        #expect(line.hasPrefix("  pkgtool ") || line.hasPrefix("  cp ") || (previousContinues && line.hasPrefix("      ")), "\(command): '\(line)'")
+        #expect(
+          line.hasPrefix("  pkgtool ") || line.hasPrefix("  cp ") || (previousContinues && line.hasPrefix("      ")),
+          "\(command): '\(line)'")
         previousContinues = line.hasSuffix("\\")
       }
     }
@@ -249,7 +279,9 @@ import XAR
     for shell in ["bash", "zsh", "fish"] {
       let script = try pkgtool(["--generate-completion-script", shell])
       #expect(script.status == 0, "\(shell)")
-      for command in ["validate", "unpack", "cat", "rules"] { #expect(script.stdout.contains(command), "\(shell): \(command)") }
+      for command in ["validate", "unpack", "cat", "rules"] {
+        #expect(script.stdout.contains(command), "\(shell): \(command)")
+      }
       if shell == "bash" {
         try writeFile(dir.appending("pkgtool.bash"), script.stdout)
         #expect(try runProcess("/bin/bash", ["-n", dir.appending("pkgtool.bash")]).status == 0)
@@ -263,7 +295,8 @@ import XAR
     #expect(try pkgtool(["init", "P", "--product-id", "com.example.p"], in: dir.path).status == 0)
     try writeFile(dir.appending("P/Contents/a.txt"), "a")
     let runs: [[String]] = [
-      ["validate", package, "--json"], ["info", package, "--json"], ["diff", package, package, "--json"], ["rules", "--json"],
+      ["validate", package, "--json"], ["info", package, "--json"], ["diff", package, package, "--json"],
+      ["rules", "--json"],
       ["rules", "layout", "--json"], ["bump", "P", "--dry-run", "--json"], ["build", "P", "--json", "-o", "p.pkg"],
       ["unpack", package, "-o", "u", "--json"], ["keygen", "-o", "k", "-q"],
       ["publish", package, "--key", "k", "--base-url", "https://cdn.example.com", "-o", "c.json", "--json"],

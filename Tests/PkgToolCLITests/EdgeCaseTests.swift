@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// Resources and small edges: FIFOs, names equal up to normalization, outputs inside their own
@@ -33,7 +33,8 @@ import XAR
     }
     process.waitUntilExit()
     let result = ProcessResult(
-      status: process.terminationStatus, stdout: String(decoding: try readFile(scratch.appending("out")), as: UTF8.self),
+      status: process.terminationStatus,
+      stdout: String(decoding: try readFile(scratch.appending("out")), as: UTF8.self),
       stderr: String(decoding: try readFile(scratch.appending("err")), as: UTF8.self))
     return (result, timedOut)
   }
@@ -44,7 +45,10 @@ import XAR
     try FileManager.default.createDirectory(atPath: project + "/Contents", withIntermediateDirectories: true)
     #expect(mkfifo(project + "/ContentInfo.plist", 0o644) == 0)
     #expect(mkfifo(dir.appending("fifo.pkg"), 0o644) == 0)
-    for arguments in [["build", project, "-o", dir.appending("x.pkg")], ["bump", project], ["validate", dir.appending("fifo.pkg")], ["unpack", dir.appending("fifo.pkg"), "-o", dir.appending("out")]] {
+    for arguments in [
+      ["build", project, "-o", dir.appending("x.pkg")], ["bump", project], ["validate", dir.appending("fifo.pkg")],
+      ["unpack", dir.appending("fifo.pkg"), "-o", dir.appending("out")],
+    ] {
       let (result, timedOut) = try pkgtoolWithin(20, arguments)
       #expect(!timedOut, "\(arguments[0]) hung on a FIFO")
       #expect(result.status == 2, "\(arguments[0]): \(result.stderr)")
@@ -56,7 +60,10 @@ import XAR
     let dir = try TemporaryDirectory()
     try writeFile(dir.appending("src/caf\u{E9}.txt"), "composed")
     try writeFile(dir.appending("src/cafe\u{301}.txt"), "decomposed")
-    let result = try pkgtool(["build", dir.appending("src"), "--product-id", "com.example.x", "--content-version", "1.0", "-o", dir.appending("x.pkg")])
+    let result = try pkgtool([
+      "build", dir.appending("src"), "--product-id", "com.example.x", "--content-version", "1.0", "-o",
+      dir.appending("x.pkg"),
+    ])
     #expect(result.status == 1, "\(result.stderr)")
     #expect(result.stdout.contains("duplicate-path"), "\(result.stdout)")
     #expect(!FileManager.default.fileExists(atPath: dir.appending("x.pkg")))
@@ -65,7 +72,10 @@ import XAR
   @Test func buildLeavesItsOwnOutputOutOfTheWalk() throws {
     let dir = try TemporaryDirectory()
     try writeFile(dir.appending("src/a.txt"), "a")
-    let args = ["build", dir.appending("src"), "--product-id", "com.example.x", "--content-version", "1.0", "-o", dir.appending("src/out.pkg")]
+    let args = [
+      "build", dir.appending("src"), "--product-id", "com.example.x", "--content-version", "1.0", "-o",
+      dir.appending("src/out.pkg"),
+    ]
     #expect(try pkgtool(args).status == 0)
     // Again, over the first: neither the old package nor the temporary goes in.
     let again = try pkgtool(args + ["--force"])
@@ -94,10 +104,13 @@ import XAR
   @Test func listingsEscapeControlCharactersAndJUnitStaysWellFormed() throws {
     let dir = try TemporaryDirectory()
     let pkg = dir.appending("x.pkg")
-    try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + [
-      .file("Contents/a\u{1B}]0;pwned\u{7}b.txt", "x"),
-      .file("Contents/odd\u{FFFF}.txt", "y"),
-    ])).write(to: URL(fileURLWithPath: pkg))
+    try Data(
+      ExamplePackages.xarBytes(
+        RuleExample.baseNodes + [
+          .file("Contents/a\u{1B}]0;pwned\u{7}b.txt", "x"),
+          .file("Contents/odd\u{FFFF}.txt", "y"),
+        ])
+    ).write(to: URL(fileURLWithPath: pkg))
     let info = try pkgtool(["info", "--files", pkg])
     #expect(info.status == 0, "\(info.stderr)")
     #expect(!info.stdout.contains("\u{1B}"), "raw ESC in info")
@@ -107,20 +120,30 @@ import XAR
     let diff = try pkgtool(["diff", other, pkg])
     #expect(!diff.stdout.contains("\u{1B}"), "raw ESC in diff")
     let junit = try pkgtool(["validate", pkg, "--reporter", "junit"])
-    let check = try runProcess("/usr/bin/env", ["python3", "-c", "import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read()); print('ok')"], stdin: junit.stdout)
+    let check = try runProcess(
+      "/usr/bin/env",
+      [
+        "python3", "-c",
+        "import sys, xml.dom.minidom; xml.dom.minidom.parseString(sys.stdin.buffer.read()); print('ok')",
+      ], stdin: junit.stdout)
     #expect(check.stdout == "ok\n", "\(check.stderr)")
   }
 
   @Test func bumpRefusesAPartPast18DigitsAndWritesARegularFileThroughASymlink() throws {
     let dir = try TemporaryDirectory()
     let plist = dir.appending("p/ContentInfo.plist")
-    try writeFile(plist, ContentInfo(productIdentifier: "com.example.x", contentVersion: ContentVersion("1.999999999999999999")!).encoded())
+    try writeFile(
+      plist,
+      ContentInfo(productIdentifier: "com.example.x", contentVersion: ContentVersion("1.999999999999999999")!).encoded()
+    )
     let before = try readFile(plist)
     let result = try pkgtool(["bump", dir.appending("p")])
     #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
     #expect(try readFile(plist) == before)
 
-    try writeFile(dir.appending("real/ContentInfo.plist"), ContentInfo(productIdentifier: "com.example.x", contentVersion: ContentVersion("1.0")!).encoded())
+    try writeFile(
+      dir.appending("real/ContentInfo.plist"),
+      ContentInfo(productIdentifier: "com.example.x", contentVersion: ContentVersion("1.0")!).encoded())
     try FileManager.default.createDirectory(atPath: dir.appending("q"), withIntermediateDirectories: true)
     #expect(symlink(dir.appending("real/ContentInfo.plist"), dir.appending("q/ContentInfo.plist")) == 0)
     let old = umask(0)
@@ -151,7 +174,9 @@ import XAR
     var limits = ReaderLimits()
     limits.maxTotalPathBytes = 2000
     let result = try Validation.run(path: pkg, options: ValidationOptions(), limits: limits)
-    #expect(result.findings.contains { $0.ruleID == "archive-integrity" && $0.message.contains("2000") }, "\(result.findings)")
+    #expect(
+      result.findings.contains { $0.ruleID == "archive-integrity" && $0.message.contains("2000") }, "\(result.findings)"
+    )
     let cli = try pkgtool(["validate", pkg, "--max-path-bytes", "2000"])
     #expect(cli.status == 1)
     #expect(try pkgtool(["validate", pkg]).status == 0)
@@ -163,6 +188,9 @@ import XAR
     let bomb = HostilePackage.cpioBomb(gzip: gzip)
     try bomb.make(dir.appending("x.pkg"))
     let result = try Validation.run(path: dir.appending("x.pkg"), options: ValidationOptions())
-    #expect(result.findings.contains { $0.ruleID == "archive-integrity" && $0.message.contains("symlink target of 3221225472 bytes") }, "\(result.findings)")
+    #expect(
+      result.findings.contains {
+        $0.ruleID == "archive-integrity" && $0.message.contains("symlink target of 3221225472 bytes")
+      }, "\(result.findings)")
   }
 }

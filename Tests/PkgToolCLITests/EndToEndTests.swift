@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// The real `pkgtool` binary: stdout, stderr and exit codes.
@@ -13,7 +13,8 @@ import XAR
     if ProcessInfo.processInfo.environment["PKGTOOL_UPDATE_GOLDEN"] != nil {
       try writeFile(repositoryRoot + "/Tests/PkgToolCLITests/Golden/help.txt", result.stdout)
     }
-    let golden = String(decoding: try readFile(repositoryRoot + "/Tests/PkgToolCLITests/Golden/help.txt"), as: UTF8.self)
+    let golden = String(
+      decoding: try readFile(repositoryRoot + "/Tests/PkgToolCLITests/Golden/help.txt"), as: UTF8.self)
     #expect(result.stdout == golden)
     for command in ["init", "build", "validate", "unpack", "install", "bump", "info", "diff", "rules"] {
       let sub = try pkgtool([command, "--help"])
@@ -40,7 +41,10 @@ import XAR
   }
 
   @Test func badArgumentsExit2WithOneErrorLine() throws {
-    for arguments in [["validate"], ["build", "x", "--format", "tar"], ["frobnicate"], ["validate", "x.pkg", "--reporter", "yaml"], ["bump", "x", "--major", "--minor"]] {
+    for arguments in [
+      ["validate"], ["build", "x", "--format", "tar"], ["frobnicate"], ["validate", "x.pkg", "--reporter", "yaml"],
+      ["bump", "x", "--major", "--minor"],
+    ] {
       let result = try pkgtool(arguments)
       #expect(result.status == 2, "\(arguments)")
       let lines = result.stderr.split(separator: "\n")
@@ -69,7 +73,10 @@ import XAR
     #expect(validate.stdout.contains(": valid: 0 errors, 0 warnings"))
     let unpack = try pkgtool(["unpack", package, "-o", "out"], in: dir.path)
     #expect(unpack.status == 0, "\(unpack.stderr)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("out")).sorted() == ["ContentInfo.plist", "Contents"])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: dir.appending("out")).sorted() == [
+        "ContentInfo.plist", "Contents",
+      ])
     // Same sample, second build: identical bytes (reproducible through the CLI too).
     let again = try pkgtool(["build", repositoryRoot + "/samples/" + sample, "-o", "again.pkg"], in: dir.path)
     #expect(again.status == 0)
@@ -90,10 +97,15 @@ import XAR
     }
     var arguments = ["validate", path]
     if let previous = example.previous {
-      arguments += ["--against", try ExamplePackages.previousVersion(product: previous.product, version: previous.version, in: dir.path)]
+      arguments += [
+        "--against",
+        try ExamplePackages.previousVersion(product: previous.product, version: previous.version, in: dir.path),
+      ]
     }
     if let product = example.options.productIdentifier { arguments += ["--product-id", product] }
-    if example.options.maxSize != ValidationOptions.defaultMaxSize { arguments += ["--max-size", String(example.options.maxSize)] }
+    if example.options.maxSize != ValidationOptions.defaultMaxSize {
+      arguments += ["--max-size", String(example.options.maxSize)]
+    }
     if rule.description.severity == .warning { arguments.append("--strict") }
     let result = try pkgtool(arguments)
     #expect(result.status == 1, "\(ruleID): \(result.stdout)\(result.stderr)")
@@ -123,21 +135,28 @@ import XAR
     let initResult = try pkgtool(["init", "Book", "--product-id", "com.example.book"], in: dir.path)
     #expect(initResult.status == 0, "\(initResult.stderr)")
     let readme = String(decoding: try readFile(repositoryRoot + "/templates/README.md"), as: UTF8.self)
-      .replacingOccurrences(of: "{{IAPProductIdentifier}}", with: "com.example.book").replacingOccurrences(of: "{{ContentVersion}}", with: "1.0")
+      .replacingOccurrences(of: "{{IAPProductIdentifier}}", with: "com.example.book").replacingOccurrences(
+        of: "{{ContentVersion}}", with: "1.0"
+      )
       .replacingOccurrences(of: "{{ProjectFolder}}", with: "Book")
     #expect(String(decoding: try readFile(dir.appending("Book/README.md")), as: UTF8.self) == readme)
     #expect(!readme.contains("{{"))
     let template = String(decoding: try readFile(repositoryRoot + "/templates/ContentInfo.plist"), as: UTF8.self)
-    #expect(String(decoding: try readFile(dir.appending("Book/ContentInfo.plist")), as: UTF8.self) == template.replacingOccurrences(of: "{{ContentVersion}}", with: "1.0").replacingOccurrences(of: "{{IAPProductIdentifier}}", with: "com.example.book"))
+    #expect(
+      String(decoding: try readFile(dir.appending("Book/ContentInfo.plist")), as: UTF8.self)
+        == template.replacingOccurrences(of: "{{ContentVersion}}", with: "1.0").replacingOccurrences(
+          of: "{{IAPProductIdentifier}}", with: "com.example.book"))
     try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
     #expect(try pkgtool(["build", "Book"], in: dir.path).status == 0)
     let bump = try pkgtool(["bump", "Book"], in: dir.path)
     #expect(bump.stdout == "com.example.book: 1.0 → 1.1\n")
     try writeFile(dir.appending("Book/Contents/chapter2.txt"), "The end.\n")
     #expect(try pkgtool(["build", "Book"], in: dir.path).status == 0)
-    let against = try pkgtool(["validate", "com.example.book-1.1.pkg", "--against", "com.example.book-1.0.pkg"], in: dir.path)
+    let against = try pkgtool(
+      ["validate", "com.example.book-1.1.pkg", "--against", "com.example.book-1.0.pkg"], in: dir.path)
     #expect(against.status == 0, "\(against.stdout)")
-    let backwards = try pkgtool(["validate", "com.example.book-1.0.pkg", "--against", "com.example.book-1.1.pkg"], in: dir.path)
+    let backwards = try pkgtool(
+      ["validate", "com.example.book-1.0.pkg", "--against", "com.example.book-1.1.pkg"], in: dir.path)
     #expect(backwards.status == 1)
     #expect(backwards.stdout.contains("[content-version-increase]"))
     let info = try pkgtool(["info", "com.example.book-1.1.pkg", "--json"], in: dir.path)
@@ -157,14 +176,16 @@ import XAR
     let dir = try TemporaryDirectory()
     try writeFile(dir.appending("exists.pkg"), "x")
     try FileManager.default.createDirectory(atPath: dir.appending("folder.pkg"), withIntermediateDirectories: true)
-    try writeFile(dir.appending("proj/ContentInfo.plist"), ContentInfo(productIdentifier: "com.x", contentVersion: ContentVersion("1.0")!).encoded())
+    try writeFile(
+      dir.appending("proj/ContentInfo.plist"),
+      ContentInfo(productIdentifier: "com.x", contentVersion: ContentVersion("1.0")!).encoded())
     try FileManager.default.createDirectory(atPath: dir.appending("proj/Contents"), withIntermediateDirectories: true)
     let cases: [[String]] = [
-      ["build", "proj", "-o", "exists.pkg"],                 // destination exists
-      ["build", "proj", "-o", "missing/dir/x.pkg"],          // output in a missing folder
-      ["build", "no-such-dir"],                              // missing input
-      ["unpack", "folder.pkg", "-o", "out"],                 // folder instead of file
-      ["unpack", "exists.pkg", "-o", "proj"],                // destination exists
+      ["build", "proj", "-o", "exists.pkg"],  // destination exists
+      ["build", "proj", "-o", "missing/dir/x.pkg"],  // output in a missing folder
+      ["build", "no-such-dir"],  // missing input
+      ["unpack", "folder.pkg", "-o", "out"],  // folder instead of file
+      ["unpack", "exists.pkg", "-o", "proj"],  // destination exists
       ["bump", "no-such-dir"],
     ]
     for arguments in cases {
@@ -188,9 +209,11 @@ import XAR
     let binary = dir.appending("pkgtool")
     try FileManager.default.copyItem(atPath: pkgtoolBinary, toPath: binary)
     chmod(binary, 0o755)
-    let result = try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", binary, "validate", dir.appending("secret.pkg")])
+    let result = try runProcess(
+      "/usr/sbin/runuser", ["-u", "nobody", "--", binary, "validate", dir.appending("secret.pkg")])
     #expect(result.status == 2)
-    #expect(result.stderr == "pkgtool: error: cannot open '\(dir.appending("secret.pkg"))': permission denied (EACCES)\n")
+    #expect(
+      result.stderr == "pkgtool: error: cannot open '\(dir.appending("secret.pkg"))': permission denied (EACCES)\n")
   }
 
   @Test(.enabled(if: TestEnvironment.canMountTmpfs, "needs root and a tmpfs mount"))

@@ -1,7 +1,7 @@
 import Foundation
 import HostedContent
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// One identity per file: the name says the form, the bytes agree, and every form pkgtool
@@ -23,7 +23,9 @@ import XAR
     // The same files as bsdtar extracts from the zip.
     try FileManager.default.createDirectory(atPath: dir.appending("bsdtar"), withIntermediateDirectories: true)
     try bsdtar(["-x", "-f", zip, "-C", dir.appending("bsdtar")])
-    #expect(try snapshot(dir.appending("bsdtar/Contents")).keys.sorted() == (try snapshot(dir.appending("out/Contents")).keys.sorted()))
+    #expect(
+      try snapshot(dir.appending("bsdtar/Contents")).keys.sorted()
+        == (try snapshot(dir.appending("out/Contents")).keys.sorted()))
   }
 
   @Test func aTarOrZipNamedPkgIsRefusedByValidateUnpackAndInstall() throws {
@@ -49,7 +51,9 @@ import XAR
   func applesHeaderChecksumCodesAreRead(algorithm: XARChecksumAlgorithm, code: UInt32) throws {
     let dir = try TemporaryDirectory()
     let toc = CraftedXAR.document("<file id=\"1\"><name>Contents</name><type>directory</type><mode>0755</mode></file>")
-      .replacingOccurrences(of: "<checksum style=\"sha1\"><offset>0</offset><size>20</size>", with: "<checksum style=\"\(algorithm.styleName)\"><offset>0</offset><size>\(algorithm.digestSize)</size>")
+      .replacingOccurrences(
+        of: "<checksum style=\"sha1\"><offset>0</offset><size>20</size>",
+        with: "<checksum style=\"\(algorithm.styleName)\"><offset>0</offset><size>\(algorithm.digestSize)</size>")
     var x = CraftedXAR(toc: toc)
     x.checksumCode = code
     x.tocChecksum = algorithm

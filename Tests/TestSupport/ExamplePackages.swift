@@ -82,7 +82,9 @@ package enum ExamplePackages {
 
   /// `<name>`, base64-encoded when the name holds characters XML cannot carry.
   static func nameElement(_ name: String) -> String {
-    if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0.value == 0xFFFE || $0.value == 0xFFFF }) {
+    if name.unicodeScalars.contains(where: {
+      $0.value < 0x20 || $0.value == 0x7F || $0.value == 0xFFFE || $0.value == 0xFFFF
+    }) {
       return "<name enctype=\"base64\">\(Data(name.utf8).base64EncodedString())</name>"
     }
     return "<name>\(escape(name))</name>"
@@ -113,12 +115,20 @@ package enum ExamplePackages {
   package static func writeTar(_ nodes: [RuleExample.Node], to path: String) throws {
     var members: [[String: Any]] = []
     for node in nodes {
-      var m: [String: Any] = ["name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode)]
+      var m: [String: Any] = [
+        "name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode),
+      ]
       switch node.content {
-      case .file(let bytes): m["type"] = "file"; m["data"] = Data(bytes).base64EncodedString()
+      case .file(let bytes):
+        m["type"] = "file"
+        m["data"] = Data(bytes).base64EncodedString()
       case .directory: m["type"] = "dir"
-      case .symlink(let t): m["type"] = "symlink"; m["target"] = t
-      case .hardLink(let t): m["type"] = "hardlink"; m["target"] = t
+      case .symlink(let t):
+        m["type"] = "symlink"
+        m["target"] = t
+      case .hardLink(let t):
+        m["type"] = "hardlink"
+        m["target"] = t
       case .fifo: m["type"] = "fifo"
       case .characterDevice: m["type"] = "chr"
       }
@@ -150,11 +160,17 @@ package enum ExamplePackages {
   package static func writeZip(_ nodes: [RuleExample.Node], to path: String) throws {
     var members: [[String: Any]] = []
     for node in nodes {
-      var m: [String: Any] = ["name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode)]
+      var m: [String: Any] = [
+        "name": node.path.hasSuffix("#2") ? String(node.path.dropLast(2)) : node.path, "mode": Int(node.mode),
+      ]
       switch node.content {
-      case .file(let bytes): m["type"] = "file"; m["data"] = Data(bytes).base64EncodedString()
+      case .file(let bytes):
+        m["type"] = "file"
+        m["data"] = Data(bytes).base64EncodedString()
       case .directory: m["type"] = "dir"
-      case .symlink(let t): m["type"] = "symlink"; m["data"] = Data(t.utf8).base64EncodedString()
+      case .symlink(let t):
+        m["type"] = "symlink"
+        m["data"] = Data(t.utf8).base64EncodedString()
       default: continue
       }
       members.append(m)
@@ -235,10 +251,15 @@ package enum ExamplePackages {
   /// A folder holding a previous version, for `--against`.
   package static func previousVersion(product: String, version: String, in directory: String) throws -> String {
     let path = directory + "/previous"
-    try writeFolder([
-      .file(ContentInfo.fileName, String(decoding: ContentInfo(productIdentifier: product, contentVersion: ContentVersion(version)!).encoded(), as: UTF8.self)),
-      .directory("Contents"),
-    ], at: path)
+    try writeFolder(
+      [
+        .file(
+          ContentInfo.fileName,
+          String(
+            decoding: ContentInfo(productIdentifier: product, contentVersion: ContentVersion(version)!).encoded(),
+            as: UTF8.self)),
+        .directory("Contents"),
+      ], at: path)
     return path
   }
 }

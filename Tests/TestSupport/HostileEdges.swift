@@ -18,12 +18,16 @@ extension HostilePackage {
 
   /// A crafted XAR: the standard plist and `Contents/`, then `extra` inside `Contents`, with
   /// `heap` after the plist's bytes (heap offsets start at 20 + plist size).
-  static func craftedContents(_ name: String, _ rule: String, extra: (Int) -> String, heap: [UInt8] = [], change: @escaping @Sendable (inout CraftedXAR) -> Void = { _ in }) -> HostilePackage {
+  static func craftedContents(
+    _ name: String, _ rule: String, extra: (Int) -> String, heap: [UInt8] = [],
+    change: @escaping @Sendable (inout CraftedXAR) -> Void = { _ in }
+  ) -> HostilePackage {
     let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()
     let plistData = CraftedXAR.dataElement(stored: plistBytes, plain: plistBytes, offset: 20)
     let toc = CraftedXAR.document(
       "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>\(plistData)</file>"
-        + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>\(extra(20 + plistBytes.count))</file>")
+        + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>\(extra(20 + plistBytes.count))</file>"
+    )
     return crafted(name, rule, toc, heap: plistBytes + heap, change: change)
   }
 
@@ -32,7 +36,8 @@ extension HostilePackage {
   static func polyglot() -> HostilePackage {
     HostilePackage("XAR that is also a tar (ustar at 257)", "package-form") { path in
       let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()
-      let files = "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>"
+      let files =
+        "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>"
         + CraftedXAR.dataElement(stored: plistBytes, plain: plistBytes, offset: 20) + "</file>"
         + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>"
         + "<file id=\"3\"><name>tool.png</name><type>file</type><mode>0644</mode>"
@@ -41,7 +46,9 @@ extension HostilePackage {
       // lands at 257.
       let lead = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><!--"
       let pad = String(repeating: "x", count: 257 - 35 - lead.utf8.count)
-      let xml = lead + pad + "ustar  -->" + CraftedXAR.document(files).replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>", with: "")
+      let xml =
+        lead + pad + "ustar  -->"
+        + CraftedXAR.document(files).replacingOccurrences(of: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>", with: "")
       var x = CraftedXAR(toc: xml, heap: plistBytes + elf)
       x.tocLevel = 0
       let bytes = x.bytes()
@@ -64,24 +71,36 @@ extension HostilePackage {
       xar("XAR named .zip", "package-form", []).named("hostile.zip"),
       polyglot(),
       // Data carried by entries that are not plain files.
-      craftedContents("hard link with its own data (an ELF)", "archive-integrity", extra: { o in
-        "<file id=\"3\"><name>a.txt</name><type>file</type><mode>0644</mode></file>"
-          + "<file id=\"4\"><name>b.txt</name><type link=\"3\">hardlink</type><mode>0644</mode>\(elfData(o))</file>"
-      }, heap: elf),
-      craftedContents("data on a folder", "archive-integrity", extra: { o in
-        "<file id=\"3\"><name>d</name><type>directory</type><mode>0755</mode>\(elfData(o))</file>"
-      }, heap: elf),
-      craftedContents("data on a symlink", "archive-integrity", extra: { o in
-        "<file id=\"3\"><name>l</name><type>symlink</type><link type=\"file\">../ContentInfo.plist</link>\(elfData(o))</file>"
-      }, heap: elf),
-      craftedContents("file that also carries a link", "archive-integrity", extra: { o in
-        "<file id=\"3\"><name>f</name><type>file</type><link type=\"file\">/etc/passwd</link><mode>0644</mode></file>"
-      }),
-      craftedContents("300 entries sharing one heap region", "archive-integrity", extra: { o in
-        let chunk = [UInt8](repeating: 0x41, count: 4096)
-        let data = CraftedXAR.dataElement(stored: chunk, plain: chunk, offset: o)
-        return (0..<300).map { "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>" }.joined()
-      }, heap: [UInt8](repeating: 0x41, count: 4096)),
+      craftedContents(
+        "hard link with its own data (an ELF)", "archive-integrity",
+        extra: { o in
+          "<file id=\"3\"><name>a.txt</name><type>file</type><mode>0644</mode></file>"
+            + "<file id=\"4\"><name>b.txt</name><type link=\"3\">hardlink</type><mode>0644</mode>\(elfData(o))</file>"
+        }, heap: elf),
+      craftedContents(
+        "data on a folder", "archive-integrity",
+        extra: { o in
+          "<file id=\"3\"><name>d</name><type>directory</type><mode>0755</mode>\(elfData(o))</file>"
+        }, heap: elf),
+      craftedContents(
+        "data on a symlink", "archive-integrity",
+        extra: { o in
+          "<file id=\"3\"><name>l</name><type>symlink</type><link type=\"file\">../ContentInfo.plist</link>\(elfData(o))</file>"
+        }, heap: elf),
+      craftedContents(
+        "file that also carries a link", "archive-integrity",
+        extra: { o in
+          "<file id=\"3\"><name>f</name><type>file</type><link type=\"file\">/etc/passwd</link><mode>0644</mode></file>"
+        }),
+      craftedContents(
+        "300 entries sharing one heap region", "archive-integrity",
+        extra: { o in
+          let chunk = [UInt8](repeating: 0x41, count: 4096)
+          let data = CraftedXAR.dataElement(stored: chunk, plain: chunk, offset: o)
+          return (0..<300).map {
+            "<file id=\"\(10 + $0)\"><name>f\($0).txt</name><type>file</type><mode>0644</mode>\(data)</file>"
+          }.joined()
+        }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
     list += zipEdges + zipNameEdges + flatAndLinkEdges + [cpioBomb(gzip: false), cpioBomb(gzip: true)]
     return list
@@ -96,8 +115,14 @@ package struct ZipPatch {
 
   private func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
   private func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
-  private mutating func put16(_ i: Int, _ v: Int) { bytes[i] = UInt8(v & 0xFF); bytes[i + 1] = UInt8(v >> 8 & 0xFF) }
-  private mutating func put32(_ i: Int, _ v: Int) { put16(i, v & 0xFFFF); put16(i + 2, v >> 16) }
+  private mutating func put16(_ i: Int, _ v: Int) {
+    bytes[i] = UInt8(v & 0xFF)
+    bytes[i + 1] = UInt8(v >> 8 & 0xFF)
+  }
+  private mutating func put32(_ i: Int, _ v: Int) {
+    put16(i, v & 0xFFFF)
+    put16(i + 2, v >> 16)
+  }
 
   var eocd: Int { (0...(bytes.count - 22)).reversed().first { u32($0) == 0x0605_4B50 }! }
 
@@ -146,7 +171,9 @@ package struct ZipPatch {
 
 extension HostilePackage {
   /// A zip of the standard package plus `nodes`, with `patch` applied to its central directory.
-  static func patchedZip(_ name: String, _ rule: String, _ nodes: [Node], patch: @escaping @Sendable (inout ZipPatch) -> Void) -> HostilePackage {
+  static func patchedZip(
+    _ name: String, _ rule: String, _ nodes: [Node], patch: @escaping @Sendable (inout ZipPatch) -> Void
+  ) -> HostilePackage {
     HostilePackage(name, rule) { path in
       try ExamplePackages.writeZip(base + nodes, to: path)
       var zip = ZipPatch(try readFile(path))
@@ -159,13 +186,18 @@ extension HostilePackage {
     patchedZip("zip central name traverses", "archive-integrity", [.file("Contents/innocent.txt", "x")]) {
       $0.renameCentral($0.index(of: "Contents/innocent.txt"), to: "../../../../escap.txt")
     },
-    patchedZip("zip central method differs", "archive-integrity", [.file("Contents/a.txt", String(repeating: "a", count: 500))]) {
+    patchedZip(
+      "zip central method differs", "archive-integrity", [.file("Contents/a.txt", String(repeating: "a", count: 500))]
+    ) {
       $0.setCentralMethod($0.index(of: "Contents/a.txt"), 0)
     },
     patchedZip("zip central size differs", "archive-integrity", [.file("Contents/a.txt", "abc")]) {
       $0.setCentralSize($0.index(of: "Contents/a.txt"), 2)
     },
-    patchedZip("zip entry hidden from the central directory", "archive-integrity", [.file("Contents/hidden.sh", "#!/bin/sh\nrm -rf ~\n")]) {
+    patchedZip(
+      "zip entry hidden from the central directory", "archive-integrity",
+      [.file("Contents/hidden.sh", "#!/bin/sh\nrm -rf ~\n")]
+    ) {
       $0.dropCentral($0.index(of: "Contents/hidden.sh"))
     },
   ]
@@ -176,7 +208,8 @@ extension HostilePackage {
   /// cpio of the standard content plus `prepare`'s changes, in `cpioFormat`), and the outer
   /// members `outer` (XML of `<file>` elements, given the heap offset where `outerHeap` starts).
   static func flat(
-    _ name: String, _ rule: String, cpioFormat: String = "odc", prepare: @escaping @Sendable (String) throws -> Void = { _ in },
+    _ name: String, _ rule: String, cpioFormat: String = "odc",
+    prepare: @escaping @Sendable (String) throws -> Void = { _ in },
     outer: @escaping @Sendable (Int) -> String = { _ in "" }, outerHeap: [UInt8] = []
   ) -> HostilePackage {
     HostilePackage(name, rule) { path in
@@ -244,7 +277,8 @@ extension HostilePackage {
           open(sys.argv[1], "wb").write(out)
           """
         let plistBytes: [UInt8] = { if case .file(let b) = plist.content { return b } else { return [] } }()
-        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
+        let result = try runProcess(
+          "/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
         guard result.status == 0 else { throw TestFailure("python: \(result.stderr)") }
       },
       flat("newc cpio hard-link set whose data rides on the last link", "special-file", cpioFormat: "newc") { src in
@@ -252,38 +286,60 @@ extension HostilePackage {
         guard link(src + "/Contents/a.txt", src + "/Contents/b.txt") == 0 else { throw TestFailure("link") }
       },
       // Members of a flat package outside its payload.
-      flat("flat package with a setuid ELF in Resources", "no-executable", outer: { o in
-        "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>helper</name><type>file</type><mode>4755</mode>\(elfData(o))</file></file>"
-      }, outerHeap: elf),
-      flat("flat package with Scripts", "layout", outer: { o in
-        let script = Array("#!/bin/sh\necho hi\n".utf8)
-        return "<file id=\"20\"><name>other.pkg</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>Scripts</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: script, plain: script, offset: o))</file></file>"
-      }, outerHeap: Array("#!/bin/sh\necho hi\n".utf8)),
-      flat("flat package with ../escape -> /etc/passwd outside the payload", "path-safety", outer: { _ in
-        "<file id=\"20\"><name>..</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>escape</name><type>symlink</type><link type=\"file\">/etc/passwd</link></file></file>"
-      }),
-      flat("flat package with a device outside the payload", "special-file", outer: { _ in
-        "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>null</name><type>character special</type><mode>0644</mode></file></file>"
-      }),
-      flat("flat package with a size lie outside the payload", "archive-integrity", outer: { o in
-        let bytes = Array("short".utf8)
-        return "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>en.lproj</name><type>file</type><mode>0644</mode>"
-          + CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: o).replacingOccurrences(of: "<size>5</size>", with: "<size>50</size>").replacingOccurrences(of: "<length>5</length>", with: "<length>5</length>") + "</file></file>"
-      }, outerHeap: Array("short".utf8)),
+      flat(
+        "flat package with a setuid ELF in Resources", "no-executable",
+        outer: { o in
+          "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>helper</name><type>file</type><mode>4755</mode>\(elfData(o))</file></file>"
+        }, outerHeap: elf),
+      flat(
+        "flat package with Scripts", "layout",
+        outer: { o in
+          let script = Array("#!/bin/sh\necho hi\n".utf8)
+          return
+            "<file id=\"20\"><name>other.pkg</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>Scripts</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: script, plain: script, offset: o))</file></file>"
+        }, outerHeap: Array("#!/bin/sh\necho hi\n".utf8)),
+      flat(
+        "flat package with ../escape -> /etc/passwd outside the payload", "path-safety",
+        outer: { _ in
+          "<file id=\"20\"><name>..</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>escape</name><type>symlink</type><link type=\"file\">/etc/passwd</link></file></file>"
+        }),
+      flat(
+        "flat package with a device outside the payload", "special-file",
+        outer: { _ in
+          "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>null</name><type>character special</type><mode>0644</mode></file></file>"
+        }),
+      flat(
+        "flat package with a size lie outside the payload", "archive-integrity",
+        outer: { o in
+          let bytes = Array("short".utf8)
+          return
+            "<file id=\"20\"><name>Resources</name><type>directory</type><mode>0755</mode><file id=\"21\"><name>en.lproj</name><type>file</type><mode>0644</mode>"
+            + CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: o).replacingOccurrences(
+              of: "<size>5</size>", with: "<size>50</size>"
+            ).replacingOccurrences(of: "<length>5</length>", with: "<length>5</length>") + "</file></file>"
+        }, outerHeap: Array("short".utf8)),
       // Symlink targets as the device's file system reads them.
-      crafted("symlink target with a NUL", "no-external-symlink", CraftedXAR.document(
-        "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>\(plistDataElement)</file>"
-          + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>"
-          + "<file id=\"3\"><name>l1</name><type>symlink</type><link type=\"file\" enctype=\"base64\">\(Data("..\u{0}/d".utf8).base64EncodedString())</link></file></file>"),
+      crafted(
+        "symlink target with a NUL", "no-external-symlink",
+        CraftedXAR.document(
+          "<file id=\"1\"><name>ContentInfo.plist</name><type>file</type><mode>0644</mode>\(plistDataElement)</file>"
+            + "<file id=\"2\"><name>Contents</name><type>directory</type><mode>0755</mode>"
+            + "<file id=\"3\"><name>l1</name><type>symlink</type><link type=\"file\" enctype=\"base64\">\(Data("..\u{0}/d".utf8).base64EncodedString())</link></file></file>"
+        ),
         heap: plistBytes),
-      xar("escape through case-folded links (L/.. on APFS)", "no-external-symlink", [
-        .directory("Contents/a"), .directory("Contents/a/b"), .directory("Contents/a/b/c"),
-        .symlink("Contents/l", "."), .symlink("Contents/a/l", "."), .symlink("Contents/a/b/l", "."), .symlink("Contents/a/b/c/l", "."),
-        .symlink("Contents/a/b/c/x", "L/../L/../L/../L/../../etc/passwd"),
-      ]),
-      xar("file under a symlinked folder spelled in other case", "path-safety", [
-        .directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/LINK/x.txt", "x"),
-      ]),
+      xar(
+        "escape through case-folded links (L/.. on APFS)", "no-external-symlink",
+        [
+          .directory("Contents/a"), .directory("Contents/a/b"), .directory("Contents/a/b/c"),
+          .symlink("Contents/l", "."), .symlink("Contents/a/l", "."), .symlink("Contents/a/b/l", "."),
+          .symlink("Contents/a/b/c/l", "."),
+          .symlink("Contents/a/b/c/x", "L/../L/../L/../L/../../etc/passwd"),
+        ]),
+      xar(
+        "file under a symlinked folder spelled in other case", "path-safety",
+        [
+          .directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/LINK/x.txt", "x"),
+        ]),
     ]
   }()
 
@@ -303,23 +359,30 @@ extension HostilePackage {
             z.writestr("Contents/", b"")
         \(body.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
         """
-      let result = try runProcess("/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
+      let result = try runProcess(
+        "/usr/bin/env", ["python3", "-c", script, path], stdin: String(decoding: plistBytes, as: UTF8.self))
       guard result.status == 0 else { throw TestFailure("python: \(result.stderr)") }
     }.named("hostile.zip")
   }
 
   static let zipNameEdges: [HostilePackage] = [
-    pythonZip("zip Unicode path field naming another file", "archive-integrity", """
+    pythonZip(
+      "zip Unicode path field naming another file", "archive-integrity",
+      """
       info = zipfile.ZipInfo("Contents/a.txt")
       other = b"../../../evil.txt"
       info.extra = struct.pack("<HHB", 0x7075, 5 + len(other), 1) + struct.pack("<I", zlib.crc32(b"Contents/a.txt")) + other
       z.writestr(info, b"x")
       """),
-    pythonZip("zip with a second end record in its comment", "archive-integrity", """
+    pythonZip(
+      "zip with a second end record in its comment", "archive-integrity",
+      """
       z.writestr("Contents/a.txt", b"x")
       z.comment = b"PK\\x05\\x06" + bytes(16) + b"\\x00\\x00"
       """),
-    pythonZip("zip name with backslashes", "path-safety", """
+    pythonZip(
+      "zip name with backslashes", "path-safety",
+      """
       z.writestr("Contents/..\\\\..\\\\evil.txt", b"x")
       """),
   ]
@@ -329,9 +392,14 @@ extension HostilePackage {
   /// A flat package whose Payload is a newc cpio with a symlink header declaring a 3 GB target
   /// (libarchive would allocate that much before reading a byte of it), gzip'd or not.
   package static func cpioBomb(gzip: Bool) -> HostilePackage {
-    HostilePackage("flat package whose cpio declares a 3 GB symlink target\(gzip ? " (gzip)" : "")", "archive-integrity") { path in
+    HostilePackage(
+      "flat package whose cpio declares a 3 GB symlink target\(gzip ? " (gzip)" : "")", "archive-integrity"
+    ) { path in
       let name = "Contents/l"
-      func hex(_ v: UInt64) -> String { let s = String(v, radix: 16); return String(repeating: "0", count: 8 - s.count) + s }
+      func hex(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 8 - s.count) + s
+      }
       var header = "070701" + hex(1) + hex(0o120777) + hex(0) + hex(0) + hex(1) + hex(0) + hex(0xC000_0000)
       header += hex(0) + hex(0) + hex(0) + hex(0) + hex(UInt64(name.utf8.count + 1)) + hex(0)
       var cpio = Array(header.utf8) + Array(name.utf8) + [0]
@@ -340,7 +408,8 @@ extension HostilePackage {
       let payload = gzip ? try runGzip(cpio) : cpio
       var toc = "<file id=\"1\"><name>Distribution</name><type>file</type><mode>0644</mode></file>"
       toc += "<file id=\"2\"><name>content.pkg</name><type>directory</type><mode>0755</mode>"
-      toc += "<file id=\"3\"><name>Payload</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: payload, plain: payload, offset: 20))</file></file>"
+      toc +=
+        "<file id=\"3\"><name>Payload</name><type>file</type><mode>0644</mode>\(CraftedXAR.dataElement(stored: payload, plain: payload, offset: 20))</file></file>"
       try CraftedXAR(toc: CraftedXAR.document(toc), heap: payload).write(to: path)
     }
   }

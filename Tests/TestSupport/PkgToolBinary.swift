@@ -5,7 +5,8 @@ import Foundation
 package let pkgtoolBinary: String = {
   if let override = ProcessInfo.processInfo.environment["PKGTOOL_BIN"] { return override }
   var candidates: [String] = []
-  for start in [CommandLine.arguments[0], Bundle.main.bundlePath, Bundle.main.executablePath ?? ""] where !start.isEmpty {
+  for start in [CommandLine.arguments[0], Bundle.main.bundlePath, Bundle.main.executablePath ?? ""] where !start.isEmpty
+  {
     var url = URL(fileURLWithPath: start).standardizedFileURL
     for _ in 0..<5 {
       url.deleteLastPathComponent()
@@ -17,7 +18,9 @@ package let pkgtoolBinary: String = {
 
 /// Runs the built `pkgtool` with `arguments`.
 @discardableResult
-package func pkgtool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+package func pkgtool(_ arguments: [String], in directory: String? = nil, environment: [String: String]? = nil) throws
+  -> ProcessResult
+{
   try runProcess(pkgtoolBinary, arguments, in: directory, environment: environment)
 }
 

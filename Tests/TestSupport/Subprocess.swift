@@ -21,7 +21,8 @@ package func runProcess(
   environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessResult {
   let scratch = try TemporaryDirectory("pkgtool-proc")
-  let outPath = scratch.appending("out"), errPath = scratch.appending("err")
+  let outPath = scratch.appending("out")
+  let errPath = scratch.appending("err")
   _ = FileManager.default.createFile(atPath: outPath, contents: nil)
   _ = FileManager.default.createFile(atPath: errPath, contents: nil)
   let process = Process()

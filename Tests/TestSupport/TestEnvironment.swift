@@ -18,7 +18,9 @@ package enum TestEnvironment {
   /// Root, and a small tmpfs can be mounted (not in every container).
   package static let canMountTmpfs: Bool = {
     guard isRoot, let dir = try? TemporaryDirectory() else { return false }
-    guard (try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir.path]))?.status == 0 else { return false }
+    guard (try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir.path]))?.status == 0 else {
+      return false
+    }
     _ = try? runProcess("/bin/umount", [dir.path])
     return true
   }()

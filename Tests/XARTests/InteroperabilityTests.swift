@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// The same content through bsdtar (libarchive), an independent XAR implementation.

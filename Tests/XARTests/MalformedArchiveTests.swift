@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// Each malformed structure the reader must refuse, crafted byte by byte.
@@ -72,7 +72,10 @@ import XAR
   @Test func tocLargerThanLimitIsRefusedBeforeInflating() {
     var x = validFile()
     x.declaredTOCUncompressed = 1 << 40
-    #expect(throws: XARError.tocTooLarge(compressed: UInt64(x.bytes().count - 28 - 20 - plain.count), uncompressed: 1 << 40, limit: 256 << 20)) {
+    #expect(
+      throws: XARError.tocTooLarge(
+        compressed: UInt64(x.bytes().count - 28 - 20 - plain.count), uncompressed: 1 << 40, limit: 256 << 20)
+    ) {
       try open(x)
     }
   }
@@ -82,15 +85,24 @@ import XAR
     x.declaredTOCLength = 100_000
     #expect(throws: XARError.self) { try open(x) }
     do { _ = try open(x) } catch let error as XARError {
-      guard case .truncatedTOC = error else { Issue.record("got \(error)"); return }
+      guard case .truncatedTOC = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
   }
 
   @Test func tocInflatesToMoreThanDeclared() {
     var x = validFile()
     x.declaredTOCUncompressed = 50
-    do { _ = try open(x); Issue.record("accepted") } catch let error as XARError {
-      guard case .tocLengthMismatch(declared: 50, _) = error else { Issue.record("got \(error)"); return }
+    do {
+      _ = try open(x)
+      Issue.record("accepted")
+    } catch let error as XARError {
+      guard case .tocLengthMismatch(declared: 50, _) = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
   }
 
@@ -99,7 +111,10 @@ import XAR
     x.tocTrailer = [0, 0, 0, 0]
     #expect(throws: XARError.self) { try open(x) }
     do { _ = try open(x) } catch let error as XARError {
-      guard case .heapStartMismatch = error else { Issue.record("got \(error)"); return }
+      guard case .heapStartMismatch = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
   }
 
@@ -108,7 +123,10 @@ import XAR
     for i in 28..<40 { bytes[i] = 0xAB }
     #expect(throws: XARError.self) { try openBytes(bytes) }
     do { _ = try openBytes(bytes) } catch let error as XARError {
-      guard case .tocNotDecodable = error else { Issue.record("got \(error)"); return }
+      guard case .tocNotDecodable = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
   }
 
@@ -117,13 +135,20 @@ import XAR
     x.corruptTOCChecksum = true
     #expect(throws: XARError.self) { try open(x) }
     do { _ = try open(x) } catch let error as XARError {
-      guard case .tocChecksumMismatch = error else { Issue.record("got \(error)"); return }
+      guard case .tocChecksumMismatch = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
   }
 
   @Test func tocChecksumOutsideHeap() {
-    let x = CraftedXAR(toc: validFile().toc.replacingOccurrences(of: "<offset>0</offset><size>20</size>", with: "<offset>999</offset><size>20</size>"), heap: plain)
-    #expect(throws: XARError.tocChecksumOutOfHeap(offset: 999, size: 20, heapSize: UInt64(20 + plain.count))) { try open(x) }
+    let x = CraftedXAR(
+      toc: validFile().toc.replacingOccurrences(
+        of: "<offset>0</offset><size>20</size>", with: "<offset>999</offset><size>20</size>"), heap: plain)
+    #expect(throws: XARError.tocChecksumOutOfHeap(offset: 999, size: 20, heapSize: UInt64(20 + plain.count))) {
+      try open(x)
+    }
   }
 
   @Test func doctypeAndEntitiesAreRefused() {
@@ -132,8 +157,14 @@ import XAR
       <!DOCTYPE xar [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">]>
       <xar><toc><file id="1"><name>&b;</name></file></toc></xar>
       """
-    do { _ = try open(CraftedXAR(toc: bomb)); Issue.record("accepted") } catch let error as XARError {
-      guard case .forbiddenMarkup(_, "a DOCTYPE") = error else { Issue.record("got \(error)"); return }
+    do {
+      _ = try open(CraftedXAR(toc: bomb))
+      Issue.record("accepted")
+    } catch let error as XARError {
+      guard case .forbiddenMarkup(_, "a DOCTYPE") = error else {
+        Issue.record("got \(error)")
+        return
+      }
     } catch { Issue.record("\(error)") }
     let external = """
       <?xml version="1.0"?>
@@ -145,7 +176,10 @@ import XAR
   @Test func notWellFormed() {
     #expect(throws: XARError.self) { try open(CraftedXAR(toc: "<xar><toc><file></toc></xar>")) }
     do { _ = try open(CraftedXAR(toc: "<xar>\n<toc>\n<file>\n</toc></xar>")) } catch let error as XARError {
-      guard case .malformedTOC(let line, _) = error else { Issue.record("got \(error)"); return }
+      guard case .malformedTOC(let line, _) = error else {
+        Issue.record("got \(error)")
+        return
+      }
       #expect(line >= 3, "the message carries the line")
     } catch { Issue.record("\(error)") }
   }
@@ -182,8 +216,14 @@ import XAR
 
   @Test func repeatedAttributes() {
     let toc = CraftedXAR.document("<file id=\"1\" id=\"2\"><name>a</name></file>")
-    do { _ = try open(CraftedXAR(toc: toc)); Issue.record("accepted") } catch let error as XARError {
-      guard case .malformedTOC(let line, let message) = error else { Issue.record("got \(error)"); return }
+    do {
+      _ = try open(CraftedXAR(toc: toc))
+      Issue.record("accepted")
+    } catch let error as XARError {
+      guard case .malformedTOC(let line, let message) = error else {
+        Issue.record("got \(error)")
+        return
+      }
       #expect(line == 5)
       #expect(message.contains("redefined"))
     } catch { Issue.record("\(error)") }
@@ -221,10 +261,14 @@ import XAR
 
   @Test func dataOutsideHeap() {
     let toc = CraftedXAR.document(file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 30)))
-    #expect(throws: XARError.dataOutOfHeap(path: "a", offset: 30, length: UInt64(plain.count), heapSize: UInt64(20 + plain.count))) {
+    #expect(
+      throws: XARError.dataOutOfHeap(
+        path: "a", offset: 30, length: UInt64(plain.count), heapSize: UInt64(20 + plain.count))
+    ) {
       try open(CraftedXAR(toc: toc, heap: plain))
     }
-    let huge = CraftedXAR.document(file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, length: Int.max)))
+    let huge = CraftedXAR.document(
+      file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, length: Int.max)))
     #expect(throws: XARError.self) { try open(CraftedXAR(toc: huge, heap: plain)) }
   }
 
@@ -255,7 +299,10 @@ import XAR
     let big = [UInt8](repeating: 0, count: 10_000_000)
     let stored = ZlibDeflater.compress(big, level: 9)
     let toc = CraftedXAR.document(
-      file("bomb", CraftedXAR.dataElement(stored: stored, plain: Array(big.prefix(100)), offset: 20, encoding: "application/x-gzip", size: 100)))
+      file(
+        "bomb",
+        CraftedXAR.dataElement(
+          stored: stored, plain: Array(big.prefix(100)), offset: 20, encoding: "application/x-gzip", size: 100)))
     let reader = try open(CraftedXAR(toc: toc, heap: stored))
     let (bytes, error) = drain(reader, reader.entries[0])
     #expect(bytes <= 100)
@@ -265,26 +312,38 @@ import XAR
   @Test func dataShorterThanDeclared() throws {
     let stored = ZlibDeflater.compress(plain, level: 6)
     let toc = CraftedXAR.document(
-      file("a", CraftedXAR.dataElement(stored: stored, plain: plain, offset: 20, encoding: "application/x-gzip", size: 500)))
+      file(
+        "a", CraftedXAR.dataElement(stored: stored, plain: plain, offset: 20, encoding: "application/x-gzip", size: 500)
+      ))
     let reader = try open(CraftedXAR(toc: toc, heap: stored))
-    #expect(drain(reader, reader.entries[0]).error == .dataSizeMismatch(path: "a", declared: 500, actual: UInt64(plain.count)))
+    #expect(
+      drain(reader, reader.entries[0]).error == .dataSizeMismatch(path: "a", declared: 500, actual: UInt64(plain.count))
+    )
   }
 
   @Test func extractedChecksumMismatch() throws {
     let toc = CraftedXAR.document(
-      file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, extracted: String(repeating: "0", count: 40))))
+      file(
+        "a",
+        CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, extracted: String(repeating: "0", count: 40))))
     let reader = try open(CraftedXAR(toc: toc, heap: plain))
     let (bytes, error) = drain(reader, reader.entries[0])
     #expect(bytes == plain.count, "data is handed over, then refused at the end")
-    guard case .extractedChecksumMismatch(path: "a", _, _) = error else { Issue.record("got \(String(describing: error))"); return }
+    guard case .extractedChecksumMismatch(path: "a", _, _) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
   }
 
   @Test func archivedChecksumMismatch() throws {
     let toc = CraftedXAR.document(
-      file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, archived: String(repeating: "1", count: 40))))
+      file(
+        "a",
+        CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, archived: String(repeating: "1", count: 40))))
     let reader = try open(CraftedXAR(toc: toc, heap: plain))
     guard case .archivedChecksumMismatch(path: "a", _, _) = drain(reader, reader.entries[0]).error else {
-      Issue.record("no archived checksum error"); return
+      Issue.record("no archived checksum error")
+      return
     }
   }
 
@@ -293,7 +352,10 @@ import XAR
     stored[5] ^= 0xFF
     stored[6] ^= 0xFF
     let toc = CraftedXAR.document(
-      file("a", CraftedXAR.dataElement(stored: stored, plain: Array(repeating: 7, count: 10_000), offset: 20, encoding: "application/x-gzip")))
+      file(
+        "a",
+        CraftedXAR.dataElement(
+          stored: stored, plain: Array(repeating: 7, count: 10_000), offset: 20, encoding: "application/x-gzip")))
     let reader = try open(CraftedXAR(toc: toc, heap: stored))
     #expect(drain(reader, reader.entries[0]).error != nil)
   }
@@ -303,12 +365,17 @@ import XAR
     let toc = CraftedXAR.document(
       file("a", CraftedXAR.dataElement(stored: stored, plain: plain, offset: 20, encoding: "application/x-gzip")))
     let reader = try open(CraftedXAR(toc: toc, heap: stored))
-    guard case .storedLengthMismatch = drain(reader, reader.entries[0]).error else { Issue.record("accepted"); return }
+    guard case .storedLengthMismatch = drain(reader, reader.entries[0]).error else {
+      Issue.record("accepted")
+      return
+    }
   }
 
   @Test func unknownEncoding() throws {
     let toc = CraftedXAR.document(
-      file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, encoding: "application/x-rot13", size: 12)))
+      file(
+        "a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, encoding: "application/x-rot13", size: 12))
+    )
     let reader = try open(CraftedXAR(toc: toc, heap: plain))
     #expect(drain(reader, reader.entries[0]).error == .unsupportedEncoding(path: "a", style: "application/x-rot13"))
   }

@@ -1,7 +1,7 @@
 import Foundation
 import SystemIO
-import Testing
 import TestSupport
+import Testing
 import XAR
 
 /// Writes `spec` with XARWriter, in its order.
@@ -162,7 +162,8 @@ func readArchive(_ path: String) throws -> [String: TreeSpec.Node] {
     var options = XARWriter.Options()
     options.checksum = algorithm
     let writer = try XARWriter(path: dir.appending("t.xar"), options: options)
-    try writer.addFile("f", attributes: .init(mode: 0o644), compression: .zlib(level: 6), bytes: Array(repeating: 9, count: 5000))
+    try writer.addFile(
+      "f", attributes: .init(mode: 0o644), compression: .zlib(level: 6), bytes: Array(repeating: 9, count: 5000))
     try writer.finish()
     let reader = try XARReader(path: dir.appending("t.xar"))
     #expect(reader.header.checksumAlgorithm == algorithm)

@@ -21,7 +21,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))
   do {
     let writer = try XARWriter(path: flat)
-    try writer.addFile("Distribution", attributes: .init(mode: 0o644), compression: .none, bytes: Array("<installer-gui-script/>".utf8))
+    try writer.addFile(
+      "Distribution", attributes: .init(mode: 0o644), compression: .none, bytes: Array("<installer-gui-script/>".utf8))
     try writer.addDirectory("c.pkg", attributes: .init(mode: 0o755))
     try writer.addFile("c.pkg/Payload", attributes: .init(mode: 0o644), compression: .none, bytes: bytes)
     try writer.finish()

@@ -18,7 +18,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 
 /// Control characters other than tab, LF and CR cannot be written in XML 1.0.
 func hasUnwritableText(_ s: String) -> Bool {
-  s.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r") || $0.value == 0xFFFE || $0.value == 0xFFFF }
+  s.unicodeScalars.contains {
+    ($0.value < 0x20 && $0 != "\t" && $0 != "\n" && $0 != "\r") || $0.value == 0xFFFE || $0.value == 0xFFFF
+  }
 }
 
 /// Dates are written with whole seconds in XML; NaN never equals itself.

@@ -6,6 +6,8 @@
 #endif
 
 #if FUZZING
+  // libFuzzer's C entry point keeps its C name.
+  // swift-format-ignore: AlwaysUseLowerCamelCase
   @_silgen_name("LLVMFuzzerRunDriver")
   func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<Int32>,

@@ -41,7 +41,10 @@ public struct AssetPackManifest: Equatable, Sendable {
   public var fileSelectors: [Selector]
   public var platforms: [String]
 
-  package init(assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector], platforms: [String]) {
+  package init(
+    assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector],
+    platforms: [String]
+  ) {
     self.assetPackID = assetPackID
     self.policy = policy
     self.installationEvents = policy == .onDemand ? [] : installationEvents
@@ -55,10 +58,14 @@ public struct AssetPackManifest: Equatable, Sendable {
     if id.isEmpty { return "the asset-pack ID is empty" }
     if id.utf8.count > 64 { return "the asset-pack ID is \(id.utf8.count) bytes; at most 64" }
     let allowed = id.utf8.allSatisfy { b in
-      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: ".")
+        || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
     }
-    if !allowed { return "the asset-pack ID '\(id)' holds characters other than ASCII letters, digits, '.', '-' and '_'" }
-    if let first = id.utf8.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "-") || first == UInt8(ascii: "_") {
+    if !allowed {
+      return "the asset-pack ID '\(id)' holds characters other than ASCII letters, digits, '.', '-' and '_'"
+    }
+    if let first = id.utf8.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "-") || first == UInt8(ascii: "_")
+    {
       return "the asset-pack ID '\(id)' must start with a letter or digit"
     }
     if id.contains("..") { return "the asset-pack ID '\(id)' holds '..'" }
@@ -74,22 +81,27 @@ public struct AssetPackManifest: Equatable, Sendable {
     let value = JSONValue.object([
       "assetPackID": .string(assetPackID),
       "downloadPolicy": .object([policy.rawValue: .object(policyValue)]),
-      "fileSelectors": .array(fileSelectors.map {
-        switch $0 {
-        case .file(let p): return .object(["file": .string(p)])
-        case .directory(let p): return .object(["directory": .string(p)])
-        }
-      }),
+      "fileSelectors": .array(
+        fileSelectors.map {
+          switch $0 {
+          case .file(let p): return .object(["file": .string(p)])
+          case .directory(let p): return .object(["directory": .string(p)])
+          }
+        }),
       "platforms": .array(platforms.map { .string($0) }),
     ])
     return Array(JSONText.string(value).utf8) + [0x0A]
   }
 
   /// Parses manifest bytes; every problem found, or the manifest when there is none.
-  package static func parse(_ bytes: [UInt8]) -> (manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]) {
+  package static func parse(_ bytes: [UInt8]) -> (
+    manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]
+  ) {
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
-      return (nil, ["Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers): \(error)"], [])
+      return (
+        nil, ["Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers): \(error)"], []
+      )
     }
     guard let root = value.objectValue else { return (nil, ["Manifest.json is not a JSON object"], []) }
     var problems: [String] = []
@@ -116,9 +128,15 @@ public struct AssetPackManifest: Equatable, Sendable {
         } else if case .array(let items)? = fields?["installationEventTypes"], !items.isEmpty {
           for item in items {
             if case .string(let name) = item, let event = InstallationEvent(rawValue: name) {
-              if events.contains(event) { problems.append("installationEventTypes lists '\(name)' twice") } else { events.append(event) }
+              if events.contains(event) {
+                problems.append("installationEventTypes lists '\(name)' twice")
+              } else {
+                events.append(event)
+              }
             } else {
-              problems.append("installationEventTypes holds \(describe(item)); the known events are \(InstallationEvent.allCases.map(\.rawValue).joined(separator: ", "))")
+              problems.append(
+                "installationEventTypes holds \(describe(item)); the known events are \(InstallationEvent.allCases.map(\.rawValue).joined(separator: ", "))"
+              )
             }
           }
         } else {
@@ -134,8 +152,11 @@ public struct AssetPackManifest: Equatable, Sendable {
     var selectors: [Selector] = []
     if case .array(let items)? = root["fileSelectors"], !items.isEmpty {
       for item in items {
-        guard let fields = item.objectValue, fields.count == 1, let (key, path) = fields.first, case .string(let text) = path else {
-          problems.append("a file selector must be an object with one 'file' or 'directory' string, not \(describe(item))")
+        guard let fields = item.objectValue, fields.count == 1, let (key, path) = fields.first,
+          case .string(let text) = path
+        else {
+          problems.append(
+            "a file selector must be an object with one 'file' or 'directory' string, not \(describe(item))")
           continue
         }
         switch key {
@@ -152,15 +173,22 @@ public struct AssetPackManifest: Equatable, Sendable {
     if case .array(let items)? = root["platforms"], !items.isEmpty {
       for item in items {
         if case .string(let name) = item, AssetPackManifest.platforms.contains(name) {
-          if platforms.contains(name) { problems.append("platforms lists '\(name)' twice") } else { platforms.append(name) }
+          if platforms.contains(name) {
+            problems.append("platforms lists '\(name)' twice")
+          } else {
+            platforms.append(name)
+          }
         } else {
-          problems.append("platforms holds \(describe(item)); the platforms are \(AssetPackManifest.platforms.joined(separator: ", "))")
+          problems.append(
+            "platforms holds \(describe(item)); the platforms are \(AssetPackManifest.platforms.joined(separator: ", "))"
+          )
         }
       }
     } else {
       problems.append("platforms must be a non-empty array")
     }
-    let manifest = AssetPackManifest(assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
+    let manifest = AssetPackManifest(
+      assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
     return (problems.isEmpty ? manifest : nil, problems, unknown)
   }
 

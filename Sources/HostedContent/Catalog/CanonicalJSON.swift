@@ -31,7 +31,9 @@ public enum JSONValue: Codable, Equatable, Sendable {
     } else if let value = try? container.decode([String: JSONValue].self) {
       self = .object(value)
     } else {
-      throw DecodingError.dataCorruptedError(in: container, debugDescription: "only integers, strings, booleans, null, arrays and objects are allowed (no fractions)")
+      throw DecodingError.dataCorruptedError(
+        in: container,
+        debugDescription: "only integers, strings, booleans, null, arrays and objects are allowed (no fractions)")
     }
   }
 
@@ -79,7 +81,9 @@ public enum JSONValue: Codable, Equatable, Sendable {
       out.append(UInt8(ascii: "]"))
     case .object(let members):
       out.append(UInt8(ascii: "{"))
-      let keys = members.keys.sorted { $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) { $0.value < $1.value } }
+      let keys = members.keys.sorted {
+        $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) { $0.value < $1.value }
+      }
       for (index, key) in keys.enumerated() {
         if index > 0 { out.append(UInt8(ascii: ",")) }
         JSONValue.writeString(key, into: &out)

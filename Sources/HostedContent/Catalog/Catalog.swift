@@ -42,7 +42,9 @@ public struct Catalog: Codable, Equatable, Sendable {
   /// The entry for exactly these bytes, if the catalog has one.
   public func version(withSHA256 sha256: String) -> (product: String, version: Version)? {
     for product in products {
-      if let version = product.versions.first(where: { $0.sha256 == sha256 }) { return (product.productIdentifier, version) }
+      if let version = product.versions.first(where: { $0.sha256 == sha256 }) {
+        return (product.productIdentifier, version)
+      }
     }
     return nil
   }
@@ -85,9 +87,12 @@ public struct Catalog: Codable, Equatable, Sendable {
   }
 
   /// The entry for these bytes, whose size must also agree.
-  private func listedEntry(sha256 sha: String, size: UInt64, name: String) throws -> (product: String, version: Version) {
+  private func listedEntry(sha256 sha: String, size: UInt64, name: String) throws -> (product: String, version: Version)
+  {
     guard let (product, entry) = version(withSHA256: sha) else {
-      throw CatalogError.notListed("'\(name)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published")
+      throw CatalogError.notListed(
+        "'\(name)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published"
+      )
     }
     guard UInt64(clamping: entry.size) == size else {
       throw CatalogError.mismatch("'\(name)' is \(size) bytes; the catalog says \(entry.size)")
@@ -98,7 +103,9 @@ public struct Catalog: Codable, Equatable, Sendable {
   /// The package's plist must name the entry's product and version.
   private func checkIdentity(_ info: ContentInfo, against entry: Version, of product: String, name: String) throws {
     guard info.productIdentifier == product, info.contentVersion.description == entry.contentVersion else {
-      throw CatalogError.mismatch("'\(name)' holds \(info.productIdentifier) \(info.contentVersion); the catalog lists these bytes as \(product) \(entry.contentVersion)")
+      throw CatalogError.mismatch(
+        "'\(name)' holds \(info.productIdentifier) \(info.contentVersion); the catalog lists these bytes as \(product) \(entry.contentVersion)"
+      )
     }
   }
 }
@@ -142,7 +149,8 @@ public enum CatalogFile {
   /// new version changes only the lines it adds.
   public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
     let signed = try JSONValue(encoding: catalog).canonicalBytes
-    let signature = Signature(keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try key.signature(for: signed)))
+    let signature = Signature(
+      keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try key.signature(for: signed)))
     return try JSONText.bytes(Document(signed: catalog, signatures: [signature]))
   }
 
@@ -151,14 +159,20 @@ public enum CatalogFile {
   public static func verify(_ bytes: [UInt8], publicKey: CatalogPublicKey) throws -> Catalog {
     guard bytes.count <= 64 << 20 else { throw CatalogError.malformed("the catalog is larger than 64 MiB") }
     let value: JSONValue
-    do { value = try JSONValue(parsing: bytes) } catch { throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(error)") }
-    guard let members = value.objectValue, let signed = members["signed"], case .array(let signatures)? = members["signatures"] else {
+    do { value = try JSONValue(parsing: bytes) } catch {
+      throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(error)")
+    }
+    guard let members = value.objectValue, let signed = members["signed"],
+      case .array(let signatures)? = members["signatures"]
+    else {
       throw CatalogError.malformed("the catalog has no 'signed' object and 'signatures' array")
     }
     let canonical = signed.canonicalBytes
     var sawKey = false
     for item in signatures {
-      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"], keyID == publicKey.keyID else { continue }
+      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"], keyID == publicKey.keyID else {
+        continue
+      }
       sawKey = true
       guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
         let signature = Base64.decode(text), publicKey.isValidSignature(signature, for: canonical)
@@ -166,7 +180,8 @@ public enum CatalogFile {
       do {
         let catalog = try JSONDecoder().decode(Catalog.self, from: Data(canonical))
         guard catalog.formatVersion == Catalog.currentFormatVersion else {
-          throw CatalogError.malformed("catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
+          throw CatalogError.malformed(
+            "catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
         }
         return catalog
       } catch let error as CatalogError {
@@ -176,7 +191,8 @@ public enum CatalogFile {
       }
     }
     throw CatalogError.badSignature(
-      sawKey ? "the catalog's signature does not verify with key \(publicKey.keyID): it was changed after signing"
+      sawKey
+        ? "the catalog's signature does not verify with key \(publicKey.keyID): it was changed after signing"
         : "the catalog carries no signature of key \(publicKey.keyID)")
   }
 

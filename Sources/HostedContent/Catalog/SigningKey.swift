@@ -35,7 +35,9 @@ public struct CatalogSigningKey: Sendable {
   /// `path.pub`. Both appear whole or not at all.
   public func write(to path: String) throws {
     for target in [path, path + ".pub"] where Paths.status(target) != nil {
-      throw OperationError("'\(target)' already exists", hint: "keys are never overwritten; choose another name or remove the old key deliberately")
+      throw OperationError(
+        "'\(target)' already exists",
+        hint: "keys are never overwritten; choose another name or remove the old key deliberately")
     }
     try CatalogKeyFile.write(Base64.encode(raw) + "\n", to: path, mode: 0o600)
     do {
@@ -101,7 +103,8 @@ enum CatalogKeyFile {
     }
     let line = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     guard let bytes = Base64.decode(line), bytes.count == 32 else {
-      throw OperationError("'\(path)' is not a \(what) file (one line of base64, 32 bytes)", hint: "make keys with pkgtool keygen")
+      throw OperationError(
+        "'\(path)' is not a \(what) file (one line of base64, 32 bytes)", hint: "make keys with pkgtool keygen")
     }
     return Array(bytes)
   }

@@ -99,14 +99,17 @@ public enum ProductIdentifier {
     if text.isEmpty { return "the product identifier is empty" }
     if text.utf8.count > maxLength { return "the product identifier is longer than \(maxLength) characters" }
     for scalar in text.unicodeScalars {
-      let ok = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+      let ok =
+        (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
         || (scalar >= "0" && scalar <= "9") || scalar == "." || scalar == "_"
       if !ok {
-        return "'\(text)' is not a product identifier: use only letters, digits, '.' and '_' (found '\(scalar.escaped(asASCII: true))')"
+        return
+          "'\(text)' is not a product identifier: use only letters, digits, '.' and '_' (found '\(scalar.escaped(asASCII: true))')"
       }
     }
     if text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
-      return "'\(text)' is not a product identifier: it has an empty label (a leading, trailing or doubled '.'); use reverse-DNS labels such as com.example.book"
+      return
+        "'\(text)' is not a product identifier: it has an empty label (a leading, trailing or doubled '.'); use reverse-DNS labels such as com.example.book"
     }
     return nil
   }

@@ -96,7 +96,9 @@ enum XMLPropertyListReader {
       return .date(Double(stamp.secondsSinceEpoch) - appleReferenceOffset)
     case "data":
       let t = isEmpty ? "" : try text(until: name, reader)
-      guard let bytes = Base64.decode(t, requirePadding: false) else { throw PropertyListError(line: line, "invalid base64 in <data>") }
+      guard let bytes = Base64.decode(t, requirePadding: false) else {
+        throw PropertyListError(line: line, "invalid base64 in <data>")
+      }
       return .data(bytes)
     case "array":
       var items: [PropertyList] = []

@@ -22,7 +22,8 @@ package enum FileSignature {
       // Java class files share this magic; their next word is the version (45 and up), a fat
       // header's is the architecture count (a handful).
       guard head.count >= 8 else { return nil }
-      let word = be == 0xCAFE_BABE
+      let word =
+        be == 0xCAFE_BABE
         ? UInt32(head[4]) << 24 | UInt32(head[5]) << 16 | UInt32(head[6]) << 8 | UInt32(head[7])
         : UInt32(head[7]) << 24 | UInt32(head[6]) << 16 | UInt32(head[5]) << 8 | UInt32(head[4])
       return word > 0 && word < 45 ? "a universal (fat) Mach-O binary" : nil
@@ -54,7 +55,8 @@ package enum FileSignature {
     if ascii("RIFF") && ascii("WEBP", at: 8) { return true }
     if ascii("ID3") || ascii("OggS") || ascii("fLaC") { return true }
     if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xF6) == 0xF0 { return true }  // AAC ADTS
-    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0 && (head[1] & 0x06) != 0 { return true }  // MPEG audio
+    // MPEG audio frame sync.
+    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0 && (head[1] & 0x06) != 0 { return true }
     if ascii("ftyp", at: 4) || ascii("moov", at: 4) || ascii("mdat", at: 4) || ascii("wide", at: 4) { return true }
     if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x1F, 0x8B]) || ascii("BZh") { return true }
     if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) || starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return true }

@@ -55,7 +55,9 @@ package struct SymlinkResolver {
 
   /// Follows the link at `path` to its end.
   package func resolve(_ path: String) -> Resolution {
-    guard let target = links[SymlinkResolver.fold(path)] else { return .inside(path: path, exists: paths.contains(path)) }
+    guard let target = links[SymlinkResolver.fold(path)] else {
+      return .inside(path: path, exists: paths.contains(path))
+    }
     var parts = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().map(String.init)
     var hops = 0
     func split(_ s: String) -> [String] { s.split(separator: "/", omittingEmptySubsequences: true).map(String.init) }

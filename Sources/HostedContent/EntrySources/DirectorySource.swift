@@ -26,7 +26,8 @@ package final class DirectorySource: EntrySource {
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
   ///   - hardLinksAsFiles: report every name of a file as a file of its own.
   ///   - format: what the folder holds, for the rules.
-  package init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false, format: PackageFormat = .directory) {
+  package init(path: String, skipJunk: Bool = false, hardLinksAsFiles: Bool = false, format: PackageFormat = .directory)
+  {
     location = path
     self.format = format
     self.skipJunk = skipJunk
@@ -45,11 +46,14 @@ package final class DirectorySource: EntrySource {
     _ visit: (PackageEntry, EntryData?) throws -> Void
   ) throws {
     var here = stat()
-    let holdsOutput = excludedOutput.map { out in
-      fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
-    } ?? false
+    let holdsOutput =
+      excludedOutput.map { out in
+        fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
+      } ?? false
     for (name, valid) in try folder.list() {
-      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name)) { continue }
+      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name)) {
+        continue
+      }
       let path = prefix.isEmpty ? name : prefix + "/" + name
       if skipJunk && JunkFileRule.isJunk(Substring(name)) {
         skipped.append(path)
@@ -64,12 +68,14 @@ package final class DirectorySource: EntrySource {
       case S_IFREG:
         let key = "\(info.st_dev):\(info.st_ino)"
         if !hardLinksAsFiles, info.st_nlink > 1, let original = inodes[key] {
-          try visit(PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil)
+          try visit(
+            PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil)
           continue
         }
         if info.st_nlink > 1 { inodes[key] = path }
         let file = try folder.openFile(name)
-        let entry = PackageEntry(path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
+        let entry = PackageEntry(
+          path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
         try visit(entry, file)
       case S_IFLNK:
         let target = try folder.readLink(name)

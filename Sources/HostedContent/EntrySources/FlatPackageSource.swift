@@ -68,7 +68,9 @@ package final class FlatPackageSource: EntrySource {
           let step: (used: Int, made: Int)
           do {
             step = try pending.withUnsafeBytes { raw in
-              try output.withUnsafeMutableBytes { try z.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: $0) }
+              try output.withUnsafeMutableBytes {
+                try z.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: $0)
+              }
             }
           } catch let error as ZlibError {
             throw LibArchiveError("the Payload's gzip stream is damaged: \(error.message)")

@@ -67,7 +67,9 @@ package enum PackageOpener {
       source.maxEntries = limits.maxEntries
       return source
     }
-    let shown = magic.isEmpty ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
+    let shown =
+      magic.isEmpty
+      ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
   }
 
@@ -88,7 +90,8 @@ package enum PackageOpener {
     do {
       return try open(path, limits: limits)
     } catch OpenError.notAPackage(let path, let reason, let cause) {
-      return UnreadablePackageSource(path: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, reason: reason, cause: cause)
+      return UnreadablePackageSource(
+        path: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, reason: reason, cause: cause)
     }
   }
 
@@ -96,7 +99,9 @@ package enum PackageOpener {
   static func sniff(_ head: [UInt8]) -> [PackageFormat] {
     var forms: [PackageFormat] = []
     if head.starts(with: Array("xar!".utf8)) { forms.append(.xar) }
-    if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) { forms.append(.zip) }
+    if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
+      forms.append(.zip)
+    }
     if isTarHeader(head) { forms.append(.tar) }
     return forms
   }

@@ -72,7 +72,9 @@ package final class ProjectSource: EntrySource {
       plistBytes = changed ? info.encoded() : bytes
     } else {
       guard let product = options.productIdentifier, let versionText = options.contentVersion else {
-        throw OperationError("'\(directory)' has no ContentInfo.plist", hint: "pass --product-id and --content-version to package a plain folder, or run `pkgtool init`")
+        throw OperationError(
+          "'\(directory)' has no ContentInfo.plist",
+          hint: "pass --product-id and --content-version to package a plain folder, or run `pkgtool init`")
       }
       if let problem = ProductIdentifier.problem(with: product) { throw OperationError("--product-id: \(problem)") }
       guard let version = ContentVersion(versionText) else {
@@ -92,7 +94,9 @@ package final class ProjectSource: EntrySource {
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     leftOut = []
-    try visit(PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)), Bytes(plistBytes))
+    try visit(
+      PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)),
+      Bytes(plistBytes))
     let contentRoot = isProject ? location + "/Contents" : location
     if isProject {
       let root = try DirectoryHandle(path: location)

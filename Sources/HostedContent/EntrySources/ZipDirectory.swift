@@ -45,13 +45,21 @@ struct ZipDirectory {
       }
       index -= 1
     }
-    guard let eocd = candidates.first else { throw fail("no end-of-central-directory record ends the file (bytes after the zip, or not a zip)") }
-    guard candidates.count == 1 else { throw fail("two end-of-central-directory records (one inside the comment): readers would disagree on which directory to use") }
+    guard let eocd = candidates.first else {
+      throw fail("no end-of-central-directory record ends the file (bytes after the zip, or not a zip)")
+    }
+    guard candidates.count == 1 else {
+      throw fail(
+        "two end-of-central-directory records (one inside the comment): readers would disagree on which directory to use"
+      )
+    }
     let eocdOffset = tailStart + UInt64(eocd)
     var count = UInt64(tail.uint16(at: eocd + 10))
     var directorySize = UInt64(tail.uint32(at: eocd + 12))
     var directoryOffset = UInt64(tail.uint32(at: eocd + 16))
-    guard tail.uint16(at: eocd + 4) == 0, tail.uint16(at: eocd + 6) == 0, tail.uint16(at: eocd + 8) == tail.uint16(at: eocd + 10) else {
+    guard tail.uint16(at: eocd + 4) == 0, tail.uint16(at: eocd + 6) == 0,
+      tail.uint16(at: eocd + 8) == tail.uint16(at: eocd + 10)
+    else {
       throw fail("multi-disk archives are not packages")
     }
     var directoryEnd = eocdOffset
@@ -63,7 +71,9 @@ struct ZipDirectory {
       let recordOffset = locator.uint64(at: 8)
       guard recordOffset <= eocdOffset - 20 else { throw fail("the zip64 end record lies outside the file") }
       let record = try file.read(count: 56, at: recordOffset)
-      guard record.count == 56, record.uint32(at: 0) == 0x0606_4B50 else { throw fail("no zip64 end record where the locator says") }
+      guard record.count == 56, record.uint32(at: 0) == 0x0606_4B50 else {
+        throw fail("no zip64 end record where the locator says")
+      }
       count = record.uint64(at: 32)
       directorySize = record.uint64(at: 40)
       directoryOffset = record.uint64(at: 48)
@@ -71,7 +81,8 @@ struct ZipDirectory {
     }
     guard count <= UInt64(maxEntries) else { throw fail("more than \(maxEntries) entries (--max-entries)") }
     guard directoryOffset <= directoryEnd, directorySize == directoryEnd - directoryOffset else {
-      throw fail("the central directory is not where the end record says (data before the zip, or a gap before the end)")
+      throw fail(
+        "the central directory is not where the end record says (data before the zip, or a gap before the end)")
     }
     guard directorySize <= 1 << 31 else { throw fail("the central directory is too large") }
     let directory = try file.read(count: Int(directorySize), at: directoryOffset)
@@ -95,12 +106,16 @@ struct ZipDirectory {
       let extra = directory[(position + 46 + nameLength)..<(position + 46 + nameLength + extraLength)]
       ZipDirectory.applyZip64(extra, to: &entry, local: false)
       if let unicode = ZipDirectory.unicodePath(extra), unicode != name {
-        throw fail("the entry \(String(decoding: name, as: UTF8.self).debugDescription) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription)), which unzip uses instead")
+        throw fail(
+          "the entry \(String(decoding: name, as: UTF8.self).debugDescription) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription)), which unzip uses instead"
+        )
       }
       entries.append(entry)
       position = next
     }
-    guard position == directory.count else { throw fail("the central directory holds more entries than the end record says") }
+    guard position == directory.count else {
+      throw fail("the central directory holds more entries than the end record says")
+    }
 
     // Each local header against its central entry, and the entries tiling the file from byte 0
     // to the central directory with no room for anything else.
@@ -117,31 +132,45 @@ struct ZipDirectory {
         throw fail("the local header of \(shown) lies outside the entries' area")
       }
       let fixed = try file.read(count: 30, at: central.localOffset)
-      guard fixed.count == 30, fixed.uint32(at: 0) == 0x0403_4B50 else { throw fail("no local header where the central directory puts \(shown)") }
-      let nameLength = Int(fixed.uint16(at: 26)), extraLength = Int(fixed.uint16(at: 28))
+      guard fixed.count == 30, fixed.uint32(at: 0) == 0x0403_4B50 else {
+        throw fail("no local header where the central directory puts \(shown)")
+      }
+      let nameLength = Int(fixed.uint16(at: 26))
+      let extraLength = Int(fixed.uint16(at: 28))
       let variable = try file.read(count: nameLength + extraLength, at: central.localOffset + 30)
       guard variable.count == nameLength + extraLength else { throw fail("the local header of \(shown) is truncated") }
       let localName = Array(variable[..<nameLength])
       guard localName == central.name else {
-        throw fail("the local header names \(String(decoding: localName, as: UTF8.self).debugDescription) where the central directory names \(shown): bsdtar and unzip would extract different files")
+        throw fail(
+          "the local header names \(String(decoding: localName, as: UTF8.self).debugDescription) where the central directory names \(shown): bsdtar and unzip would extract different files"
+        )
       }
       var local = Entry(
         name: localName, flags: fixed.uint16(at: 6), method: fixed.uint16(at: 8), crc: fixed.uint32(at: 14),
-        compressedSize: UInt64(fixed.uint32(at: 18)), size: UInt64(fixed.uint32(at: 22)), localOffset: central.localOffset)
+        compressedSize: UInt64(fixed.uint32(at: 18)), size: UInt64(fixed.uint32(at: 22)),
+        localOffset: central.localOffset)
       ZipDirectory.applyZip64(variable[nameLength...], to: &local, local: true)
       if let unicode = ZipDirectory.unicodePath(variable[nameLength...]), unicode != localName {
-        throw fail("the local header of \(shown) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription))")
+        throw fail(
+          "the local header of \(shown) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription))"
+        )
       }
       guard local.method == central.method else {
-        throw fail("\(shown) is stored with method \(local.method) in its local header and \(central.method) in the central directory")
+        throw fail(
+          "\(shown) is stored with method \(local.method) in its local header and \(central.method) in the central directory"
+        )
       }
       guard local.flags == central.flags else {
-        throw fail("\(shown) has flags \(String(local.flags, radix: 16)) in its local header and \(String(central.flags, radix: 16)) in the central directory")
+        throw fail(
+          "\(shown) has flags \(String(local.flags, radix: 16)) in its local header and \(String(central.flags, radix: 16)) in the central directory"
+        )
       }
       // With bit 3 the local header may leave CRC and sizes at zero (a data descriptor follows).
       let deferred = central.flags & 0x0008 != 0
       func agrees<T: BinaryInteger>(_ a: T, _ b: T) -> Bool { a == b || (deferred && a == 0) }
-      guard agrees(local.crc, central.crc), agrees(local.compressedSize, central.compressedSize), agrees(local.size, central.size) else {
+      guard agrees(local.crc, central.crc), agrees(local.compressedSize, central.compressedSize),
+        agrees(local.size, central.size)
+      else {
         throw fail("\(shown) has other CRC or sizes in its local header than in the central directory")
       }
       let dataStart = central.localOffset + 30 + UInt64(nameLength + extraLength)
@@ -161,7 +190,8 @@ struct ZipDirectory {
   private static func unicodePath(_ extra: ArraySlice<UInt8>) -> [UInt8]? {
     var position = extra.startIndex
     while position + 4 <= extra.endIndex {
-      let id = extra.uint16(at: position), length = Int(extra.uint16(at: position + 2))
+      let id = extra.uint16(at: position)
+      let length = Int(extra.uint16(at: position + 2))
       let body = position + 4
       guard body + length <= extra.endIndex else { return nil }
       if id == 0x7075, length >= 5 { return Array(extra[(body + 5)..<(body + length)]) }
@@ -174,7 +204,8 @@ struct ZipDirectory {
   private static func applyZip64(_ extra: ArraySlice<UInt8>, to entry: inout Entry, local: Bool) {
     var position = extra.startIndex
     while position + 4 <= extra.endIndex {
-      let id = extra.uint16(at: position), length = Int(extra.uint16(at: position + 2))
+      let id = extra.uint16(at: position)
+      let length = Int(extra.uint16(at: position + 2))
       let body = position + 4
       guard body + length <= extra.endIndex else { return }
       if id == 0x0001 {

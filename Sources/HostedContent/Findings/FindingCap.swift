@@ -33,7 +33,8 @@ struct FindingCap {
       let d = dropped[id]!
       return Finding(
         ruleID: id, severity: d.severity, path: nil,
-        message: "and \(d.count) more \(d.count == 1 ? "finding" : "findings") of this rule, left out of the report (the first \(limit) are shown)",
+        message:
+          "and \(d.count) more \(d.count == 1 ? "finding" : "findings") of this rule, left out of the report (the first \(limit) are shown)",
         hint: "fix the ones shown and validate again")
     }
   }

@@ -47,7 +47,9 @@ public enum Build {
     public static func sourceDateEpoch(fromEnvironment value: String?) throws -> Int64? {
       guard let value, !value.isEmpty else { return nil }
       guard let seconds = Int64(value), seconds >= 0 else {
-        throw OperationError("SOURCE_DATE_EPOCH='\(value)' is not a non-negative number of seconds", hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)")
+        throw OperationError(
+          "SOURCE_DATE_EPOCH='\(value)' is not a non-negative number of seconds",
+          hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)")
       }
       return seconds
     }
@@ -76,13 +78,17 @@ public enum Build {
   /// throws ``OperationError`` when it cannot work at all.
   public static func run(directory: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
     guard Paths.isDirectory(directory) else {
-      throw OperationError(Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
+      throw OperationError(
+        Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder",
+        hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
     }
-    let source = try ProjectSource(directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion)
+    let source = try ProjectSource(
+      directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion)
     let version = source.contentInfo.contentVersion
     let product = source.contentInfo.productIdentifier
     let ext = options.format == .xar ? "pkg" : "zip"
-    let output = options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
+    let output =
+      options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
     // The package never packs itself (or its temporary) when it is written inside the folder.
     var outputFolder = stat()
     if stat(Paths.parent(of: output), &outputFolder) == 0 {
@@ -102,7 +108,9 @@ public enum Build {
       }
     }
     let time = options.sourceDateEpoch.map { XARTimestamp(secondsSinceEpoch: $0) } ?? XARWriter.defaultTimestamp
-    let inspector = PackageInspector(context: RuleContext(options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
+    let inspector = PackageInspector(
+      context: RuleContext(
+        options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
     inspector.recordEntries = options.listEntries || options.dryRun
     inspector.progress = progress
 
@@ -111,7 +119,9 @@ public enum Build {
       do {
         switch options.format {
         case .xar:
-          package = try XARSink(path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs)
+          package = try XARSink(
+            path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs
+          )
         case .zip:
           package = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
         }

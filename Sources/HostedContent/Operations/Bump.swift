@@ -55,7 +55,9 @@ public enum Bump {
       let new = old.bumped(part)
       // A part past 18 digits would be written and then refused by every reader.
       guard ContentVersion(new.description) != nil else {
-        throw OperationError("\(old) cannot be raised: the next version \(new) has a part longer than 18 digits", hint: "set a new version with --set")
+        throw OperationError(
+          "\(old) cannot be raised: the next version \(new) has a part longer than 18 digits",
+          hint: "set a new version with --set")
       }
       info.contentVersion = new
     case .set(let version, let force):
@@ -65,7 +67,8 @@ public enum Bump {
       info.contentVersion = version
     }
     if !dryRun { try writeAtomically(plist, info.encoded()) }
-    return Result(plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
+    return Result(
+      plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
   }
 
   /// Writes `bytes` beside `path` and renames over it, keeping the file's permission bits.

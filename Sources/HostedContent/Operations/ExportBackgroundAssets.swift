@@ -61,18 +61,23 @@ public enum ExportBackgroundAssets {
     }
     let parent: DirectoryHandle
     do { parent = try DirectoryHandle(path: parentPath) } catch {
-      throw OperationError("cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first")
+      throw OperationError(
+        "cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first")
     }
     if let id = options.assetPackID, let problem = AssetPackManifest.problem(withAssetPackID: id) {
       throw OperationError("--asset-pack-id: \(problem)")
     }
     let source: EntrySource
-    do { source = try PackageOpener.openForInspection(path, limits: options.limits) } catch { throw OperationError.wrap(error) }
+    do { source = try PackageOpener.openForInspection(path, limits: options.limits) } catch {
+      throw OperationError.wrap(error)
+    }
     guard source.format != .assetPack else {
       throw OperationError("'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it")
     }
     if source.format == .directory && !(source is ProjectSource) {
-      throw OperationError("'\(path)' is a folder without ContentInfo.plist", hint: "export a package, or a project made with pkgtool init")
+      throw OperationError(
+        "'\(path)' is a folder without ContentInfo.plist", hint: "export a package, or a project made with pkgtool init"
+      )
     }
     var unpack = Unpack.Options()
     unpack.validation = options.validation
@@ -91,12 +96,14 @@ public enum ExportBackgroundAssets {
     result.replacedSymlinks = try replaceSymlinksWithCopies(in: parentPath + "/" + staging.name, under: "Contents")
     let manifest = AssetPackManifest(
       assetPackID: options.assetPackID ?? info.productIdentifier, policy: options.policy,
-      installationEvents: options.installationEvents, fileSelectors: [.directory("Contents")], platforms: options.platforms)
+      installationEvents: options.installationEvents, fileSelectors: [.directory("Contents")],
+      platforms: options.platforms)
     try folder.createFile(AssetPackManifest.fileName).write(manifest.encoded)
     result.manifest = manifest
 
     // Checked as an asset pack, through the same rules `validate` runs on such a folder.
-    let check = try Validation.run(path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits)
+    let check = try Validation.run(
+      path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits)
     result.assetPackInspection = check
     guard !check.failed(strict: options.validation.strict) else { return result }
     do { try staging.publish(as: name, replace: false) } catch { throw OperationError.wrap(error) }

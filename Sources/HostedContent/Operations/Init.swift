@@ -70,19 +70,27 @@ public enum ProjectTemplate {
     let name = Paths.name(of: directory)
     let parent: DirectoryHandle
     do { parent = try DirectoryHandle(path: parentPath) } catch {
-      throw OperationError("cannot create '\(directory)': the folder '\(parentPath)' does not exist", hint: "create it first")
+      throw OperationError(
+        "cannot create '\(directory)': the folder '\(parentPath)' does not exist", hint: "create it first")
     }
     let files: [(name: String, bytes: [UInt8]?)] = [
       (ContentInfo.fileName, Array(contentInfo(productIdentifier: productIdentifier, version: version).utf8)),
       ("Contents", nil),
-      ("README.md", Array(readme(productIdentifier: productIdentifier, version: version, folder: Paths.name(of: Paths.absolute(directory))).utf8)),
+      (
+        "README.md",
+        Array(
+          readme(
+            productIdentifier: productIdentifier, version: version, folder: Paths.name(of: Paths.absolute(directory))
+          ).utf8)
+      ),
     ]
     if parent.exists(name) {
       // An existing empty folder (`init .` among them) is filled in place: the files are
       // made in a staging folder inside it, then renamed up one by one.
       let existing = try? parent.openDirectory(name)
       guard let existing, (try? existing.list())?.isEmpty == true else {
-        throw OperationError("'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name")
+        throw OperationError(
+          "'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name")
       }
       let staging = try StagingFolder(in: existing, for: "project", purpose: "init")
       defer { staging.discard() }

@@ -51,18 +51,22 @@ public enum PackageInfo {
   }
 
   /// Reads everything (every checksum verified) and describes it.
-  public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws -> Summary {
+  public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws
+    -> Summary
+  {
     let source: EntrySource
     do { source = try PackageOpener.openForInspection(path) } catch { throw OperationError.wrap(error) }
     var digests: [String: String] = [:]
-    let inspector = PackageInspector(context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
+    let inspector = PackageInspector(
+      context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
     inspector.recordEntries = true
     inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
     let result = try inspector.run(source)
     let checksumStyle: String
     switch source {
     case let xar as XARPackageSource: checksumStyle = xar.reader.header.checksumAlgorithm.styleName
-    case let flat as FlatPackageSource: checksumStyle = flat.reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
+    case let flat as FlatPackageSource:
+      checksumStyle = flat.reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
     case let archive as ZipPackageSource: checksumStyle = archive.format == .zip ? "crc32" : "none"
     default: checksumStyle = "none"
     }
@@ -72,19 +76,25 @@ public enum PackageInfo {
     }
     let rows = result.entries.map { e in
       FileRow(
-        path: e.path, kind: e.kind.rawValue, size: e.size, storedSize: e.storage?.storedSize, encoding: e.storage?.encoding,
+        path: e.path, kind: e.kind.rawValue, size: e.size, storedSize: e.storage?.storedSize,
+        encoding: e.storage?.encoding,
         mode: String(repeating: "0", count: max(0, 4 - String(e.mode, radix: 8).count)) + String(e.mode, radix: 8),
         sha256: digests[e.path], linkTarget: e.linkTarget)
     }
-    let stored: UInt64? = source.format == .directory || source.format == .unknown ? nil : result.entries.reduce(0) { $0 + ($1.storage?.storedSize ?? 0) }
+    let stored: UInt64? =
+      source.format == .directory || source.format == .unknown
+      ? nil : result.entries.reduce(0) { $0 + ($1.storage?.storedSize ?? 0) }
     return Summary(
       path: path, format: result.format.rawValue, productIdentifier: result.contentInfo?.productIdentifier,
       contentVersion: result.contentInfo?.contentVersion.description, entryCount: result.entryCount,
       fileCount: result.entries.filter { $0.kind == .file }.count, contentSize: result.contentSize,
       packageSize: result.packageSize, storedSize: stored,
-      storedPercent: stored.flatMap { s in result.contentSize > 0 ? (Double(s) * 1000 / Double(result.contentSize)).rounded() / 10 : nil },
+      storedPercent: stored.flatMap { s in
+        result.contentSize > 0 ? (Double(s) * 1000 / Double(result.contentSize)).rounded() / 10 : nil
+      },
       overheadSize: stored.flatMap { s in result.packageSize.map { $0 >= s ? $0 - s : 0 } },
-      checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict), findings: result.findings,
+      checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict),
+      findings: result.findings,
       files: includeFiles ? rows : nil, unreadable: source is UnreadablePackageSource, inspection: result)
   }
 
@@ -97,14 +107,19 @@ public enum PackageInfo {
     case let xar as XARPackageSource: return xar.reader.tocXML
     case let flat as FlatPackageSource: return flat.reader.tocXML
     default:
-      throw OperationError("'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents", hint: "pkgtool info --files lists the entries of any package")
+      throw OperationError(
+        "'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents",
+        hint: "pkgtool info --files lists the entries of any package")
     }
   }
 
   /// Streams the bytes of the file `entryPath` in the package (or folder) at `path` to
   /// `write`, as the package's own reader yields them (checksums verified where the format
   /// has them).
-  public static func cat(path: String, entryPath: String, limits: ReaderLimits = ReaderLimits(), to write: (UnsafeRawBufferPointer) throws -> Void) throws {
+  public static func cat(
+    path: String, entryPath: String, limits: ReaderLimits = ReaderLimits(),
+    to write: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
     let source: EntrySource
     do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
     struct Done: Error {}
@@ -134,7 +149,8 @@ public enum PackageInfo {
       throw OperationError("'\(path)' has no entry '\(entryPath)'", hint: "pkgtool info \(path) --files lists them")
     }
     guard entry.kind == .file else {
-      throw OperationError("'\(entryPath)' is a \(entry.kind.rawValue)\(entry.linkTarget.map { " (→ \($0))" } ?? ""), not a file")
+      throw OperationError(
+        "'\(entryPath)' is a \(entry.kind.rawValue)\(entry.linkTarget.map { " (→ \($0))" } ?? ""), not a file")
     }
   }
 }
@@ -171,7 +187,9 @@ public enum PackageDiff {
     let b = try PackageInfo.run(path: new, includeFiles: true)
     let oldRows = Dictionary((a.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
     let newRows = Dictionary((b.files ?? []).map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
-    var added: [Change] = [], removed: [Change] = [], changed: [Change] = []
+    var added: [Change] = []
+    var removed: [Change] = []
+    var changed: [Change] = []
     for row in b.files ?? [] where oldRows[row.path] == nil {
       added.append(Change(path: row.path, kind: row.kind, oldSize: nil, newSize: row.size, what: []))
     }

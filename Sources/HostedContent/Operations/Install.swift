@@ -93,7 +93,8 @@ public enum Install {
   /// installs of the same product never interleave.
   public static func run(package: String, into documents: String, options: Options) throws -> Result {
     guard Paths.isDirectory(documents) else {
-      throw OperationError("'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
+      throw OperationError(
+        "'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
     }
     let packageFile: FileDescriptor
     do { packageFile = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
@@ -105,7 +106,9 @@ public enum Install {
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
       info = try ContentInfo(decoding: bytes)
-    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError.notAPackage {
+    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError
+      .notAPackage
+    {
       return try invalid(package, options)
     } catch {
       throw OperationError.wrap(error)
@@ -114,7 +117,8 @@ public enum Install {
     let version = info.contentVersion
     let versionName = version.description
     // ContentInfo checked both already; they become folder names, so check again here.
-    guard ProductIdentifier.problem(with: product) == nil, ContentVersion(versionName)?.description == versionName else {
+    guard ProductIdentifier.problem(with: product) == nil, ContentVersion(versionName)?.description == versionName
+    else {
       return try invalid(package, options)
     }
     let sha = try Build.sha256(of: packageFile)
@@ -122,7 +126,9 @@ public enum Install {
       do {
         _ = try catalog.check(sha256: sha, size: try packageFile.size(), info: info, name: package)
       } catch let refusal as CatalogError {
-        return Result(action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha, catalogProblem: refusal.description)
+        return Result(
+          action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha,
+          catalogProblem: refusal.description)
       }
     }
     let docs: DirectoryHandle
@@ -140,7 +146,9 @@ public enum Install {
     func lockProductFolder() throws {
       do {
         if !docs.exists(product) {
-          do { try docs.createDirectory(product, mode: 0o755) } catch let error as SystemError where error.code == EEXIST {}
+          do { try docs.createDirectory(product, mode: 0o755) } catch let error as SystemError
+            where error.code == EEXIST
+          {}
         }
         let folder = try docs.openDirectory(product)
         lock = try FileLock(lockFile, in: try openRecordFolder(in: folder), timeout: options.lockTimeout)
@@ -148,14 +156,17 @@ public enum Install {
       } catch let busy as FileLock.Busy {
         throw OperationError("\(busy)", hint: "wait for it to finish, then install again")
       } catch let error as SystemError {
-        throw OperationError("cannot install into '\(productPath)': \(error.reason) (\(error.codeName))", hint: "it must be a folder (not a symlink) you can write")
+        throw OperationError(
+          "cannot install into '\(productPath)': \(error.reason) (\(error.codeName))",
+          hint: "it must be a folder (not a symlink) you can write")
       }
     }
     /// The answer when nothing needs installing, given the locked product folder.
     func decided(_ folder: DirectoryHandle) throws -> Result? {
       if let catalog = options.catalog, let used = readCatalogSequence(folder), catalog.sequence < used {
         result.action = .refusedByCatalog
-        result.catalogProblem = "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
+        result.catalogProblem =
+          "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
         return result
       }
       let previous = currentVersion(in: folder)
@@ -181,7 +192,8 @@ public enum Install {
     var unpackOptions = Unpack.Options()
     unpackOptions.validation = options.validation
     unpackOptions.limits = options.limits
-    let staged = try Unpack.stage(source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName)
+    let staged = try Unpack.stage(
+      source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName)
     result.inspection = staged.inspection
     guard let staging = staged.staging else {
       result.action = .invalid
@@ -216,9 +228,14 @@ public enum Install {
           result.replacedSHA256 = oldRecord?.sha256
         }
       } else {
-        try renameNoReplace(staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
+        try renameNoReplace(
+          staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
       }
-      try writeRecord(productFolder, Record(productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha, installedAt: ISO8601DateFormatter().string(from: Date())))
+      try writeRecord(
+        productFolder,
+        Record(
+          productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha,
+          installedAt: ISO8601DateFormatter().string(from: Date())))
       if let catalog = options.catalog, catalog.sequence > (readCatalogSequence(productFolder) ?? -1) {
         try writeRecordFile(productFolder, catalogSequenceFile, Array("\(catalog.sequence)\n".utf8))
       }
@@ -252,7 +269,8 @@ public enum Install {
   /// The product's record folder, made when missing.
   static func openRecordFolder(in productFolder: DirectoryHandle) throws -> DirectoryHandle {
     if !productFolder.exists(recordFolder) {
-      do { try productFolder.createDirectory(recordFolder) } catch let error as SystemError where error.code == EEXIST {}
+      do { try productFolder.createDirectory(recordFolder) } catch let error as SystemError where error.code == EEXIST {
+      }
     }
     return try productFolder.openDirectory(recordFolder)
   }
@@ -268,7 +286,8 @@ public enum Install {
 
   /// The highest catalog sequence an install of this product used, if any.
   package static func readCatalogSequence(_ productFolder: DirectoryHandle) -> Int64? {
-    guard let folder = try? productFolder.openDirectory(recordFolder), let file = try? folder.openFile(catalogSequenceFile),
+    guard let folder = try? productFolder.openDirectory(recordFolder),
+      let file = try? folder.openFile(catalogSequenceFile),
       let bytes = try? file.read(count: 64, at: 0)
     else { return nil }
     return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
@@ -278,7 +297,9 @@ public enum Install {
   static func prune(_ productFolder: DirectoryHandle, keep: Int?, current: ContentVersion) throws -> [String] {
     guard let keep else { return [] }
     let versions = try productFolder.list().compactMap { name, _ -> ContentVersion? in
-      guard let v = ContentVersion(name), v.description == name, Paths.isDirectoryMode((try? productFolder.status(name))?.st_mode ?? 0) else { return nil }
+      guard let v = ContentVersion(name), v.description == name,
+        Paths.isDirectoryMode((try? productFolder.status(name))?.st_mode ?? 0)
+      else { return nil }
       return v
     }.sorted(by: >)
     var kept = [current]

@@ -78,7 +78,9 @@ package final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
-      flagged = skipEntriesWithErrors && findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
+      flagged =
+        skipEntriesWithErrors
+        && findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
       cap.admit(&findings, from: start)
       return first
     }
@@ -89,7 +91,11 @@ package final class PackageInspector {
           // Seen by the rules and read to the end (checksums), but not content: not counted,
           // not indexed, never written.
           let first = try inspect(entry, data)
-          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          if let data {
+            try drain(
+              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+              maxSize: maxSize)
+          }
           return
         }
         count += 1
@@ -103,7 +109,11 @@ package final class PackageInspector {
 
         if skipEntriesWithErrors && flagged {
           skipped.append(entry.path)
-          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          if let data {
+            try drain(
+              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+              maxSize: maxSize)
+          }
           return
         }
         if let refusal = try sinkCall({ try sink.begin(entry) }) {
@@ -111,7 +121,11 @@ package final class PackageInspector {
             findings.append(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
             cap.admit(&findings, from: findings.count - 1)
           }
-          if let data { try drain(data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced, maxSize: maxSize) }
+          if let data {
+            try drain(
+              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+              maxSize: maxSize)
+          }
           return
         }
         guard entry.kind == .file, let data else {

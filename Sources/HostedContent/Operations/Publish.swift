@@ -29,14 +29,17 @@ public enum Publish {
 
   /// Validates `packages` and writes `output`, signed with `key`. An existing `output` must
   /// verify with the same key; it is extended, never rebuilt.
-  public static func run(packages: [String], key: CatalogSigningKey, output: String, options: Options) throws -> Result {
+  public static func run(packages: [String], key: CatalogSigningKey, output: String, options: Options) throws -> Result
+  {
     let base = try checkedBaseURL(options.baseURL)
     var catalog = Catalog()
     if Paths.status(output) != nil {
       do {
         catalog = try CatalogFile.verify(contentsOf: output, publicKey: key.publicKey)
       } catch let error as CatalogError {
-        throw OperationError("the existing catalog '\(output)' cannot be extended: \(error)", hint: "sign with the key that signed it, or publish to a new file")
+        throw OperationError(
+          "the existing catalog '\(output)' cannot be extended: \(error)",
+          hint: "sign with the key that signed it, or publish to a new file")
       }
     }
     var refused: [(String, InspectionResult)] = []
@@ -48,7 +51,8 @@ public enum Publish {
         continue
       }
       guard inspection.format != .directory else {
-        throw OperationError("'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
+        throw OperationError(
+          "'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
       }
       let file: FileDescriptor
       do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
@@ -67,7 +71,8 @@ public enum Publish {
         catalog.products.append(Catalog.Product(productIdentifier: product, versions: []))
         index = catalog.products.count - 1
       }
-      if let existing = catalog.products[index!].versions.first(where: { $0.contentVersion == version.contentVersion }) {
+      if let existing = catalog.products[index!].versions.first(where: { $0.contentVersion == version.contentVersion })
+      {
         guard existing.sha256 == version.sha256 else {
           throw OperationError(
             "\(product) \(version.contentVersion) is already published from other bytes (SHA-256 \(existing.sha256))",
@@ -80,9 +85,16 @@ public enum Publish {
     }
     guard !added.isEmpty else { return Result(catalog: catalog, added: [], refused: [], written: false) }
     catalog.sequence += 1
-    catalog.products.sort { $0.productIdentifier.unicodeScalars.lexicographicallyPrecedes($1.productIdentifier.unicodeScalars) { $0.value < $1.value } }
+    catalog.products.sort {
+      $0.productIdentifier.unicodeScalars.lexicographicallyPrecedes($1.productIdentifier.unicodeScalars) {
+        $0.value < $1.value
+      }
+    }
     for i in catalog.products.indices {
-      catalog.products[i].versions.sort { (ContentVersion($0.contentVersion) ?? ContentVersion(components: [0])) < (ContentVersion($1.contentVersion) ?? ContentVersion(components: [0])) }
+      catalog.products[i].versions.sort {
+        (ContentVersion($0.contentVersion) ?? ContentVersion(components: [0]))
+          < (ContentVersion($1.contentVersion) ?? ContentVersion(components: [0]))
+      }
     }
     try write(try CatalogFile.encode(catalog, signedWith: key), to: output)
     return Result(catalog: catalog, added: added, refused: [], written: true)
@@ -96,7 +108,9 @@ public enum Publish {
     guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("file://"),
       !url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }), url.count > 8
     else {
-      throw OperationError("--base-url '\(text)' is not an absolute http(s) or file URL", hint: "e.g. --base-url https://cdn.example.com/content")
+      throw OperationError(
+        "--base-url '\(text)' is not an absolute http(s) or file URL",
+        hint: "e.g. --base-url https://cdn.example.com/content")
     }
     return String(url)
   }

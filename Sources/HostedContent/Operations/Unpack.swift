@@ -33,7 +33,9 @@ public enum Unpack {
   }
 
   /// Unpacks the package at `package` into the folder `destination`.
-  public static func run(package: String, destination: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
+  public static func run(package: String, destination: String, options: Options, progress: ((UInt64) -> Void)? = nil)
+    throws -> Result
+  {
     let parentPath = Paths.parent(of: destination)
     let name = Paths.name(of: destination)
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
@@ -52,7 +54,8 @@ public enum Unpack {
       throw OperationError.wrap(error)
     }
     if source.format == .directory {
-      throw OperationError("'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
+      throw OperationError(
+        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
     }
     if Paths.status(destination) != nil && !options.force {
       throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
@@ -61,7 +64,9 @@ public enum Unpack {
     do {
       parent = try DirectoryHandle(path: parentPath)
     } catch {
-      throw OperationError("cannot unpack into '\(destination)': the folder '\(parentPath)' does not exist or cannot be opened", hint: "create it first")
+      throw OperationError(
+        "cannot unpack into '\(destination)': the folder '\(parentPath)' does not exist or cannot be opened",
+        hint: "create it first")
     }
     let staged = try stage(source, in: parent, for: name, options: options, output: destination, progress: progress)
     guard let staging = staged.staging else {
@@ -111,7 +116,9 @@ public enum Unpack {
       inspection = try inspector.run(source, into: sink)
       if options.keepGoing || !inspection.failed(strict: options.validation.strict) {
         for path in try sink.commitSymlinks() {
-          if !inspection.findings.contains(where: { $0.ruleID == NoExternalSymlinkRule.description.id && $0.path == path }) {
+          if !inspection.findings.contains(where: {
+            $0.ruleID == NoExternalSymlinkRule.description.id && $0.path == path
+          }) {
             inspection.findings.append(NoExternalSymlinkRule.finding(forRefusedSymlink: path))
           }
           if options.keepGoing { inspection.skippedEntries.append(path) }

@@ -70,7 +70,8 @@ public enum Validation {
   public static func previousContentInfo(at path: String) throws -> ContentInfo {
     do {
       guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
-        throw OperationError("'\(path)' has no ContentInfo.plist", hint: "--against needs the previous package of the same product")
+        throw OperationError(
+          "'\(path)' has no ContentInfo.plist", hint: "--against needs the previous package of the same product")
       }
       return try ContentInfo(decoding: bytes)
     } catch let error as ContentInfoError {
@@ -88,20 +89,26 @@ package enum ContentInfoLocator {
   /// The plist's bytes, or nil when the source has none at its root.
   package static func bytes(in source: EntrySource) throws -> [UInt8]? {
     if let xar = source as? XARPackageSource {
-      guard let entry = xar.reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else { return nil }
+      guard let entry = xar.reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else {
+        return nil
+      }
       return try xar.reader.readData(of: entry, limit: UInt64(PropertyList.maxEncodedSize))
     }
     do {
       try source.forEachEntry { entry, data in
         guard entry.path == ContentInfo.fileName, entry.kind == .file, let data else { return }
-        guard entry.size <= UInt64(PropertyList.maxEncodedSize) else { throw OperationError("ContentInfo.plist is too large") }
+        guard entry.size <= UInt64(PropertyList.maxEncodedSize) else {
+          throw OperationError("ContentInfo.plist is too large")
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
           let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
           if n == 0 { break }
           bytes += buffer[..<n]
-          guard bytes.count <= PropertyList.maxEncodedSize else { throw OperationError("ContentInfo.plist is too large") }
+          guard bytes.count <= PropertyList.maxEncodedSize else {
+            throw OperationError("ContentInfo.plist is too large")
+          }
         }
         throw Found(bytes: bytes)
       }

@@ -8,15 +8,18 @@ public enum GitHubReporter: Reporter {
     var out = ""
     for report in reports {
       if let error = report.toolError {
-        out += "::error file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool: could not check"))::\(escapeData(error))\n"
+        out +=
+          "::error file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool: could not check"))::\(escapeData(error))\n"
         continue
       }
       for f in report.result.findings {
         let command = annotation(report.effectiveSeverity(f))
-        out += "::\(command) file=\(escapeProperty(report.relativeFilePath(for: f))),title=\(escapeProperty("pkgtool \(f.ruleID)"))::\(escapeData(f.line))\n"
+        out +=
+          "::\(command) file=\(escapeProperty(report.relativeFilePath(for: f))),title=\(escapeProperty("pkgtool \(f.ruleID)"))::\(escapeData(f.line))\n"
       }
       if !report.failed {
-        out += "::notice file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool validate"))::\(escapeData(TextReporter.summary(report)))\n"
+        out +=
+          "::notice file=\(escapeProperty(report.displayPath)),title=\(escapeProperty("pkgtool validate"))::\(escapeData(TextReporter.summary(report)))\n"
       }
     }
     return out
@@ -31,7 +34,8 @@ public enum GitHubReporter: Reporter {
   }
 
   static func escapeData(_ s: String) -> String {
-    s.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+    s.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(
+      of: "\n", with: "%0A")
   }
 
   static func escapeProperty(_ s: String) -> String {

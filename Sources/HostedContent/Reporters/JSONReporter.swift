@@ -20,7 +20,10 @@ public enum JSONReporter: Reporter {
     var skippedRules: [Skipped]
     var rules: [RuleEntry]?
   }
-  struct Skipped: Encodable { var rule: String; var reason: String }
+  struct Skipped: Encodable {
+    var rule: String
+    var reason: String
+  }
   struct Several: Encodable {
     var schemaVersion: Int
     var tool: Tool
@@ -28,7 +31,10 @@ public enum JSONReporter: Reporter {
     var reports: [Document]
     var rules: [RuleEntry]
   }
-  struct Tool: Encodable { var name: String; var version: String }
+  struct Tool: Encodable {
+    var name: String
+    var version: String
+  }
   struct Package: Encodable {
     var path: String
     var format: String
@@ -38,7 +44,11 @@ public enum JSONReporter: Reporter {
     var entryCount: Int
     var contentSize: UInt64
   }
-  struct Summary: Encodable { var errors: Int; var warnings: Int; var notes: Int }
+  struct Summary: Encodable {
+    var errors: Int
+    var warnings: Int
+    var notes: Int
+  }
   struct Item: Encodable {
     var rule: String
     var severity: String
@@ -54,7 +64,9 @@ public enum JSONReporter: Reporter {
   }
 
   static func ruleEntries() -> [RuleEntry] {
-    RuleCatalog.descriptions.map { RuleEntry(id: $0.id, name: $0.name, summary: $0.summary, severity: $0.severity.rawValue) }
+    RuleCatalog.descriptions.map {
+      RuleEntry(id: $0.id, name: $0.name, summary: $0.summary, severity: $0.severity.rawValue)
+    }
   }
 
   static func document(_ report: ValidationReport, withRules: Bool) -> Document {
@@ -68,9 +80,13 @@ public enum JSONReporter: Reporter {
       valid: !report.failed, strict: report.strict, error: report.toolError,
       summary: Summary(errors: report.errorCount, warnings: report.warningCount, notes: report.noteCount),
       findings: r.findings.map {
-        Item(rule: $0.ruleID, severity: report.effectiveSeverity($0).rawValue, path: $0.path, message: $0.message, hint: $0.hint)
+        Item(
+          rule: $0.ruleID, severity: report.effectiveSeverity($0).rawValue, path: $0.path, message: $0.message,
+          hint: $0.hint)
       },
-      skippedRules: RuleCatalog.descriptions.compactMap { d in r.skippedRules[d.id].map { Skipped(rule: d.id, reason: $0) } },
+      skippedRules: RuleCatalog.descriptions.compactMap { d in
+        r.skippedRules[d.id].map { Skipped(rule: d.id, reason: $0) }
+      },
       rules: withRules ? ruleEntries() : nil)
   }
 
@@ -78,7 +94,8 @@ public enum JSONReporter: Reporter {
     if reports.count == 1 { return JSONText.string(document(reports[0], withRules: true)) + "\n" }
     let several = Several(
       schemaVersion: schemaVersion, tool: Tool(name: "pkgtool", version: PkgTool.version),
-      valid: !reports.contains { $0.failed }, reports: reports.map { document($0, withRules: false) }, rules: ruleEntries())
+      valid: !reports.contains { $0.failed }, reports: reports.map { document($0, withRules: false) },
+      rules: ruleEntries())
     return JSONText.string(several) + "\n"
   }
 }

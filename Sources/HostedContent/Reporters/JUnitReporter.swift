@@ -32,7 +32,9 @@ public enum JUnitReporter: Reporter {
       let findings = report.result.findings.filter { $0.ruleID == d.id }
       let failing = findings.filter { report.effectiveSeverity($0) == .error }
       let others = findings.filter { report.effectiveSeverity($0) != .error }
-      let output = others.isEmpty ? nil : others.map { "\(report.effectiveSeverity($0).rawValue): \($0.line)" }.joined(separator: "\n")
+      let output =
+        others.isEmpty
+        ? nil : others.map { "\(report.effectiveSeverity($0).rawValue): \($0.line)" }.joined(separator: "\n")
       if failing.isEmpty {
         cases.append(Case(classname: classname, name: d.name, outcome: .passed(output: output)))
         continue
@@ -42,7 +44,8 @@ public enum JUnitReporter: Reporter {
         var name = "\(d.name): \(f.path ?? report.displayPath)"
         names[name, default: 0] += 1
         if let n = names[name], n > 1 { name += " (\(n))" }
-        cases.append(Case(classname: classname, name: name, outcome: .failure(message: f.message, type: d.id, body: f.line)))
+        cases.append(
+          Case(classname: classname, name: name, outcome: .failure(message: f.message, type: d.id, body: f.line)))
       }
     }
     return cases

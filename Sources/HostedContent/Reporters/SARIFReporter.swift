@@ -25,7 +25,10 @@ public enum SARIFReporter: Reporter {
     var schema = "https://json.schemastore.org/sarif-2.1.0.json"
     var version = "2.1.0"
     var runs: [Run]
-    enum CodingKeys: String, CodingKey { case schema = "$schema", version, runs }
+    enum CodingKeys: String, CodingKey {
+      case schema = "$schema"
+      case version, runs
+    }
   }
   struct Run: Encodable {
     var tool: Tool
@@ -52,7 +55,10 @@ public enum SARIFReporter: Reporter {
   struct RuleProperties: Encodable {
     var tags: [String]
     var securitySeverity: String?
-    enum CodingKeys: String, CodingKey { case tags, securitySeverity = "security-severity" }
+    enum CodingKeys: String, CodingKey {
+      case tags
+      case securitySeverity = "security-severity"
+    }
   }
   struct Text: Encodable { var text: String }
   struct Configuration: Encodable { var level: String }
@@ -103,7 +109,10 @@ public enum SARIFReporter: Reporter {
       RuleDescriptor(
         id: d.id, name: d.name, shortDescription: Text(text: d.summary),
         fullDescription: Text(text: d.rationale),
-        help: Text(text: "\(d.summary) Why: \(d.rationale) Examples and fixes: docs/rules.md#\(d.id) in pkgtool's repository, or `pkgtool rules \(d.id)`."),
+        help: Text(
+          text:
+            "\(d.summary) Why: \(d.rationale) Examples and fixes: docs/rules.md#\(d.id) in pkgtool's repository, or `pkgtool rules \(d.id)`."
+        ),
         helpUri: documentation.map { "\($0)#\(d.id)" },
         defaultConfiguration: Configuration(level: sarifLevel(d.severity)),
         properties: RuleProperties(
@@ -114,16 +123,23 @@ public enum SARIFReporter: Reporter {
     var notifications: [Notification] = []
     for report in reports {
       if let error = report.toolError {
-        notifications.append(Notification(
-          level: "error", message: Text(text: "\(report.displayPath): could not be checked: \(error)"),
-          locations: [Location(physicalLocation: Physical(artifactLocation: artifact(report.displayPath, report)), logicalLocations: nil)]))
+        notifications.append(
+          Notification(
+            level: "error", message: Text(text: "\(report.displayPath): could not be checked: \(error)"),
+            locations: [
+              Location(
+                physicalLocation: Physical(artifactLocation: artifact(report.displayPath, report)),
+                logicalLocations: nil)
+            ]))
         continue
       }
       for finding in report.result.findings {
         results.append(result(finding, report, ruleIndex: descriptions.firstIndex { $0.id == finding.ruleID } ?? 0))
       }
     }
-    let invocation = Invocation(executionSuccessful: notifications.isEmpty, toolExecutionNotifications: notifications.isEmpty ? nil : notifications)
+    let invocation = Invocation(
+      executionSuccessful: notifications.isEmpty,
+      toolExecutionNotifications: notifications.isEmpty ? nil : notifications)
     let driver = Driver(version: PkgTool.version, semanticVersion: PkgTool.version, rules: rules)
     let log = Log(runs: [Run(tool: Tool(driver: driver), invocations: [invocation], results: results)])
     return JSONText.string(log) + "\n"
@@ -133,7 +149,9 @@ public enum SARIFReporter: Reporter {
     var text = finding.path.map { "\($0): \(finding.message)" } ?? finding.message
     if let hint = finding.hint { text += " (\(hint))" }
     let inner = finding.path
-    var location = Location(physicalLocation: Physical(artifactLocation: artifact(report.relativeFilePath(for: finding), report)), logicalLocations: nil)
+    var location = Location(
+      physicalLocation: Physical(artifactLocation: artifact(report.relativeFilePath(for: finding), report)),
+      logicalLocations: nil)
     if !report.isFolder, let inner {
       location.logicalLocations = [Logical(name: Paths.name(of: inner), fullyQualifiedName: inner, kind: "resource")]
     }
@@ -169,6 +187,5 @@ public enum SARIFReporter: Reporter {
     case .note: return "note"
     }
   }
-
 
 }

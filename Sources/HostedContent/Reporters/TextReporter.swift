@@ -7,12 +7,18 @@ public enum TextReporter: Reporter {
     var lines: [String] = []
     for report in reports {
       if let error = report.toolError {
-        lines.append("\(report.displayPath.debugEscapedForTerminal): error: could not be checked: \(error.debugEscapedForTerminal)")
+        lines.append(
+          "\(report.displayPath.debugEscapedForTerminal): error: could not be checked: \(error.debugEscapedForTerminal)"
+        )
         continue
       }
       for finding in report.result.findings {
-        let location = finding.path.map { "\(report.displayPath.debugEscapedForTerminal):\($0.debugEscapedForTerminal)" } ?? report.displayPath.debugEscapedForTerminal
-        lines.append("\(location): \(report.effectiveSeverity(finding).rawValue): \(finding.message.debugEscapedForTerminal) [\(finding.ruleID)]")
+        let location =
+          finding.path.map { "\(report.displayPath.debugEscapedForTerminal):\($0.debugEscapedForTerminal)" }
+          ?? report.displayPath.debugEscapedForTerminal
+        lines.append(
+          "\(location): \(report.effectiveSeverity(finding).rawValue): \(finding.message.debugEscapedForTerminal) [\(finding.ruleID)]"
+        )
         if let hint = finding.hint { lines.append("  hint: \(hint.debugEscapedForTerminal)") }
       }
       lines.append(summary(report))
@@ -29,7 +35,8 @@ public enum TextReporter: Reporter {
     what.append("\(r.entryCount) \(r.entryCount == 1 ? "entry" : "entries")")
     what.append("\(describeBytes(r.contentSize)) of content")
     let verdict = report.failed ? "invalid" : "valid"
-    return "\(report.displayPath.debugEscapedForTerminal): \(verdict): \(report.countsText) (\(what.joined(separator: ", ")))"
+    return
+      "\(report.displayPath.debugEscapedForTerminal): \(verdict): \(report.countsText) (\(what.joined(separator: ", ")))"
   }
 }
 

@@ -5,19 +5,30 @@ import XAR
 package final class ArchiveIntegrityRule: Rule {
   package static let description = RuleDescription(
     id: "archive-integrity", name: "Archive integrity", category: .archive,
-    summary: "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
-    rationale: "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
+    summary:
+      "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
+    rationale:
+      "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
     securitySeverity: 6.5,
     details: [
       "Its findings come from the readers (see `docs/format.md`), among them: XAR entries that contradict themselves (`<data>` on a folder, symlink or hard link, a `file` that also carries a `<link>`, which libarchive makes a symlink); data regions that overlap in the heap (a small file could declare many times its size); more path bytes than `--max-path-bytes` (64 MiB) across all entries; a zip whose local headers and central directory disagree on a name, method, flags, CRC or size (unzip extracts the central names, libarchive the local ones), whose entries overlap, leave room for an entry listed in neither view, or have bytes before the first entry.",
       "When the input is not a package at all, this is the only rule that runs.",
     ],
     triggering: [
-      RuleExample.package("truncated package").with { $0.damage = .truncate(keeping: 200); $0.appliesToFolders = false },
-      RuleExample.package("file checksum mismatch", adding: [.file("Contents/z.txt", String(repeating: "data ", count: 50))]).with {
-        $0.damage = .flipLastByte; $0.appliesToFolders = false
+      RuleExample.package("truncated package").with {
+        $0.damage = .truncate(keeping: 200)
+        $0.appliesToFolders = false
       },
-      RuleExample.package("not an archive").with { $0.damage = .replace(Array("just some text, not a package".utf8)); $0.appliesToFolders = false },
+      RuleExample.package(
+        "file checksum mismatch", adding: [.file("Contents/z.txt", String(repeating: "data ", count: 50))]
+      ).with {
+        $0.damage = .flipLastByte
+        $0.appliesToFolders = false
+      },
+      RuleExample.package("not an archive").with {
+        $0.damage = .replace(Array("just some text, not a package".utf8))
+        $0.appliesToFolders = false
+      },
     ],
     nonTriggering: [RuleExample.package("intact package")])
 
@@ -48,7 +59,8 @@ package final class ArchiveIntegrityRule: Rule {
         hint = "each file must have heap bytes of its own; build the package again"
       case .expansionTooLarge(let p, _, _, _):
         entryPath = entryPath ?? p
-        hint = "a decompression bomb, or a genuine file that compresses extremely well: raise the limit with --max-ratio"
+        hint =
+          "a decompression bomb, or a genuine file that compresses extremely well: raise the limit with --max-ratio"
       case .archivedChecksumMismatch(let p, _, _), .extractedChecksumMismatch(let p, _, _),
         .dataSizeMismatch(let p, _, _), .dataLongerThanDeclared(let p, _), .corruptData(let p, _),
         .truncatedHeap(let p), .storedLengthMismatch(let p, _, _), .dataOutOfHeap(let p, _, _, _),

@@ -3,23 +3,39 @@
 package final class ContentInfoRule: Rule {
   package static let description = RuleDescription(
     id: "content-info", name: "ContentInfo.plist", category: .layout,
-    summary: "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
-    rationale: "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
+    summary:
+      "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
+    rationale:
+      "The store and the client read the product and version from this file; without it the package cannot be matched to its In-App Purchase.",
     details: [
-      "Checks the product ID strictly, since `install` turns it into a folder name: reverse-DNS labels of ASCII letters, digits and `_`, separated by single periods, no empty label (so no leading, trailing or doubled period, no `.` or `..`), at most 255 bytes. Versions are one to three parts of at most 18 digits each.",
+      "Checks the product ID strictly, since `install` turns it into a folder name: reverse-DNS labels of ASCII letters, digits and `_`, separated by single periods, no empty label (so no leading, trailing or doubled period, no `.` or `..`), at most 255 bytes. Versions are one to three parts of at most 18 digits each."
     ],
     triggering: [
       RuleExample.package("no plist", removing: [ContentInfo.fileName]),
-      RuleExample.package("not a plist", adding: [.file(ContentInfo.fileName, "ContentVersion = 1.0")], expecting: ContentInfo.fileName),
-      RuleExample.package("version not a number", adding: [.file(ContentInfo.fileName, plist(version: "one", product: "com.example.sample"))], expecting: ContentInfo.fileName),
-      RuleExample.package("bad product id", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: "com example"))], expecting: ContentInfo.fileName),
-      RuleExample.package("product id '..'", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: ".."))], expecting: ContentInfo.fileName),
+      RuleExample.package(
+        "not a plist", adding: [.file(ContentInfo.fileName, "ContentVersion = 1.0")], expecting: ContentInfo.fileName),
+      RuleExample.package(
+        "version not a number",
+        adding: [.file(ContentInfo.fileName, plist(version: "one", product: "com.example.sample"))],
+        expecting: ContentInfo.fileName),
+      RuleExample.package(
+        "bad product id", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: "com example"))],
+        expecting: ContentInfo.fileName),
+      RuleExample.package(
+        "product id '..'", adding: [.file(ContentInfo.fileName, plist(version: "1.0", product: ".."))],
+        expecting: ContentInfo.fileName),
       RuleExample.package("other product").with { $0.options.productIdentifier = "com.example.other" },
     ],
     nonTriggering: [
       RuleExample.package("valid plist"),
       RuleExample.package("matching product").with { $0.options.productIdentifier = "com.example.sample" },
-      RuleExample.package("extra keys", adding: [.file(ContentInfo.fileName, plist(version: "1.2.3", product: "com.example.sample", extra: "<key>Folder</key><string>Ch1</string>"))]),
+      RuleExample.package(
+        "extra keys",
+        adding: [
+          .file(
+            ContentInfo.fileName,
+            plist(version: "1.2.3", product: "com.example.sample", extra: "<key>Folder</key><string>Ch1</string>"))
+        ]),
     ])
 
   private let expectedProduct: String?
@@ -39,17 +55,25 @@ package final class ContentInfoRule: Rule {
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard !summary.integrityFailed else { return }
     guard let bytes = summary.contentInfoBytes else {
-      findings.append(finding(nil, "ContentInfo.plist is missing at the package root", hint: "add one with ContentVersion and IAPProductIdentifier (pkgtool init makes one)"))
+      findings.append(
+        finding(
+          nil, "ContentInfo.plist is missing at the package root",
+          hint: "add one with ContentVersion and IAPProductIdentifier (pkgtool init makes one)"))
       return
     }
     do {
       let info = try ContentInfo(decoding: bytes)
       if let expectedProduct, expectedProduct != info.productIdentifier {
-        findings.append(finding(ContentInfo.fileName, "the product identifier is '\(info.productIdentifier)', expected '\(expectedProduct)'", hint: "build the package for the right product, or fix --product-id"))
+        findings.append(
+          finding(
+            ContentInfo.fileName,
+            "the product identifier is '\(info.productIdentifier)', expected '\(expectedProduct)'",
+            hint: "build the package for the right product, or fix --product-id"))
       }
     } catch let error as ContentInfoError {
       for problem in error.problems {
-        findings.append(finding(ContentInfo.fileName, problem, hint: "see `pkgtool init` for a valid ContentInfo.plist"))
+        findings.append(
+          finding(ContentInfo.fileName, problem, hint: "see `pkgtool init` for a valid ContentInfo.plist"))
       }
     } catch {
       findings.append(finding(ContentInfo.fileName, "\(error)"))

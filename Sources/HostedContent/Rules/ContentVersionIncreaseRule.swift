@@ -6,7 +6,7 @@ package final class ContentVersionIncreaseRule: Rule {
     summary: "(With --against OLD) a ContentVersion not greater than OLD's, or a different product ID.",
     rationale: "The store refuses an update whose version does not increase, and clients keep the old content.",
     details: [
-      "Runs only with `--against OLD`; otherwise reports show it as skipped.",
+      "Runs only with `--against OLD`; otherwise reports show it as skipped."
     ],
     triggering: [
       RuleExample.package("same version").with { $0.previous = ("com.example.sample", "1.0") },
@@ -27,11 +27,21 @@ package final class ContentVersionIncreaseRule: Rule {
   }
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
-    guard let previous, let bytes = summary.contentInfoBytes, let info = try? ContentInfo(decoding: bytes) else { return }
+    guard let previous, let bytes = summary.contentInfoBytes, let info = try? ContentInfo(decoding: bytes) else {
+      return
+    }
     if info.productIdentifier != previous.productIdentifier {
-      findings.append(finding(ContentInfo.fileName, "the product is '\(info.productIdentifier)', the previous package's is '\(previous.productIdentifier)'", hint: "compare against a package of the same product"))
+      findings.append(
+        finding(
+          ContentInfo.fileName,
+          "the product is '\(info.productIdentifier)', the previous package's is '\(previous.productIdentifier)'",
+          hint: "compare against a package of the same product"))
     } else if !(info.contentVersion > previous.contentVersion) {
-      findings.append(finding(ContentInfo.fileName, "ContentVersion \(info.contentVersion) is not greater than the previous \(previous.contentVersion)", hint: "raise it with `pkgtool bump` (next: \(previous.contentVersion.bumped()))"))
+      findings.append(
+        finding(
+          ContentInfo.fileName,
+          "ContentVersion \(info.contentVersion) is not greater than the previous \(previous.contentVersion)",
+          hint: "raise it with `pkgtool bump` (next: \(previous.contentVersion.bumped()))"))
     }
   }
 }

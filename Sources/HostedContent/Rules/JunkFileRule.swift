@@ -2,17 +2,22 @@
 package final class JunkFileRule: Rule {
   package static let description = RuleDescription(
     id: "junk-file", name: "Junk files", category: .hygiene,
-    summary: ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
+    summary:
+      ".DS_Store, ._*, __MACOSX/, Thumbs.db, desktop.ini, .git/, editor swap and backup files; build leaves them out.",
     rationale: "They waste space on every device and can leak information about the machine that made the package.",
     severity: .warning,
     details: [
-      "A warning in a package; a note in a content project, where `build` leaves junk out.",
+      "A warning in a package; a note in a content project, where `build` leaves junk out."
     ],
     triggering: [
       RuleExample.package(".DS_Store", adding: [.file("Contents/.DS_Store", "junk")], expecting: "Contents/.DS_Store"),
-      RuleExample.package("AppleDouble", adding: [.file("Contents/._readme.txt", "junk")], expecting: "Contents/._readme.txt"),
-      RuleExample.package("git folder", adding: [.directory("Contents/.git"), .file("Contents/.git/HEAD", "ref")], expecting: "Contents/.git"),
-      RuleExample.package("vim swap", adding: [.file("Contents/.readme.txt.swp", "x")], expecting: "Contents/.readme.txt.swp"),
+      RuleExample.package(
+        "AppleDouble", adding: [.file("Contents/._readme.txt", "junk")], expecting: "Contents/._readme.txt"),
+      RuleExample.package(
+        "git folder", adding: [.directory("Contents/.git"), .file("Contents/.git/HEAD", "ref")],
+        expecting: "Contents/.git"),
+      RuleExample.package(
+        "vim swap", adding: [.file("Contents/.readme.txt.swp", "x")], expecting: "Contents/.readme.txt.swp"),
     ],
     nonTriggering: [RuleExample.package("dot file that is content", adding: [.file("Contents/.well-known", "x")])])
 
@@ -38,7 +43,10 @@ package final class JunkFileRule: Rule {
     var candidate = false
     var atStart = true
     for byte in path.utf8 {
-      if atStart && (byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: "T") || byte == UInt8(ascii: "d")) {
+      if atStart
+        && (byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "#")
+          || byte == UInt8(ascii: "T") || byte == UInt8(ascii: "d"))
+      {
         candidate = true
         break
       }
@@ -67,7 +75,10 @@ package final class JunkFileRule: Rule {
     guard let prefix = JunkFileRule.junkPrefix(of: path), reported.insert(prefix).inserted else { return }
     if prefix != path && reported.contains(where: { prefix.hasPrefix($0 + "/") }) { return }
     let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
-    findings.append(finding(prefix, "'\(name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"))
+    findings.append(
+      finding(
+        prefix, "'\(name)' is junk left by an operating system or tool", hint: "delete it (pkgtool build leaves it out)"
+      ))
   }
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {

@@ -2,17 +2,22 @@
 package final class LayoutRule: Rule {
   package static let description = RuleDescription(
     id: "layout", name: "Package layout", category: .layout,
-    summary: "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
-    rationale: "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
+    summary:
+      "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
+    rationale:
+      "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
     details: [
       "For a flat package, also checks the outer archive: only `Distribution`, `NAME.pkg/` with `Bom`, `PackageInfo` and `Payload`, and `Resources/` may be there. Every outer member is also seen by `path-safety`, `no-executable` and `special-file`, and its data is read to the end so a checksum or size lie is an `archive-integrity` finding.",
       "In a content project, notes the project's own files beside `Contents/` (README, LICENSE, CHANGELOG, NOTICE, AUTHORS, COPYING, `.gitignore`, `.gitattributes`, `.editorconfig`), which `build` leaves out, and warns about anything else at the root (content put in the wrong place, say `levels.json` beside `Contents/`).",
     ],
     triggering: [
       RuleExample.package("extra file at the root", adding: [.file("notes.txt", "hi")], expecting: "notes.txt"),
-      RuleExample.package("Contents is a file", adding: [.file("Contents", "not a folder")], removing: ["Contents/readme.txt"], expecting: "Contents"),
+      RuleExample.package(
+        "Contents is a file", adding: [.file("Contents", "not a folder")], removing: ["Contents/readme.txt"],
+        expecting: "Contents"),
       RuleExample.package("no Contents folder", removing: ["Contents", "Contents/readme.txt"]),
-      RuleExample.package("ContentInfo.plist is a folder", adding: [.directory("ContentInfo.plist")], expecting: "ContentInfo.plist"),
+      RuleExample.package(
+        "ContentInfo.plist is a folder", adding: [.directory("ContentInfo.plist")], expecting: "ContentInfo.plist"),
     ],
     nonTriggering: [
       RuleExample.package("standard layout"),
@@ -32,7 +37,8 @@ package final class LayoutRule: Rule {
     let allowed: Bool
     switch parts.count {
     case 1:
-      allowed = (parts[0] == "Distribution" && entry.kind == .file)
+      allowed =
+        (parts[0] == "Distribution" && entry.kind == .file)
         || (parts[0].hasSuffix(".pkg") && parts[0] != ".pkg" && entry.kind == .directory)
         || (parts[0] == "Resources" && entry.kind == .directory)
     case 2 where parts[0].hasSuffix(".pkg"):
@@ -40,14 +46,19 @@ package final class LayoutRule: Rule {
     default:
       allowed = parts[0] == "Resources" && (entry.kind == .file || entry.kind == .directory)
     }
-    return allowed ? nil : "the flat package holds '\(entry.path)' (a \(entry.kind.rawValue)) outside its payload; only Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/ belong there"
+    return allowed
+      ? nil
+      : "the flat package holds '\(entry.path)' (a \(entry.kind.rawValue)) outside its payload; only Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/ belong there"
   }
 
   package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     if entry.isWrapperMember {
       if let problem = LayoutRule.wrapperProblem(entry) {
-        findings.append(finding(entry.path, problem, hint: "export the package again with productbuild --content, or build a plain package with pkgtool build"))
+        findings.append(
+          finding(
+            entry.path, problem,
+            hint: "export the package again with productbuild --content, or build a plain package with pkgtool build"))
       }
       return
     }
@@ -57,7 +68,10 @@ package final class LayoutRule: Rule {
     case "Contents":
       sawContents = true
       if isRootEntry && entry.kind != .directory {
-        findings.append(finding(entry.path, "Contents is a \(entry.kind.rawValue), it must be a folder", hint: "put the content files in a folder named Contents"))
+        findings.append(
+          finding(
+            entry.path, "Contents is a \(entry.kind.rawValue), it must be a folder",
+            hint: "put the content files in a folder named Contents"))
       }
     case ContentInfo.fileName:
       if isRootEntry && entry.kind != .file {
@@ -67,7 +81,10 @@ package final class LayoutRule: Rule {
       }
     default:
       if reported.insert(root).inserted {
-        findings.append(finding(root, "'\(root)' is at the package root, where only ContentInfo.plist and Contents/ belong", hint: "move it into Contents/ or leave it out"))
+        findings.append(
+          finding(
+            root, "'\(root)' is at the package root, where only ContentInfo.plist and Contents/ belong",
+            hint: "move it into Contents/ or leave it out"))
       }
     }
   }
@@ -86,12 +103,19 @@ package final class LayoutRule: Rule {
     // project's own files are a note; anything else may be content put in the wrong place.
     for left in summary.leftOut where left.reason == .outsideContent {
       if LayoutRule.isProjectFile(left.path) {
-        findings.append(finding(left.path, "'\(left.path)' is a project file beside Contents/; build leaves it out of the package", severity: .note))
+        findings.append(
+          finding(
+            left.path, "'\(left.path)' is a project file beside Contents/; build leaves it out of the package",
+            severity: .note))
       } else {
-        findings.append(finding(left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package", hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
+        findings.append(
+          finding(
+            left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package",
+            hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
       }
     }
     guard !summary.integrityFailed, !sawContents else { return }
-    findings.append(finding(nil, "the package has no Contents/ folder", hint: "put the content files in a folder named Contents"))
+    findings.append(
+      finding(nil, "the package has no Contents/ folder", hint: "put the content files in a folder named Contents"))
   }
 }

@@ -3,7 +3,8 @@
 package final class NoExternalSymlinkRule: Rule {
   package static let description = RuleDescription(
     id: "no-external-symlink", name: "No external symlinks", category: .content,
-    summary: "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
+    summary:
+      "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
     rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",
     securitySeverity: 8.1,
     details: [
@@ -12,15 +13,31 @@ package final class NoExternalSymlinkRule: Rule {
       "`unpack` creates symlinks last, and only those that resolve inside `Contents/`; one it refuses that this rule had not reported is reported then.",
     ],
     triggering: [
-      RuleExample.package("absolute target", adding: [.symlink("Contents/passwd", "/etc/passwd")], expecting: "Contents/passwd"),
-      RuleExample.package("escaping relative target", adding: [.symlink("Contents/up", "../../outside")], expecting: "Contents/up"),
-      RuleExample.package("two-hop escape", adding: [.symlink("Contents/a", "b/../.."), .directory("Contents/b"), .symlink("Contents/c", "a/../x")], expecting: "Contents/c"),
-      RuleExample.package("to ContentInfo.plist", adding: [.symlink("Contents/info", "../ContentInfo.plist")], expecting: "Contents/info"),
-      RuleExample.package("loop", adding: [.symlink("Contents/x", "y"), .symlink("Contents/y", "x")], expecting: "Contents/x"),
+      RuleExample.package(
+        "absolute target", adding: [.symlink("Contents/passwd", "/etc/passwd")], expecting: "Contents/passwd"),
+      RuleExample.package(
+        "escaping relative target", adding: [.symlink("Contents/up", "../../outside")], expecting: "Contents/up"),
+      RuleExample.package(
+        "two-hop escape",
+        adding: [.symlink("Contents/a", "b/../.."), .directory("Contents/b"), .symlink("Contents/c", "a/../x")],
+        expecting: "Contents/c"),
+      RuleExample.package(
+        "to ContentInfo.plist", adding: [.symlink("Contents/info", "../ContentInfo.plist")], expecting: "Contents/info"),
+      RuleExample.package(
+        "loop", adding: [.symlink("Contents/x", "y"), .symlink("Contents/y", "x")], expecting: "Contents/x"),
     ],
     nonTriggering: [
-      RuleExample.package("internal link", adding: [.directory("Contents/levels"), .file("Contents/levels/1.json", "{}"), .symlink("Contents/latest.json", "levels/1.json")]),
-      RuleExample.package("chain that stays inside", adding: [.directory("Contents/d"), .symlink("Contents/d/up", ".."), .symlink("Contents/alias", "d/up/readme.txt")]),
+      RuleExample.package(
+        "internal link",
+        adding: [
+          .directory("Contents/levels"), .file("Contents/levels/1.json", "{}"),
+          .symlink("Contents/latest.json", "levels/1.json"),
+        ]),
+      RuleExample.package(
+        "chain that stays inside",
+        adding: [
+          .directory("Contents/d"), .symlink("Contents/d/up", ".."), .symlink("Contents/alias", "d/up/readme.txt"),
+        ]),
     ])
 
   private var resolver: SymlinkResolver?
@@ -29,7 +46,9 @@ package final class NoExternalSymlinkRule: Rule {
 
   package init(context: RuleContext) {}
 
-  package static func skipReason(_ context: RuleContext) -> String? { (context.isAssetPack ? "asset packs carry no symlinks (asset-pack-files refuses them)" : nil) }
+  package static func skipReason(_ context: RuleContext) -> String? {
+    (context.isAssetPack ? "asset packs carry no symlinks (asset-pack-files refuses them)" : nil)
+  }
 
   package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard inspected.entry.kind == .symlink, !inspected.entry.isWrapperMember else { return }
@@ -48,21 +67,37 @@ package final class NoExternalSymlinkRule: Rule {
     guard let resolver else { return }
     for (path, target) in links {
       if SymlinkResolver.hasControlCharacter(target) {
-        findings.append(finding(path, "the symlink target \(target.debugDescription) holds a control character (the OS cuts a target at NUL, so it would point elsewhere than it reads)", hint: "use a plain relative target inside Contents/"))
+        findings.append(
+          finding(
+            path,
+            "the symlink target \(target.debugDescription) holds a control character (the OS cuts a target at NUL, so it would point elsewhere than it reads)",
+            hint: "use a plain relative target inside Contents/"))
         continue
       }
       switch resolver.resolve(path) {
       case .absolute(let t):
-        findings.append(finding(path, "the symlink points to the absolute path '\(t)'", hint: "use a relative target inside Contents/"))
+        findings.append(
+          finding(
+            path, "the symlink points to the absolute path '\(t)'", hint: "use a relative target inside Contents/"))
       case .abovePackageRoot:
-        findings.append(finding(path, "the symlink '\(target)' leads outside the package", hint: "point it at a file inside Contents/"))
+        findings.append(
+          finding(
+            path, "the symlink '\(target)' leads outside the package", hint: "point it at a file inside Contents/"))
       case .loop:
-        findings.append(finding(path, "the symlink '\(target)' never resolves (a loop)", hint: "break the cycle of links"))
+        findings.append(
+          finding(path, "the symlink '\(target)' never resolves (a loop)", hint: "break the cycle of links"))
       case .inside(let final, let exists):
         if final != "Contents" && !final.hasPrefix("Contents/") {
-          findings.append(finding(path, "the symlink '\(target)' leads to '\(final.isEmpty ? "the package root" : final)', outside Contents/", hint: "point it at a file inside Contents/"))
+          findings.append(
+            finding(
+              path,
+              "the symlink '\(target)' leads to '\(final.isEmpty ? "the package root" : final)', outside Contents/",
+              hint: "point it at a file inside Contents/"))
         } else if !exists {
-          findings.append(finding(path, "the symlink '\(target)' points to '\(final)', which is not in the package", hint: "add the target or remove the link", severity: .warning))
+          findings.append(
+            finding(
+              path, "the symlink '\(target)' points to '\(final)', which is not in the package",
+              hint: "add the target or remove the link", severity: .warning))
         }
       }
     }

@@ -4,23 +4,44 @@
 package final class PackageFormRule: Rule {
   package static let description = RuleDescription(
     id: "package-form", name: "Package form", category: .archive,
-    summary: "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
-    rationale: "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
+    summary:
+      "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
+    rationale:
+      "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
     securitySeverity: 6.5,
     details: [
-      "(Was `package-extension`.) Compares the name with the bytes: `.pkg` must be a XAR (plain or an Apple flat package), `.zip` the delivery zip. A tar is never a package (it is an input `build` reads). The format is sniffed from the first 512 bytes, XAR first; a file whose bytes carry two signatures (a `xar!` file with a tar header, a zip that is also a tar) is refused whatever its name, because bsdtar, Xcode and the device would each read a different archive from it.",
+      "(Was `package-extension`.) Compares the name with the bytes: `.pkg` must be a XAR (plain or an Apple flat package), `.zip` the delivery zip. A tar is never a package (it is an input `build` reads). The format is sniffed from the first 512 bytes, XAR first; a file whose bytes carry two signatures (a `xar!` file with a tar header, a zip that is also a tar) is refused whatever its name, because bsdtar, Xcode and the device would each read a different archive from it."
     ],
     triggering: [
-      RuleExample.package("tar named .pkg").with { $0.packageFormat = .tar; $0.appliesToFolders = false },
-      RuleExample.package("zip named .pkg").with { $0.packageFormat = .zip; $0.appliesToFolders = false },
-      RuleExample.package("XAR named .zip").with { $0.packageFileName = "content.zip"; $0.appliesToFolders = false },
-      RuleExample.package("tar named .tar").with { $0.packageFormat = .tar; $0.packageFileName = "content.tar"; $0.appliesToFolders = false },
-      RuleExample.package("XAR with another extension").with { $0.packageFileName = "content.xar"; $0.appliesToFolders = false },
+      RuleExample.package("tar named .pkg").with {
+        $0.packageFormat = .tar
+        $0.appliesToFolders = false
+      },
+      RuleExample.package("zip named .pkg").with {
+        $0.packageFormat = .zip
+        $0.appliesToFolders = false
+      },
+      RuleExample.package("XAR named .zip").with {
+        $0.packageFileName = "content.zip"
+        $0.appliesToFolders = false
+      },
+      RuleExample.package("tar named .tar").with {
+        $0.packageFormat = .tar
+        $0.packageFileName = "content.tar"
+        $0.appliesToFolders = false
+      },
+      RuleExample.package("XAR with another extension").with {
+        $0.packageFileName = "content.xar"
+        $0.appliesToFolders = false
+      },
     ],
     nonTriggering: [
       RuleExample.package("XAR named .pkg"),
       RuleExample.package("upper case .PKG").with { $0.packageFileName = "CONTENT.PKG" },
-      RuleExample.package("delivery zip named .zip").with { $0.packageFormat = .zip; $0.packageFileName = "content.zip" },
+      RuleExample.package("delivery zip named .zip").with {
+        $0.packageFormat = .zip
+        $0.packageFileName = "content.zip"
+      },
     ])
 
   private let fileName: String?
@@ -41,18 +62,32 @@ package final class PackageFormRule: Rule {
     guard let fileName, summary.format != .directory else { return }
     if !summary.otherForms.isEmpty {
       let others = summary.otherForms.map(\.displayName).joined(separator: " and ")
-      findings.append(finding(nil, "'\(fileName)' is a \(summary.format.displayName) and also parses as a \(others): readers disagree on what it holds", hint: "build the package again with pkgtool build; never accept a file that is two archives at once"))
+      findings.append(
+        finding(
+          nil,
+          "'\(fileName)' is a \(summary.format.displayName) and also parses as a \(others): readers disagree on what it holds",
+          hint: "build the package again with pkgtool build; never accept a file that is two archives at once"))
     }
     if summary.format == .tar {
-      findings.append(finding(nil, "'\(fileName)' is a tar archive, which is not a package form", hint: "tar is an input: run `pkgtool build` on the unpacked folder to make a .pkg (or --format zip)"))
+      findings.append(
+        finding(
+          nil, "'\(fileName)' is a tar archive, which is not a package form",
+          hint: "tar is an input: run `pkgtool build` on the unpacked folder to make a .pkg (or --format zip)"))
       return
     }
     guard let expected = PackageFormRule.expectedForms(for: fileName) else {
-      findings.append(finding(nil, "'\(fileName)' is a \(summary.format.displayName), but a package file must be named .pkg (a XAR) or .zip (the delivery zip)", hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
+      findings.append(
+        finding(
+          nil,
+          "'\(fileName)' is a \(summary.format.displayName), but a package file must be named .pkg (a XAR) or .zip (the delivery zip)",
+          hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
       return
     }
     if !expected.forms.contains(summary.format) {
-      findings.append(finding(nil, "'\(fileName)' is named as \(expected.words), but its bytes are a \(summary.format.displayName)", hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
+      findings.append(
+        finding(
+          nil, "'\(fileName)' is named as \(expected.words), but its bytes are a \(summary.format.displayName)",
+          hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
     }
   }
 }

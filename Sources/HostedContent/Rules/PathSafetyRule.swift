@@ -7,21 +7,33 @@ package final class PathSafetyRule: Rule {
 
   package static let description = RuleDescription(
     id: "path-safety", name: "Path safety", category: .paths,
-    summary: "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
-    rationale: "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
+    summary:
+      "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
+    rationale:
+      "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     securitySeverity: 9.1,
     details: [
-      "`unpack` checks every name again as it writes; an entry it refuses that no rule had reported is reported under this rule.",
+      "`unpack` checks every name again as it writes; an entry it refuses that no rule had reported is reported under this rule."
     ],
     triggering: [
-      RuleExample.package("dot-dot component", adding: [.file("Contents/../../evil.txt", "x")], expecting: "Contents/../../evil.txt").with { $0.appliesToFolders = false },
-      RuleExample.package("control character", adding: [.file("Contents/bad\u{7}name.txt", "x")], expecting: "Contents/bad\u{7}name.txt"),
-      RuleExample.package("backslash", adding: [.file("Contents/..\\..\\evil.txt", "x")], expecting: "Contents/..\\..\\evil.txt"),
-      RuleExample.package("over-long name", adding: [.file("Contents/" + String(repeating: "n", count: 300), "x")]).with { $0.appliesToFolders = false },
-      RuleExample.package("file under a symlinked folder", adding: [.directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/link/x.txt", "x")], expecting: "Contents/link/x.txt").with { $0.appliesToFolders = false },
+      RuleExample.package(
+        "dot-dot component", adding: [.file("Contents/../../evil.txt", "x")], expecting: "Contents/../../evil.txt"
+      ).with { $0.appliesToFolders = false },
+      RuleExample.package(
+        "control character", adding: [.file("Contents/bad\u{7}name.txt", "x")], expecting: "Contents/bad\u{7}name.txt"),
+      RuleExample.package(
+        "backslash", adding: [.file("Contents/..\\..\\evil.txt", "x")], expecting: "Contents/..\\..\\evil.txt"),
+      RuleExample.package("over-long name", adding: [.file("Contents/" + String(repeating: "n", count: 300), "x")]).with
+      { $0.appliesToFolders = false },
+      RuleExample.package(
+        "file under a symlinked folder",
+        adding: [.directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/link/x.txt", "x")],
+        expecting: "Contents/link/x.txt"
+      ).with { $0.appliesToFolders = false },
     ],
     nonTriggering: [
-      RuleExample.package("ordinary names", adding: [.file("Contents/level 1/Überblick-ß.json", "{}"), .file("Contents/.hidden-ok", "x")]),
+      RuleExample.package(
+        "ordinary names", adding: [.file("Contents/level 1/Überblick-ß.json", "{}"), .file("Contents/.hidden-ok", "x")])
     ])
 
   private var symlinks: Set<String> = []
@@ -40,7 +52,8 @@ package final class PathSafetyRule: Rule {
     for byte in path.utf8 {
       if byte < 0x20 || byte == 0x7F { return controlCharacterProblem(path) }
       if byte == UInt8(ascii: "\\") {
-        return "the path holds a backslash, which unzip (for archives from Windows) and Windows read as a folder separator"
+        return
+          "the path holds a backslash, which unzip (for archives from Windows) and Windows read as a folder separator"
       }
       if byte == UInt8(ascii: "/") {
         if let problem = componentProblem(componentLength, dots) { return problem }
@@ -63,7 +76,9 @@ package final class PathSafetyRule: Rule {
 
   private static func controlCharacterProblem(_ path: String) -> String {
     let scalar = path.unicodeScalars.first { $0.value < 0x20 || $0.value == 0x7F }!
-    return scalar.value == 0 ? "the path holds a NUL character" : "the path holds a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
+    return scalar.value == 0
+      ? "the path holds a NUL character"
+      : "the path holds a control character (U+\(String(scalar.value, radix: 16, uppercase: true)))"
   }
 
   /// The first proper prefix of `path` in `symlinks`.
@@ -95,7 +110,10 @@ package final class PathSafetyRule: Rule {
     guard !symlinks.isEmpty else { return }
     for path in summary.paths.entries.sorted() {
       if let link = PathSafetyRule.symlinkedAncestor(of: path, in: symlinks) {
-        findings.append(finding(path, "the entry lies under the symlink '\(link)': writing it would follow the link", hint: "store the file at its real path"))
+        findings.append(
+          finding(
+            path, "the entry lies under the symlink '\(link)': writing it would follow the link",
+            hint: "store the file at its real path"))
       }
     }
   }

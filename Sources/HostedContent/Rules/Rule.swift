@@ -30,7 +30,9 @@ extension Rule {
 
   /// The same, for a rule's static factories of findings about facts found after the run (a
   /// sink's second line of defence).
-  public static func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil) -> Finding {
+  public static func finding(_ path: String?, _ message: String, hint: String? = nil, severity: Severity? = nil)
+    -> Finding
+  {
     Finding(
       ruleID: description.id, severity: severity ?? description.severity, path: path,
       message: message, hint: hint)
@@ -131,7 +133,9 @@ public struct RuleContext: Sendable {
   /// The skip reason of a hosted-content rule on an asset pack.
   public var hostedContentOnly: String? { isAssetPack ? "applies to hosted-content packages, not asset packs" : nil }
 
-  public init(options: ValidationOptions = ValidationOptions(), packageFileName: String? = nil, previous: ContentInfo? = nil) {
+  public init(
+    options: ValidationOptions = ValidationOptions(), packageFileName: String? = nil, previous: ContentInfo? = nil
+  ) {
     self.options = options
     self.packageFileName = packageFileName
     self.previous = previous
@@ -150,7 +154,9 @@ public struct ValidationOptions: Sendable, Equatable {
   /// 2 GB, read strictly: 2,000,000,000 bytes.
   public static let defaultMaxSize: UInt64 = 2_000_000_000
 
-  public init(maxSize: UInt64 = ValidationOptions.defaultMaxSize, productIdentifier: String? = nil, strict: Bool = false) {
+  public init(
+    maxSize: UInt64 = ValidationOptions.defaultMaxSize, productIdentifier: String? = nil, strict: Bool = false
+  ) {
     self.maxSize = maxSize
     self.productIdentifier = productIdentifier
     self.strict = strict

@@ -40,7 +40,8 @@ public enum RuleDocumentation {
   public static func table(_ rules: [RuleDescription] = RuleCatalog.descriptions) -> String {
     var out = "| id | severity | what it reports |\n|---|---|---|\n"
     for rule in rules {
-      out += "| `\(rule.id)` | \(rule.severity.rawValue) | \(prose(rule.summary).replacingOccurrences(of: "|", with: "\\|")) |\n"
+      out +=
+        "| `\(rule.id)` | \(rule.severity.rawValue) | \(prose(rule.summary).replacingOccurrences(of: "|", with: "\\|")) |\n"
     }
     return out
   }
@@ -53,7 +54,8 @@ public enum RuleDocumentation {
   /// `document` with the text between the markers replaced by `generated`; nil when the
   /// document has no markers.
   public static func replacingGenerated(in document: String, with generated: String) -> String? {
-    guard let begin = document.range(of: beginMarker), let end = document.range(of: endMarker, range: begin.upperBound..<document.endIndex)
+    guard let begin = document.range(of: beginMarker),
+      let end = document.range(of: endMarker, range: begin.upperBound..<document.endIndex)
     else { return nil }
     return String(document[..<begin.upperBound]) + "\n" + generated + String(document[end.lowerBound...])
   }

@@ -70,15 +70,22 @@ public struct RuleExample: Sendable {
 
   /// The standard valid package: `ContentInfo.plist`, `Contents/`, a text file.
   public static let baseNodes: [Node] = [
-    .file(ContentInfo.fileName, String(decoding: ContentInfo(productIdentifier: "com.example.sample", contentVersion: ContentVersion("1.0")!).encoded(), as: UTF8.self)),
+    .file(
+      ContentInfo.fileName,
+      String(
+        decoding: ContentInfo(productIdentifier: "com.example.sample", contentVersion: ContentVersion("1.0")!)
+          .encoded(), as: UTF8.self)),
     .directory("Contents"),
     .file("Contents/readme.txt", "Chapter one.\n"),
   ]
 
   /// The standard package with `nodes` added (replacing nodes at the same paths).
-  public static func package(_ name: String, adding nodes: [Node] = [], removing: Set<String> = [], expecting path: String? = nil) -> RuleExample {
+  public static func package(
+    _ name: String, adding nodes: [Node] = [], removing: Set<String> = [], expecting path: String? = nil
+  ) -> RuleExample {
     let replaced = Set(nodes.map(\.path))
-    var example = RuleExample(name, nodes: baseNodes.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
+    var example = RuleExample(
+      name, nodes: baseNodes.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
     example.expectedPath = path
     return example
   }
@@ -91,13 +98,17 @@ public struct RuleExample: Sendable {
 
   /// A Background Assets asset-pack folder: `Manifest.json` (``assetPackManifest`` unless
   /// given), `intro.txt` and `levels/1.json`, with `nodes` added. Folders only.
-  public static func assetPack(_ name: String, manifest: String? = nil, adding nodes: [Node] = [], removing: Set<String> = [], expecting path: String? = nil) -> RuleExample {
+  public static func assetPack(
+    _ name: String, manifest: String? = nil, adding nodes: [Node] = [], removing: Set<String> = [],
+    expecting path: String? = nil
+  ) -> RuleExample {
     let base: [Node] = [
       .file("Manifest.json", manifest ?? assetPackManifest), .file("intro.txt", "Welcome.\n"), .directory("levels"),
       .file("levels/1.json", "{}"),
     ]
     let replaced = Set(nodes.map(\.path))
-    var example = RuleExample(name, nodes: base.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
+    var example = RuleExample(
+      name, nodes: base.filter { !replaced.contains($0.path) && !removing.contains($0.path) } + nodes)
     example.expectedPath = path
     example.appliesToPackages = false
     return example

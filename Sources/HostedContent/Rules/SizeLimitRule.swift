@@ -10,7 +10,9 @@ package final class SizeLimitRule: Rule {
       "Gives one finding for one cause: when the package file, the content, or both are over `--max-size`, one finding names each size that is over (reading stops at the limit, and the finding says so instead of quoting the partial count).",
     ],
     triggering: [
-      RuleExample.package("content over a 1000-byte limit", adding: [.file("Contents/big.txt", String(repeating: "x", count: 2000))]).with { $0.options.maxSize = 1000 },
+      RuleExample.package(
+        "content over a 1000-byte limit", adding: [.file("Contents/big.txt", String(repeating: "x", count: 2000))]
+      ).with { $0.options.maxSize = 1000 }
     ],
     nonTriggering: [RuleExample.package("small content").with { $0.options.maxSize = 100_000 }])
 
@@ -30,10 +32,15 @@ package final class SizeLimitRule: Rule {
     if summary.contentLimitExceeded {
       over.append("the unpacked content is more than \(groupedDigits(limit)) bytes (reading stopped there)")
     } else if summary.contentSize > limit {
-      over.append("the unpacked content is \(summary.contentSize == .max ? "more than \(groupedDigits(UInt64.max))" : groupedDigits(summary.contentSize)) bytes")
+      over.append(
+        "the unpacked content is \(summary.contentSize == .max ? "more than \(groupedDigits(UInt64.max))" : groupedDigits(summary.contentSize)) bytes"
+      )
     }
     guard !over.isEmpty else { return }
-    findings.append(finding(nil, over.joined(separator: " and ") + ", over the limit of \(groupedDigits(limit)) bytes", hint: SizeLimitRule.hint))
+    findings.append(
+      finding(
+        nil, over.joined(separator: " and ") + ", over the limit of \(groupedDigits(limit)) bytes",
+        hint: SizeLimitRule.hint))
   }
 
   static let hint = "split the content into several products, or raise --max-size if this limit is your own"
@@ -41,6 +48,10 @@ package final class SizeLimitRule: Rule {
   /// The finding for a package that `build` would write over the limit (its size is known
   /// only once it is written).
   package static func finding(plannedPackageSize size: UInt64, limit: UInt64) -> Finding {
-    Finding(ruleID: description.id, severity: description.severity, path: nil, message: "the package file would be \(groupedDigits(size)) bytes, over the limit of \(groupedDigits(limit)) bytes", hint: hint)
+    Finding(
+      ruleID: description.id, severity: description.severity, path: nil,
+      message:
+        "the package file would be \(groupedDigits(size)) bytes, over the limit of \(groupedDigits(limit)) bytes",
+      hint: hint)
   }
 }

@@ -54,7 +54,9 @@ package final class XARSink: PackageSink {
   /// Files up to this size are compressed whole (and in parallel).
   package static let wholeFileLimit: UInt64 = 4 << 20
 
-  package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel, threads: Int = 1) throws {
+  package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel, threads: Int = 1)
+    throws
+  {
     var options = XARWriter.Options()
     options.overwrite = overwrite
     options.creationTime = mtime
@@ -70,7 +72,9 @@ package final class XARSink: PackageSink {
 
   package func begin(_ entry: PackageEntry) throws -> String? {
     // Two spellings of one name (NFC and NFD) are one path: the duplicate-path rule reports it.
-    if writer.contains(entry.path) { return "refused to write: the path appears twice (equal up to Unicode normalization)" }
+    if writer.contains(entry.path) {
+      return "refused to write: the path appears twice (equal up to Unicode normalization)"
+    }
     switch entry.kind {
     case .directory: try writer.addDirectory(entry.path, attributes: attributes(entry))
     case .symlink: try writer.addSymlink(entry.path, target: entry.linkTarget ?? "", attributes: attributes(entry))
@@ -112,7 +116,8 @@ package final class XARSink: PackageSink {
       try writer.addFile(pending.path, attributes: attributes(pending), compression: .none, bytes: [])
     } else if let file = whole {
       whole = nil
-      try writer.addFile(file.entry.path, attributes: attributes(file.entry), compression: compression(file.compress), bytes: file.bytes)
+      try writer.addFile(
+        file.entry.path, attributes: attributes(file.entry), compression: compression(file.compress), bytes: file.bytes)
     } else {
       try writer.endFile()
     }
@@ -163,7 +168,6 @@ package final class ZipSink: PackageSink {
     }
     return nil
   }
-
 
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {

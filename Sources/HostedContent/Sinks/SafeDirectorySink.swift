@@ -161,7 +161,9 @@ package final class SafeDirectorySink: EntrySink {
     try waitForWrites()
     var refused: [String] = []
     for (path, target) in symlinks {
-      guard !SymlinkResolver.hasControlCharacter(target), case .inside(let final, _) = resolver.resolve(path), final.hasPrefix("Contents/") || final == "Contents" else {
+      guard !SymlinkResolver.hasControlCharacter(target), case .inside(let final, _) = resolver.resolve(path),
+        final.hasPrefix("Contents/") || final == "Contents"
+      else {
         refused.append(path)
         continue
       }

@@ -40,13 +40,19 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   @Option(name: [.short, .long], help: ArgumentHelp("The asset-pack folder to create.", valueName: "dir"))
   var output: String
 
-  @Option(name: .customLong("asset-pack-id"), help: ArgumentHelp("The asset pack's ID (default: the product identifier).", valueName: "id"))
+  @Option(
+    name: .customLong("asset-pack-id"),
+    help: ArgumentHelp("The asset pack's ID (default: the product identifier).", valueName: "id"))
   var assetPackID: String?
 
-  @Option(help: ArgumentHelp("When the system downloads the pack: essential, prefetch or on-demand.", valueName: "policy"))
+  @Option(
+    help: ArgumentHelp("When the system downloads the pack: essential, prefetch or on-demand.", valueName: "policy"))
   var policy: AssetPackManifest.Policy = .prefetch
 
-  @Option(help: ArgumentHelp("For essential and prefetch: first-installation, subsequent-update, or both, comma-separated.", valueName: "events"))
+  @Option(
+    help: ArgumentHelp(
+      "For essential and prefetch: first-installation, subsequent-update, or both, comma-separated.",
+      valueName: "events"))
   var events = "first-installation,subsequent-update"
 
   @Option(help: ArgumentHelp("Comma-separated: iOS, macOS, tvOS, visionOS.", valueName: "list"))
@@ -71,7 +77,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     try platforms.split(separator: ",").map { word in
       let name = word.trimmingCharacters(in: .whitespaces)
       guard let known = AssetPackManifest.platforms.first(where: { $0.lowercased() == name.lowercased() }) else {
-        throw ValidationError("--platforms: '\(name)' is none of \(AssetPackManifest.platforms.joined(separator: ", "))")
+        throw ValidationError(
+          "--platforms: '\(name)' is none of \(AssetPackManifest.platforms.joined(separator: ", "))")
       }
       return known
     }
@@ -102,9 +109,12 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
     let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
     if json {
-      Terminal.standardOutput(jsonText(Summary(
-        output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
-        policy: result.manifest?.policy.rawValue, files: result.fileCount, replacedSymlinks: result.replacedSymlinks, findings: findings)))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
+            policy: result.manifest?.policy.rawValue, files: result.fileCount,
+            replacedSymlinks: result.replacedSymlinks, findings: findings)))
     } else {
       let failed = result.output == nil
       if !result.inspection.findings.isEmpty && !(quiet && !failed) {
@@ -114,12 +124,17 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
         Terminal.standardOutput(findingLines(check, displayPath: output, strict: rules.strict))
       }
       if let written = result.output, let manifest = result.manifest, !quiet {
-        for link in result.replacedSymlinks { Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n") }
-        Terminal.standardOutput("exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o \(Paths.name(of: written)).aar\n")
+        for link in result.replacedSymlinks {
+          Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n")
+        }
+        Terminal.standardOutput(
+          "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o \(Paths.name(of: written)).aar\n"
+        )
       }
     }
     if result.output == nil {
-      Terminal.standardError("pkgtool: export refused: '\(source)' cannot become an asset pack as it is; '\(output)' was not created\n")
+      Terminal.standardError(
+        "pkgtool: export refused: '\(source)' cannot become an asset pack as it is; '\(output)' was not created\n")
       throw ExitCode(1)
     }
   }

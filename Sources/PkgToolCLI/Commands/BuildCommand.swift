@@ -35,13 +35,19 @@ struct BuildCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
   var directory: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"))
+  @Option(
+    name: [.short, .long],
+    help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"))
   var output: String?
 
-  @Option(name: .customLong("product-id"), help: ArgumentHelp("The product identifier (required for a plain folder).", valueName: "id"))
+  @Option(
+    name: .customLong("product-id"),
+    help: ArgumentHelp("The product identifier (required for a plain folder).", valueName: "id"))
   var productID: String?
 
-  @Option(name: .customLong("content-version"), help: ArgumentHelp("The content version (required for a plain folder).", valueName: "version"))
+  @Option(
+    name: .customLong("content-version"),
+    help: ArgumentHelp("The content version (required for a plain folder).", valueName: "version"))
   var contentVersion: String?
 
   @Option(help: "What to write: xar (a .pkg) or zip (the delivery form).")
@@ -50,7 +56,9 @@ struct BuildCommand: ParsableCommand {
   @Option(help: "How hard to deflate what is worth deflating.")
   var compression: CompressionLevel = .default
 
-  @Option(help: ArgumentHelp("Threads compressing files (default: one per core). The package is the same for any value.", valueName: "n"))
+  @Option(
+    help: ArgumentHelp(
+      "Threads compressing files (default: one per core). The package is the same for any value.", valueName: "n"))
   var jobs: Int?
 
   @Flag(help: "Replace the output if it exists.")
@@ -97,25 +105,34 @@ struct BuildCommand: ParsableCommand {
     options.listEntries = verbose
     if let jobs { options.jobs = max(1, jobs) }
     options.validation = limits.validationOptions()
-    options.sourceDateEpoch = try Build.Options.sourceDateEpoch(fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
+    options.sourceDateEpoch = try Build.Options.sourceDateEpoch(
+      fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
     let progress = ProgressLine("building", total: nil)
     let result = try Build.run(directory: directory, options: options, progress: progress.update)
     progress.finish()
     let failed = result.inspection.failed(strict: limits.strict)
     if json {
-      Terminal.standardOutput(jsonText(Summary(
-        output: result.output ?? result.plannedOutput, written: result.output != nil,
-        productIdentifier: result.inspection.contentInfo?.productIdentifier,
-        contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
-        files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
-        packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path), findings: result.inspection.findings)))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            output: result.output ?? result.plannedOutput, written: result.output != nil,
+            productIdentifier: result.inspection.contentInfo?.productIdentifier,
+            contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
+            files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
+            packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path),
+            findings: result.inspection.findings)))
     } else {
       var out = ""
       if verbose || dryRun {
-        for left in result.leftOut { out += "left out: \(left.path) (\(left.reason == .junk ? "junk" : "outside Contents/"))\n" }
+        for left in result.leftOut {
+          out += "left out: \(left.path) (\(left.reason == .junk ? "junk" : "outside Contents/"))\n"
+        }
       }
       if dryRun {
-        for entry in result.entries { out += "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n" }
+        for entry in result.entries {
+          out +=
+            "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n"
+        }
       }
       if (!result.inspection.findings.isEmpty && !(quiet && !failed)) || dryRun {
         out += findingLines(result.inspection, displayPath: directory, strict: limits.strict)
@@ -134,7 +151,8 @@ struct BuildCommand: ParsableCommand {
         if compression == .none {
           out += "  files    \(result.fileCount) (all stored: --compression none)\n"
         } else {
-          out += "  files    \(result.fileCount) (\(result.fileCount - result.storedFiles) deflated, \(result.storedFiles) stored as already compressed)\n"
+          out +=
+            "  files    \(result.fileCount) (\(result.fileCount - result.storedFiles) deflated, \(result.storedFiles) stored as already compressed)\n"
         }
         out += "  content  \(describeBytes(result.inspection.contentSize))\n"
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
@@ -144,7 +162,8 @@ struct BuildCommand: ParsableCommand {
     }
     if failed {
       let problems = result.inspection.findings.filter { $0.severity.effective(strict: limits.strict) == .error }.count
-      Terminal.standardError("pkgtool: build failed: \(problems) \(problems == 1 ? "error" : "errors"); nothing was written\n")
+      Terminal.standardError(
+        "pkgtool: build failed: \(problems) \(problems == 1 ? "error" : "errors"); nothing was written\n")
       throw ExitCode(1)
     }
   }

@@ -56,22 +56,35 @@ struct BumpCommand: ParsableCommand {
 
   func run() throws {
     let change: Bump.Change
-    if let set { change = .set(ContentVersion(set)!, force: force) }
-    else if major { change = .raise(.major) }
-    else if minor { change = .raise(.minor) }
-    else if patch { change = .raise(.patch) }
-    else { change = .raise(.last) }
+    if let set {
+      change = .set(ContentVersion(set)!, force: force)
+    } else if major {
+      change = .raise(.major)
+    } else if minor {
+      change = .raise(.minor)
+    } else if patch {
+      change = .raise(.patch)
+    } else {
+      change = .raise(.last)
+    }
     let result: Bump.Result
     do {
       result = try Bump.run(path: path, change: change, dryRun: dryRun)
     } catch let refusal as Bump.NotGreater {
-      Terminal.standardError("pkgtool: bump refused: \(refusal.new) is not greater than the current \(refusal.current) (pass --force to set it anyway)\n")
+      Terminal.standardError(
+        "pkgtool: bump refused: \(refusal.new) is not greater than the current \(refusal.current) (pass --force to set it anyway)\n"
+      )
       throw ExitCode(1)
     }
     if json {
-      Terminal.standardOutput(jsonText(Summary(plist: result.plist, productIdentifier: result.productIdentifier, old: result.old.description, new: result.new.description, format: result.format.rawValue, changed: !dryRun)))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            plist: result.plist, productIdentifier: result.productIdentifier, old: result.old.description,
+            new: result.new.description, format: result.format.rawValue, changed: !dryRun)))
     } else if !quiet {
-      Terminal.standardOutput("\(result.productIdentifier): \(result.old) → \(result.new)\(dryRun ? " (dry run: nothing changed)" : "")\n")
+      Terminal.standardOutput(
+        "\(result.productIdentifier): \(result.old) → \(result.new)\(dryRun ? " (dry run: nothing changed)" : "")\n")
     }
   }
 }

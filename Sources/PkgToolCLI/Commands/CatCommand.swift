@@ -32,7 +32,9 @@ struct CatCommand: ParsableCommand {
       if toTerminal && !checked {
         checked = true
         if bytes.contains(where: { $0 == 0 || $0 == 0x1B }) {
-          throw OperationError("'\(entry)' holds binary data; it is not printed to a terminal", hint: "redirect it: pkgtool cat \(package) \(entry) > file")
+          throw OperationError(
+            "'\(entry)' holds binary data; it is not printed to a terminal",
+            hint: "redirect it: pkgtool cat \(package) \(entry) > file")
         }
       }
       try standardOutputBytes(bytes)

@@ -32,7 +32,9 @@ struct DiffCommand: ParsableCommand {
   func run() throws {
     let d = try PackageDiff.run(old: old, new: new)
     if quiet {
-      let same = d.added.isEmpty && d.removed.isEmpty && d.changed.isEmpty && d.oldVersion == d.newVersion && d.oldProduct == d.newProduct
+      let same =
+        d.added.isEmpty && d.removed.isEmpty && d.changed.isEmpty && d.oldVersion == d.newVersion
+        && d.oldProduct == d.newProduct
       if same { return } else { throw ExitCode(1) }
     }
     if json {
@@ -48,8 +50,12 @@ struct DiffCommand: ParsableCommand {
     out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
     for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(c.newSize ?? 0) bytes)\n" }
     for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(c.oldSize ?? 0) bytes)\n" }
-    for c in d.changed { out += "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n" }
-    out += "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed; content \(d.oldContentSize) → \(d.newContentSize) bytes (\(d.sizeDelta >= 0 ? "+" : "")\(d.sizeDelta))\n"
+    for c in d.changed {
+      out +=
+        "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n"
+    }
+    out +=
+      "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed; content \(d.oldContentSize) → \(d.newContentSize) bytes (\(d.sizeDelta >= 0 ? "+" : "")\(d.sizeDelta))\n"
     Terminal.standardOutput(out)
   }
 }

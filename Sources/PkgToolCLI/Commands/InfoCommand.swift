@@ -29,10 +29,13 @@ struct InfoCommand: ParsableCommand {
   @Flag(help: "List every entry.") var files = false
   @Flag(help: "Print the XAR table of contents (XML) instead.") var toc = false
   @Flag(help: "Print JSON.") var json = false
-  @Flag(name: [.short, .long], help: "Print nothing; the exit status tells whether it is a readable package.") var quiet = false
+  @Flag(name: [.short, .long], help: "Print nothing; the exit status tells whether it is a readable package.")
+  var quiet = false
 
   func validate() throws {
-    if toc && (files || json) { throw ValidationError("--toc prints the table of contents alone; leave out --files and --json.") }
+    if toc && (files || json) {
+      throw ValidationError("--toc prints the table of contents alone; leave out --files and --json.")
+    }
   }
 
   func run() throws {
@@ -45,7 +48,9 @@ struct InfoCommand: ParsableCommand {
     if quiet { if info.unreadable { throw ExitCode(1) } else { return } }
     if info.unreadable {
       // Not a package: the same lines and exit status as validate and unpack.
-      if json { Terminal.standardOutput(jsonText(info)) } else {
+      if json {
+        Terminal.standardOutput(jsonText(info))
+      } else {
         Terminal.standardOutput(findingLines(info.inspection, displayPath: path, strict: false))
       }
       throw ExitCode(1)
@@ -63,18 +68,23 @@ struct InfoCommand: ParsableCommand {
     out += "content      \(describeBytes(info.contentSize))\n"
     if let size = info.packageSize { out += "package size \(describeBytes(size))\n" }
     if let stored = info.storedSize, let percent = info.storedPercent {
-      out += "compression  content \(groupedDigits(info.contentSize)) → \(groupedDigits(stored)) bytes stored (\(String(format: "%.1f", percent))%)\n"
+      out +=
+        "compression  content \(groupedDigits(info.contentSize)) → \(groupedDigits(stored)) bytes stored (\(String(format: "%.1f", percent))%)\n"
     }
-    if let overhead = info.overheadSize { out += "overhead     \(groupedDigits(overhead)) bytes of header, table of contents and entry headers\n" }
+    if let overhead = info.overheadSize {
+      out += "overhead     \(groupedDigits(overhead)) bytes of header, table of contents and entry headers\n"
+    }
     out += "checksums    \(info.checksumStyle)\n"
     if let sha = info.sha256 { out += "sha256       \(sha)\n" }
     let errors = info.findings.filter { $0.severity == .error }.count
-    out += "valid        \(info.valid ? "yes" : "no (\(errors) \(errors == 1 ? "error" : "errors"); run pkgtool validate)")\n"
+    out +=
+      "valid        \(info.valid ? "yes" : "no (\(errors) \(errors == 1 ? "error" : "errors"); run pkgtool validate)")\n"
     if let rows = info.files {
       out += "\n"
       for row in rows {
         let stored = row.storedSize.map(String.init) ?? "-"
-        out += "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path.debugEscapedForTerminal)\(row.linkTarget.map { " -> \($0.debugEscapedForTerminal)" } ?? "")\n"
+        out +=
+          "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path.debugEscapedForTerminal)\(row.linkTarget.map { " -> \($0.debugEscapedForTerminal)" } ?? "")\n"
       }
     }
     Terminal.standardOutput(out)

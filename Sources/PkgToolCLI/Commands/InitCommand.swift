@@ -27,7 +27,8 @@ struct InitCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The folder to create.", valueName: "dir"))
   var directory: String
 
-  @Option(name: .customLong("product-id"), help: ArgumentHelp("The In-App Purchase product identifier.", valueName: "id"))
+  @Option(
+    name: .customLong("product-id"), help: ArgumentHelp("The In-App Purchase product identifier.", valueName: "id"))
   var productID: String
 
   @Option(name: .customLong("content-version"), help: ArgumentHelp("The first content version.", valueName: "version"))
@@ -49,7 +50,9 @@ struct InitCommand: ParsableCommand {
     try ProjectTemplate.create(at: directory, productIdentifier: productID, version: ContentVersion(contentVersion)!)
     let folder = Paths.normalized(directory)
     if !quiet {
-      Terminal.standardOutput("created \(folder)/ for \(productID) \(contentVersion): put the content in \(Paths.joinedLexically(folder, "Contents"))/, then run: pkgtool validate \(folder) && pkgtool build \(folder)\n")
+      Terminal.standardOutput(
+        "created \(folder)/ for \(productID) \(contentVersion): put the content in \(Paths.joinedLexically(folder, "Contents"))/, then run: pkgtool validate \(folder) && pkgtool build \(folder)\n"
+      )
     }
   }
 }

@@ -27,7 +27,9 @@ struct InstallCommand: ParsableCommand {
             --catalog catalog.json --public-key signing.key.pub --into Docs
       """)
 
-  @Argument(help: ArgumentHelp("The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"))
+  @Argument(
+    help: ArgumentHelp(
+      "The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"))
   var package: String
 
   @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"))
@@ -41,7 +43,11 @@ struct InstallCommand: ParsableCommand {
   @Flag(name: .customLong("allow-downgrade"), help: "Allow installing a lower version than the current one.")
   var allowDowngrade = false
 
-  @Option(name: .customLong("lock-timeout"), help: ArgumentHelp("Seconds to wait for another install of the same product to finish (default 60); then exit 2.", valueName: "seconds"))
+  @Option(
+    name: .customLong("lock-timeout"),
+    help: ArgumentHelp(
+      "Seconds to wait for another install of the same product to finish (default 60); then exit 2.",
+      valueName: "seconds"))
   var lockTimeout: Double = 60
 
   @Flag(help: "Print the result as JSON.")
@@ -81,10 +87,14 @@ struct InstallCommand: ParsableCommand {
     let download = try DownloadedPackage(package, catalog: options.catalog)
     let result = try Install.run(package: download.path, into: into, options: options)
     if json {
-      Terminal.standardOutput(jsonText(Summary(
-        action: result.action.rawValue, productIdentifier: result.productIdentifier, contentVersion: result.version?.description,
-        previousVersion: result.previous?.description, path: result.path, removed: result.removed, sha256: result.sha256,
-        replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            action: result.action.rawValue, productIdentifier: result.productIdentifier,
+            contentVersion: result.version?.description,
+            previousVersion: result.previous?.description, path: result.path, removed: result.removed,
+            sha256: result.sha256,
+            replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
     } else if quiet {
       if result.action == .replaced { warnReplaced(result) }
       if let inspection = result.inspection, inspection.failed(strict: rules.strict) {
@@ -97,27 +107,36 @@ struct InstallCommand: ParsableCommand {
       let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
       switch result.action {
       case .installed:
-        Terminal.standardOutput("installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
+        Terminal.standardOutput(
+          "installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
       case .replaced:
         Terminal.standardOutput("replaced \(name) in \(result.path ?? "")/: the same version, from other bytes\n")
         warnReplaced(result)
       case .alreadyCurrent:
-        Terminal.standardOutput("\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n")
+        Terminal.standardOutput(
+          "\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n"
+        )
       case .refusedDowngrade, .invalid, .refusedByCatalog: break
       }
       if !result.removed.isEmpty {
-        Terminal.standardOutput("removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n")
+        Terminal.standardOutput(
+          "removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n"
+        )
       }
     }
     switch result.action {
     case .refusedDowngrade:
-      Terminal.standardError("pkgtool: install refused: \(result.version?.description ?? "?") is lower than the installed \(result.previous?.description ?? "?") (pass --allow-downgrade to install it anyway)\n")
+      Terminal.standardError(
+        "pkgtool: install refused: \(result.version?.description ?? "?") is lower than the installed \(result.previous?.description ?? "?") (pass --allow-downgrade to install it anyway)\n"
+      )
       throw ExitCode(1)
     case .invalid:
       Terminal.standardError("pkgtool: install refused: '\(package)' broke a rule; nothing was changed\n")
       throw ExitCode(1)
     case .refusedByCatalog:
-      Terminal.standardError("pkgtool: install refused: \(result.catalogProblem ?? "the catalog does not list this package"); nothing was changed\n")
+      Terminal.standardError(
+        "pkgtool: install refused: \(result.catalogProblem ?? "the catalog does not list this package"); nothing was changed\n"
+      )
       throw ExitCode(1)
     default: break
     }
@@ -125,6 +144,8 @@ struct InstallCommand: ParsableCommand {
 
   func warnReplaced(_ result: Install.Result) {
     let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
-    Terminal.standardError("pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n")
+    Terminal.standardError(
+      "pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n"
+    )
   }
 }

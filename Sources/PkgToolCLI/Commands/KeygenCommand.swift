@@ -17,7 +17,9 @@ struct KeygenCommand: ParsableCommand {
             --base-url https://cdn.example.com/content -o catalog.json
       """)
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The private key file to create (KEY.pub is made beside it).", valueName: "key"))
+  @Option(
+    name: [.short, .long],
+    help: ArgumentHelp("The private key file to create (KEY.pub is made beside it).", valueName: "key"))
   var output: String
 
   @Flag(name: [.short, .long], help: "Print nothing.")
@@ -27,7 +29,9 @@ struct KeygenCommand: ParsableCommand {
     let key = CatalogSigningKey()
     try key.write(to: output)
     if !quiet {
-      Terminal.standardOutput("wrote \(output) (private, 0600) and \(output).pub\npublic key \(key.publicKey.base64) (id \(key.publicKey.keyID))\n")
+      Terminal.standardOutput(
+        "wrote \(output) (private, 0600) and \(output).pub\npublic key \(key.publicKey.base64) (id \(key.publicKey.keyID))\n"
+      )
     }
   }
 }

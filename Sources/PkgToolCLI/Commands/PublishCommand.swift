@@ -29,13 +29,17 @@ struct PublishCommand: ParsableCommand {
   @Option(help: ArgumentHelp("The private key (from pkgtool keygen).", valueName: "key"))
   var key: String
 
-  @Option(name: .customLong("base-url"), help: ArgumentHelp("Where the packages will be served (https://…).", valueName: "url"))
+  @Option(
+    name: .customLong("base-url"),
+    help: ArgumentHelp("Where the packages will be served (https://…).", valueName: "url"))
   var baseURL: String
 
   @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"))
   var output: String
 
-  @Option(name: .customLong("min-app-version"), help: ArgumentHelp("The lowest app version that can use these packages.", valueName: "version"))
+  @Option(
+    name: .customLong("min-app-version"),
+    help: ArgumentHelp("The lowest app version that can use these packages.", valueName: "version"))
   var minimumAppVersion: String?
 
   @Flag(help: "Print the result as JSON.") var json = false
@@ -67,14 +71,21 @@ struct PublishCommand: ParsableCommand {
       for (path, inspection) in result.refused {
         Terminal.standardOutput(findingLines(inspection, displayPath: path, strict: rules.strict))
       }
-      Terminal.standardError("pkgtool: publish refused: \(result.refused.count) package(s) broke a rule; '\(output)' was not changed\n")
+      Terminal.standardError(
+        "pkgtool: publish refused: \(result.refused.count) package(s) broke a rule; '\(output)' was not changed\n")
       throw ExitCode(1)
     }
     if json {
-      Terminal.standardOutput(jsonText(Summary(catalog: output, written: result.written, sequence: result.catalog.sequence, added: result.added, products: result.catalog.products.count)))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            catalog: output, written: result.written, sequence: result.catalog.sequence, added: result.added,
+            products: result.catalog.products.count)))
     } else if !quiet {
       if result.written {
-        Terminal.standardOutput("published \(result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), signed by key \(signingKey.publicKey.keyID))\n")
+        Terminal.standardOutput(
+          "published \(result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), signed by key \(signingKey.publicKey.keyID))\n"
+        )
       } else {
         Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")
       }

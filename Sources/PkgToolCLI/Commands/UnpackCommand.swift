@@ -36,7 +36,9 @@ struct UnpackCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Threads writing files (default 1; more can help on fast file systems).", valueName: "n"))
   var jobs: Int?
 
-  @Flag(name: .customLong("keep-going"), help: "Extract what is safe from a package that breaks rules; list what was skipped (still exits 1).")
+  @Flag(
+    name: .customLong("keep-going"),
+    help: "Extract what is safe from a package that breaks rules; list what was skipped (still exits 1).")
   var keepGoing = false
 
   @OptionGroup(title: "Signed catalog") var catalogOptions: CatalogOptions
@@ -86,20 +88,29 @@ struct UnpackCommand: ParsableCommand {
     let failed = result.inspection.failed(strict: rules.strict)
     let skipped = result.inspection.skippedEntries + (result.inspection.incompleteEntry.map { [$0] } ?? [])
     if json {
-      Terminal.standardOutput(jsonText(Summary(
-        package: package, output: result.output, unpacked: result.output != nil, valid: !failed, skipped: skipped,
-        productIdentifier: info?.productIdentifier,
-        contentVersion: info?.contentVersion.description, files: result.fileCount, contentSize: result.inspection.contentSize,
-        findings: result.inspection.findings)))
+      Terminal.standardOutput(
+        jsonText(
+          Summary(
+            package: package, output: result.output, unpacked: result.output != nil, valid: !failed, skipped: skipped,
+            productIdentifier: info?.productIdentifier,
+            contentVersion: info?.contentVersion.description, files: result.fileCount,
+            contentSize: result.inspection.contentSize,
+            findings: result.inspection.findings)))
     } else {
       if !result.inspection.findings.isEmpty && !(quiet && !failed) {
         Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
       }
       if let written = result.output, !quiet {
-        for path in result.inspection.skippedEntries { Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal)\n") }
-        if let path = result.inspection.incompleteEntry { Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal) (could not be read to its end)\n") }
+        for path in result.inspection.skippedEntries {
+          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal)\n")
+        }
+        if let path = result.inspection.incompleteEntry {
+          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal) (could not be read to its end)\n")
+        }
         let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
-        Terminal.standardOutput("unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n")
+        Terminal.standardOutput(
+          "unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n"
+        )
       }
     }
     if result.output == nil {
@@ -107,7 +118,8 @@ struct UnpackCommand: ParsableCommand {
       throw ExitCode(1)
     }
     if failed {
-      Terminal.standardError("pkgtool: '\(package)' broke a rule; --keep-going extracted what was safe into '\(output)'\n")
+      Terminal.standardError(
+        "pkgtool: '\(package)' broke a rule; --keep-going extracted what was safe into '\(output)'\n")
       throw ExitCode(1)
     }
   }

@@ -38,7 +38,9 @@ struct ValidateCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The package files or content folders.", valueName: "package"))
   var paths: [String]
 
-  @Option(help: ArgumentHelp("The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"))
+  @Option(
+    help: ArgumentHelp(
+      "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"))
   var against: String?
 
   @OptionGroup var rules: RuleOptions
@@ -51,16 +53,22 @@ struct ValidateCommand: ParsableCommand {
   @Flag(help: "Short for --reporter json.")
   var json = false
 
-  @Option(name: [.short, .long], help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
+  @Option(
+    name: [.short, .long],
+    help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
   var output: String?
 
-  @Option(help: ArgumentHelp("Make file paths in SARIF and GitHub reports relative to this folder (default: the working directory).", valueName: "dir"))
+  @Option(
+    help: ArgumentHelp(
+      "Make file paths in SARIF and GitHub reports relative to this folder (default: the working directory).",
+      valueName: "dir"))
   var base: String?
 
   @Flag(help: "Replace an existing report file (never the package itself).")
   var force = false
 
-  @Flag(name: [.short, .long], help: "Print nothing on standard output when every input is valid (the exit status tells).")
+  @Flag(
+    name: [.short, .long], help: "Print nothing on standard output when every input is valid (the exit status tells).")
   var quiet = false
 
   func validate() throws {
@@ -74,7 +82,9 @@ struct ValidateCommand: ParsableCommand {
     let format: ReportFormat = json ? .json : reporter
     if let output {
       for input in paths + (against.map { [$0] } ?? []) where Paths.sameFile(output, input) {
-        throw OperationError("'\(output)' is a package being validated; the report would overwrite it", hint: "write the report to another file with -o")
+        throw OperationError(
+          "'\(output)' is a package being validated; the report would overwrite it",
+          hint: "write the report to another file with -o")
       }
       if Paths.status(output) != nil && !force {
         throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another file")
@@ -93,7 +103,7 @@ struct ValidateCommand: ParsableCommand {
           progress: progress.update, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil)
         report = ValidationReport(result: result, displayPath: path, strict: rules.strict)
         report.digests = digests
-      } catch where error is OperationError || error is SystemError {
+      } catch  where error is OperationError || error is SystemError {
         // The input could not be checked: the report says so, and the command exits 2.
         report = ValidationReport(unreadable: path, error: "\(error)", strict: rules.strict)
         unreadable.append("\(error)")
@@ -112,7 +122,8 @@ struct ValidateCommand: ParsableCommand {
     }
     // Exit 2 when an input could not be checked, after the report is out.
     if let first = unreadable.first {
-      throw OperationError(unreadable.count == 1 ? first : "\(first) (and \(unreadable.count - 1) more inputs could not be checked)")
+      throw OperationError(
+        unreadable.count == 1 ? first : "\(first) (and \(unreadable.count - 1) more inputs could not be checked)")
     }
     if reports.contains(where: { $0.failed }) { throw ExitCode(1) }
   }

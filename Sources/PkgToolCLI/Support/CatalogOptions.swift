@@ -4,15 +4,21 @@ import HostedContent
 
 /// `--catalog` and `--public-key`, for install and unpack.
 struct CatalogOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("A signed catalog (from pkgtool publish): the package must be one of its entries, byte for byte.", valueName: "catalog.json"))
+  @Option(
+    help: ArgumentHelp(
+      "A signed catalog (from pkgtool publish): the package must be one of its entries, byte for byte.",
+      valueName: "catalog.json"))
   var catalog: String?
 
-  @Option(name: .customLong("public-key"), help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"))
+  @Option(
+    name: .customLong("public-key"),
+    help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"))
   var publicKey: String?
 
   func validate() throws {
     if (catalog == nil) != (publicKey == nil) {
-      throw ValidationError("--catalog and --public-key go together: a catalog is trusted only with the key that signed it.")
+      throw ValidationError(
+        "--catalog and --public-key go together: a catalog is trusted only with the key that signed it.")
     }
   }
 

@@ -16,7 +16,9 @@ final class DownloadedPackage {
   init(_ location: String, catalog: Catalog?) throws {
     let lower = location.lowercased()
     if lower.hasPrefix("file://") {
-      guard let url = URL(string: location), url.isFileURL else { throw OperationError("'\(location)' is not a file URL") }
+      guard let url = URL(string: location), url.isFileURL else {
+        throw OperationError("'\(location)' is not a file URL")
+      }
       path = url.path
       temporaryFolder = nil
       return
@@ -28,8 +30,10 @@ final class DownloadedPackage {
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
     let limit = catalog?.downloadLimit(forURL: location)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-download-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-download-\(UUID().uuidString)")
+      .path
+    try FileManager.default.createDirectory(
+      atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
     temporaryFolder = folder
     // A fixed name, never one from the URL; only the extension is kept (the package-form rule
     // reads it).
@@ -66,7 +70,10 @@ final class DownloadedPackage {
       self.limit = limit
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+      _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+      completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
       if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
         failure = "the server answered HTTP \(http.statusCode)"
         completionHandler(.cancel)

@@ -1,6 +1,7 @@
 /// Levenshtein distance, for "did you mean".
 func editDistance(_ a: String, _ b: String) -> Int {
-  let x = Array(a), y = Array(b)
+  let x = Array(a)
+  let y = Array(b)
   if x.isEmpty { return y.count }
   if y.isEmpty { return x.count }
   var previous = Array(0...y.count)

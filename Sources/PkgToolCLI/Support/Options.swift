@@ -37,30 +37,41 @@ extension String {
 
 /// Options every checking command shares.
 struct RuleOptions: ParsableArguments {
-  @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest package file and unpacked content, in bytes (2GB = 2,000,000,000 by default; units kB, MB, GB, KiB, MiB, GiB).", valueName: "bytes"))
+  @Option(
+    name: .customLong("max-size"),
+    help: ArgumentHelp(
+      "Largest package file and unpacked content, in bytes (2GB = 2,000,000,000 by default; units kB, MB, GB, KiB, MiB, GiB).",
+      valueName: "bytes"))
   var maxSize: ByteCount?
 
-  @Option(name: .customLong("product-id"), help: ArgumentHelp("The product identifier the package must carry.", valueName: "id"))
+  @Option(
+    name: .customLong("product-id"),
+    help: ArgumentHelp("The product identifier the package must carry.", valueName: "id"))
   var productID: String?
 
   @Flag(help: "Treat warnings (such as junk files) as errors.")
   var strict = false
 
   var validationOptions: ValidationOptions {
-    ValidationOptions(maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
+    ValidationOptions(
+      maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
   }
 }
 
 /// `--max-size` and `--strict` alone, for commands where `--product-id` means something else.
 struct LimitOptions: ParsableArguments {
-  @Option(name: .customLong("max-size"), help: ArgumentHelp("Largest package file and unpacked content, in bytes (units kB, MB, GB, KiB, MiB, GiB).", valueName: "bytes"))
+  @Option(
+    name: .customLong("max-size"),
+    help: ArgumentHelp(
+      "Largest package file and unpacked content, in bytes (units kB, MB, GB, KiB, MiB, GiB).", valueName: "bytes"))
   var maxSize: ByteCount?
 
   @Flag(help: "Treat warnings (such as junk files) as errors.")
   var strict = false
 
   func validationOptions(productID: String? = nil) -> ValidationOptions {
-    ValidationOptions(maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
+    ValidationOptions(
+      maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
   }
 }
 
@@ -70,16 +81,24 @@ extension CompressionLevel: ExpressibleByArgument {}
 
 /// Bounds on what a package may make the reader do; raise them for genuine giants.
 struct ReaderLimitOptions: ParsableArguments {
-  @Option(name: .customLong("max-toc-size"), help: ArgumentHelp("Largest table of contents accepted, compressed or not (default 256MiB).", valueName: "bytes"))
+  @Option(
+    name: .customLong("max-toc-size"),
+    help: ArgumentHelp("Largest table of contents accepted, compressed or not (default 256MiB).", valueName: "bytes"))
   var maxTOCSize: ByteCount?
 
-  @Option(name: .customLong("max-entries"), help: ArgumentHelp("Most entries accepted (default 2000000).", valueName: "n"))
+  @Option(
+    name: .customLong("max-entries"), help: ArgumentHelp("Most entries accepted (default 2000000).", valueName: "n"))
   var maxEntries: Int?
 
-  @Option(name: .customLong("max-path-bytes"), help: ArgumentHelp("Most bytes all entries' paths may add up to (default 64MiB).", valueName: "bytes"))
+  @Option(
+    name: .customLong("max-path-bytes"),
+    help: ArgumentHelp("Most bytes all entries' paths may add up to (default 64MiB).", valueName: "bytes"))
   var maxPathBytes: ByteCount?
 
-  @Option(name: .customLong("max-ratio"), help: ArgumentHelp("Largest decoded/stored size ratio accepted for a compressed file over 1 MiB (default 10000).", valueName: "n"))
+  @Option(
+    name: .customLong("max-ratio"),
+    help: ArgumentHelp(
+      "Largest decoded/stored size ratio accepted for a compressed file over 1 MiB (default 10000).", valueName: "n"))
   var maxRatio: UInt64?
 
   var limits: ReaderLimits {

@@ -57,7 +57,8 @@ final class ProgressLine {
       let fraction = min(1, Double(done) / Double(total))
       let width = 24
       let filled = Int(fraction * Double(width))
-      text = "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))% \(describeBytes(done))"
+      text =
+        "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))% \(describeBytes(done))"
     }
     Terminal.standardError("\r\u{1B}[K" + text)
     drawn = true
@@ -87,6 +88,7 @@ func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
 /// from a hostile package.
 func terminalSafe(_ text: String) -> String {
   text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-    line.split(separator: "\t", omittingEmptySubsequences: false).map { String($0).debugEscapedForTerminal }.joined(separator: "\t")
+    line.split(separator: "\t", omittingEmptySubsequences: false).map { String($0).debugEscapedForTerminal }.joined(
+      separator: "\t")
   }.joined(separator: "\n")
 }

@@ -31,7 +31,8 @@ package final class XMLTextWriter {
     let io = xmlOutputBufferCreateIO(
       { context, bytes, length in
         guard let context, let bytes, length > 0 else { return 0 }
-        Unmanaged<Output>.fromOpaque(context).takeUnretainedValue().consume(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+        Unmanaged<Output>.fromOpaque(context).takeUnretainedValue().consume(
+          UnsafeRawBufferPointer(start: bytes, count: Int(length)))
         return length
       }, nil, Unmanaged.passUnretained(output).toOpaque(), nil)
     writer = xmlNewTextWriter(io)!
@@ -89,7 +90,9 @@ package final class XMLTextWriter {
     xmlTextWriterEndDocument(writer)
     xmlTextWriterFlush(writer)
     let count = buffer.map { Int(xmlBufferLength($0)) } ?? 0
-    guard count > 0, let content = xmlBufferContent(buffer) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+    guard count > 0, let content = xmlBufferContent(buffer) else {
+      return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+    }
     return try body(UnsafeRawBufferPointer(start: content, count: count))
   }
 }
@@ -146,22 +149,24 @@ package final class XMLStreamReader {
 
   /// Parses a document pulled in pieces: `pull` fills the buffer it is given and returns how
   /// many bytes it wrote, 0 at the end. An error it throws ends the parse and is rethrown.
-  package init(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, allowDoctype: Bool = false) throws {
+  package init(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, allowDoctype: Bool = false) throws
+  {
     let input = Input(pull)
     self.input = input
     bytes = nil
     let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
-    guard let r = xmlReaderForIO(
-      { context, buffer, length in
-        guard let context, let buffer, length > 0 else { return 0 }
-        let input = Unmanaged<Input>.fromOpaque(context).takeUnretainedValue()
-        do {
-          return Int32(try input.pull(UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))))
-        } catch {
-          input.error = error
-          return -1
-        }
-      }, nil, Unmanaged.passUnretained(input).toOpaque(), nil, nil, options)
+    guard
+      let r = xmlReaderForIO(
+        { context, buffer, length in
+          guard let context, let buffer, length > 0 else { return 0 }
+          let input = Unmanaged<Input>.fromOpaque(context).takeUnretainedValue()
+          do {
+            return Int32(try input.pull(UnsafeMutableRawBufferPointer(start: buffer, count: Int(length))))
+          } catch {
+            input.error = error
+            return -1
+          }
+        }, nil, Unmanaged.passUnretained(input).toOpaque(), nil, nil, options)
     else {
       throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser")
     }
@@ -196,7 +201,9 @@ package final class XMLStreamReader {
     }
     bytes = buffer
     let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
-    guard let r = xmlReaderForMemory(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(count), nil, nil, options)
+    guard
+      let r = xmlReaderForMemory(
+        buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(count), nil, nil, options)
     else {
       buffer.deallocate()
       throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser")

@@ -85,13 +85,11 @@ package final class ZlibDeflater {
     }
   }
 
-
   /// The Adler-32 checksum zlib streams end with; pass the previous value to continue one.
   package static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
     let start = previous.map { uLong($0) } ?? CZlib.adler32(0, nil, 0)
     return UInt32(CZlib.adler32_z(start, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), bytes.count))
   }
-
 
   /// Compresses a whole buffer into a new array.
   package static func compress(_ bytes: [UInt8], level: Int32) -> [UInt8] {
@@ -159,7 +157,9 @@ package final class ZlibInflater {
 extension ZlibInflater {
   /// One step straight into `output`: returns input bytes used and output bytes made. After the
   /// stream ends, ``finished`` is true and nothing more is used or made.
-  package func inflateStep(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> (used: Int, made: Int) {
+  package func inflateStep(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> (
+    used: Int, made: Int
+  ) {
     guard !finished, output.count > 0 else { return (0, 0) }
     stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
     stream.pointee.avail_in = uInt(input.count)

@@ -59,7 +59,9 @@ struct TOCParser {
 
   private init(limits: XARReader.Limits) { self.limits = limits }
 
-  static func parse(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits) throws -> Result {
+  static func parse(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits)
+    throws -> Result
+  {
     var parser = TOCParser(limits: limits)
     do {
       let reader = try XMLStreamReader(pulling: pull)
@@ -329,7 +331,9 @@ struct TOCParser {
     }
     var parsedMode: UInt32? = nil
     if let m = try number(.mode, radix: 8) {
-      guard m <= 0o7777 else { throw XARError.invalidValue(line: b.line, element: "mode", value: b.fields[.mode] ?? "") }
+      guard m <= 0o7777 else {
+        throw XARError.invalidValue(line: b.line, element: "mode", value: b.fields[.mode] ?? "")
+      }
       parsedMode = UInt32(m)
     }
     var parsedMtime: XARTimestamp? = nil
@@ -377,7 +381,9 @@ struct TOCParser {
     if data != nil && kind != .file {
       throw XARError.contradictoryEntry(
         line: b.line, name: name,
-        reason: "is a \(b.type ?? "file") but carries <data> (extractors may write those bytes; a \(b.type ?? "file") has none)")
+        reason:
+          "is a \(b.type ?? "file") but carries <data> (extractors may write those bytes; a \(b.type ?? "file") has none)"
+      )
     }
     let entry = XAREntry(
       id: b.id, path: name, kind: kind, mode: parsedMode, uid: try number(.uid), gid: try number(.gid),

@@ -100,11 +100,13 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
       return
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
     case .expansionTooLarge(let path, let size, let length, let limit):
-      return "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
+      return
+        "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
     case .contradictoryEntry(let line, let name, let reason):
       return "TOC line \(line): the entry '\(name.debugEscaped)' \(reason)"
     case .overlappingData(let path, let other):
-      return "the data of '\(path.debugEscaped)' overlaps the data of '\(other.debugEscaped)' in the heap; each entry must have bytes of its own"
+      return
+        "the data of '\(path.debugEscaped)' overlaps the data of '\(other.debugEscaped)' in the heap; each entry must have bytes of its own"
     case .tooManyPathBytes(let limit):
       return "the entries' paths add up to more than \(limit) bytes (--max-path-bytes)"
     case .unsupportedEncoding(let path, let style):
