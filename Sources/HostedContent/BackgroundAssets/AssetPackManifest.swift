@@ -16,14 +16,20 @@ public struct AssetPackManifest: Equatable, Sendable {
 
   /// When an essential or prefetch policy applies.
   public enum InstallationEvent: String, CaseIterable, Sendable {
+    /// At the app's first installation.
     case firstInstallation
+    /// At each update of the app.
     case subsequentUpdate
   }
 
+  /// What a manifest selects for the asset pack.
   public enum Selector: Equatable, Sendable {
+    /// One file, by its path in the folder.
     case file(String)
+    /// A folder and everything in it.
     case directory(String)
 
+    /// The selected path, relative to the folder.
     public var path: String {
       switch self {
       case .file(let p), .directory(let p): return p
@@ -31,14 +37,20 @@ public struct AssetPackManifest: Equatable, Sendable {
     }
   }
 
+  /// The manifest's file name in an asset-pack folder.
   public static let fileName = "Manifest.json"
+  /// The platforms a manifest may name.
   public static let platforms = ["iOS", "macOS", "tvOS", "visionOS"]
 
+  /// The asset pack's identifier (`assetPackID`).
   public var assetPackID: String
+  /// When the system downloads the pack (`downloadPolicy`).
   public var policy: Policy
   /// Empty for `onDemand`.
   public var installationEvents: [InstallationEvent]
+  /// What the pack holds (`fileSelectors`).
   public var fileSelectors: [Selector]
+  /// The platforms the pack is for.
   public var platforms: [String]
 
   package init(

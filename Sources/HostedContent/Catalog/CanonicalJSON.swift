@@ -8,7 +8,7 @@ import Foundation
 /// same value, so another implementation can check a signature with the standard library alone:
 /// keys sorted by code point, no whitespace, integers only, strings as UTF-8 with `"` `\` and
 /// control characters escaped (`\n` `\r` `\t` `\b` `\f`, the rest as lowercase `\u00xx`).
-public enum JSONValue: Codable, Equatable, Sendable {
+package enum JSONValue: Codable, Equatable, Sendable {
   case null
   case bool(Bool)
   case integer(Int64)
@@ -16,7 +16,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
   case array([JSONValue])
   case object([String: JSONValue])
 
-  public init(from decoder: Decoder) throws {
+  package init(from decoder: Decoder) throws {
     let container = try decoder.singleValueContainer()
     if container.decodeNil() {
       self = .null
@@ -37,7 +37,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
     }
   }
 
-  public func encode(to encoder: Encoder) throws {
+  package func encode(to encoder: Encoder) throws {
     var container = encoder.singleValueContainer()
     switch self {
     case .null: try container.encodeNil()
@@ -50,17 +50,17 @@ public enum JSONValue: Codable, Equatable, Sendable {
   }
 
   /// Parses JSON text.
-  public init(parsing bytes: [UInt8]) throws {
+  package init(parsing bytes: [UInt8]) throws {
     self = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
   }
 
   /// Any `Encodable` value as a JSON value.
-  public init<T: Encodable>(encoding value: T) throws {
+  package init<T: Encodable>(encoding value: T) throws {
     self = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
   }
 
   /// The value's canonical bytes (see the type's documentation).
-  public var canonicalBytes: [UInt8] {
+  package var canonicalBytes: [UInt8] {
     var out: [UInt8] = []
     write(into: &out)
     return out
@@ -115,7 +115,7 @@ public enum JSONValue: Codable, Equatable, Sendable {
   }
 
   /// The members of an object, or nil.
-  public var objectValue: [String: JSONValue]? {
+  package var objectValue: [String: JSONValue]? {
     if case .object(let members) = self { return members }
     return nil
   }

@@ -14,16 +14,23 @@ public struct Catalog: Codable, Equatable, Sendable {
   /// Sorted by product identifier.
   public var products: [Product]
 
+  /// One product and its versions.
   public struct Product: Codable, Equatable, Sendable {
+    /// The In-App Purchase product identifier.
     public var productIdentifier: String
     /// Sorted by ContentVersion, lowest first.
     public var versions: [Version]
   }
 
+  /// One downloadable version of a product.
   public struct Version: Codable, Equatable, Sendable {
+    /// The package's `ContentVersion`.
     public var contentVersion: String
+    /// Where the package is downloaded from.
     public var url: String
+    /// The package file's size in bytes.
     public var size: Int64
+    /// The SHA-256 of the package file, in lower-case hex.
     public var sha256: String
     /// `xar`, `flat-package` or `zip`.
     public var format: String
@@ -31,8 +38,10 @@ public struct Catalog: Codable, Equatable, Sendable {
     public var minimumAppVersion: String?
   }
 
+  /// The catalog format this library writes and reads.
   public static let currentFormatVersion = 1
 
+  /// A catalog at `sequence` listing `products`.
   public init(sequence: Int64 = 0, products: [Product] = []) {
     formatVersion = Catalog.currentFormatVersion
     self.sequence = sequence
@@ -123,6 +132,7 @@ public enum CatalogError: Error, CustomStringConvertible, Equatable {
   /// Listed, but size, product or version disagree.
   case mismatch(String)
 
+  /// The problem, for people.
   public var description: String {
     switch self {
     case .malformed(let s), .badSignature(let s), .replayed(let s), .notListed(let s), .mismatch(let s): return s
@@ -131,7 +141,7 @@ public enum CatalogError: Error, CustomStringConvertible, Equatable {
 }
 
 /// A catalog file: the catalog under `signed`, and Ed25519 signatures over its canonical JSON
-/// (``JSONValue/canonicalBytes``) under `signatures`.
+/// (its canonical JSON bytes) under `signatures`.
 public enum CatalogFile {
   struct Document: Codable {
     var signed: Catalog

@@ -3,10 +3,14 @@
 public struct ContentInfo: Equatable, Sendable {
   /// The file name at the package root.
   public static let fileName = "ContentInfo.plist"
+  /// The plist key of the version.
   public static let versionKey = "ContentVersion"
+  /// The plist key of the product identifier.
   public static let productKey = "IAPProductIdentifier"
 
+  /// The In-App Purchase product identifier (`IAPProductIdentifier`).
   public var productIdentifier: String
+  /// The content's version (`ContentVersion`).
   public var contentVersion: ContentVersion
   /// The whole dictionary, in its order, including the two keys above.
   public private(set) var properties: PropertyList
@@ -89,5 +93,6 @@ public enum ContentInfoError: Error, Equatable, CustomStringConvertible, Sendabl
     }
   }
 
+  /// Every problem found, joined.
   public var description: String { problems.joined(separator: "; ") }
 }

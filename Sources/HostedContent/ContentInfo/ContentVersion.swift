@@ -30,16 +30,20 @@ public struct ContentVersion: Comparable, Hashable, Sendable, CustomStringConver
     return "'\(text)' is not a version: use one to three whole numbers separated by periods, such as 1.0 or 1.2.3"
   }
 
+  /// The version as written in the plist, such as `1.2`.
   public var description: String { components.map(String.init).joined(separator: ".") }
 
   private func padded(_ n: Int) -> [UInt64] { components + Array(repeating: 0, count: n - components.count) }
 
+  /// Compares part by part; a missing part counts as 0 (`1.2` < `1.10`, `1.0` == `1`).
   public static func < (a: ContentVersion, b: ContentVersion) -> Bool {
     a.padded(3).lexicographicallyPrecedes(b.padded(3))
   }
 
+  /// Equal part by part, a missing part counting as 0.
   public static func == (a: ContentVersion, b: ContentVersion) -> Bool { a.padded(3) == b.padded(3) }
 
+  /// Hashes the parts padded to three, consistent with `==`.
   public func hash(into hasher: inout Hasher) { hasher.combine(padded(3)) }
 
   /// Which part of a version to raise.
@@ -70,6 +74,7 @@ public struct ContentVersion: Comparable, Hashable, Sendable, CustomStringConver
     return ContentVersion(components: c)
   }
 
+  /// Decodes a version from its string form.
   public init(from decoder: Decoder) throws {
     let text = try decoder.singleValueContainer().decode(String.self)
     guard let v = ContentVersion(text) else {
@@ -78,6 +83,7 @@ public struct ContentVersion: Comparable, Hashable, Sendable, CustomStringConver
     self = v
   }
 
+  /// Encodes the version as its string form.
   public func encode(to encoder: Encoder) throws {
     var c = encoder.singleValueContainer()
     try c.encode(description)

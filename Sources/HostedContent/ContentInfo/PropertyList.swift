@@ -1,16 +1,24 @@
 /// A property-list value. Dictionaries keep their key order, so a rewrite changes nothing but
 /// what was asked.
 public indirect enum PropertyList: Equatable, Sendable {
+  /// A `<string>`.
   case string(String)
+  /// An `<integer>`.
   case integer(Int64)
+  /// A `<real>`.
   case real(Double)
+  /// `<true/>` or `<false/>`.
   case boolean(Bool)
   /// Seconds since 2001-01-01T00:00:00Z, as Apple stores dates.
   case date(Double)
+  /// A `<data>` block.
   case data([UInt8])
+  /// An `<array>`.
   case array([PropertyList])
+  /// A `<dict>`, its keys in document order.
   case dictionary([(key: String, value: PropertyList)])
 
+  /// Equal values; dictionaries compared in order, and NaN equal to NaN.
   public static func == (a: PropertyList, b: PropertyList) -> Bool {
     switch (a, b) {
     case (.string(let x), .string(let y)): return x == y
@@ -60,20 +68,26 @@ public indirect enum PropertyList: Equatable, Sendable {
 
 /// The two encodings of a property list.
 public enum PropertyListFormat: String, Sendable, Codable {
+  /// The XML form (`<?xml … <plist>`).
   case xml
+  /// The binary form (`bplist00`).
   case binary
 }
 
 /// Why bytes are not a property list. Carries the line for XML.
 public struct PropertyListError: Error, Equatable, CustomStringConvertible, Sendable {
+  /// The line of an XML plist where the problem is, when known.
   public var line: Int?
+  /// What is wrong.
   public var message: String
 
+  /// A problem at `line`.
   public init(line: Int? = nil, _ message: String) {
     self.line = line
     self.message = message
   }
 
+  /// The message, with the line when known.
   public var description: String {
     if let line { return "line \(line): \(message)" }
     return message

@@ -3,14 +3,23 @@ import XAR
 
 /// What kind of file-system object an entry is.
 public enum EntryKind: String, Codable, Sendable, CaseIterable {
+  /// A regular file.
   case file
+  /// A folder.
   case directory
+  /// A symbolic link.
   case symlink
+  /// A second name for a file stored earlier.
   case hardLink = "hardlink"
+  /// A named pipe.
   case fifo
+  /// A character device.
   case characterDevice = "character-device"
+  /// A block device.
   case blockDevice = "block-device"
+  /// A socket.
   case socket
+  /// Anything else a format can describe.
   case other
 }
 
@@ -21,6 +30,7 @@ public struct PackageEntry: Equatable, Sendable {
   /// The relative path, `/`-separated, as the source has it (a leading `./` removed). Never
   /// trusted: `path-safety` checks it and sinks refuse anything unsafe.
   public var path: String
+  /// What the entry is.
   public var kind: EntryKind
   /// Permission and special bits (`0o7777`).
   public var mode: UInt32
@@ -40,12 +50,14 @@ public struct PackageEntry: Equatable, Sendable {
 
   /// How an entry's bytes are stored.
   public struct Storage: Equatable, Sendable {
+    /// The bytes the data takes in the archive.
     public var storedSize: UInt64
     /// `none`, `gzip`, `bzip2`, `xz`, `deflate`, … as the format names it.
     public var encoding: String
     /// The extracted-data checksum, `algorithm:hex`.
     public var checksum: String?
 
+    /// How an entry's data is stored.
     public init(storedSize: UInt64, encoding: String, checksum: String?) {
       self.storedSize = storedSize
       self.encoding = encoding
@@ -53,6 +65,7 @@ public struct PackageEntry: Equatable, Sendable {
     }
   }
 
+  /// An entry as a source describes it.
   public init(
     path: String, kind: EntryKind, mode: UInt32, size: UInt64 = 0, linkTarget: String? = nil,
     pathIsValidUTF8: Bool = true, storage: Storage? = nil
@@ -90,6 +103,7 @@ public struct PackageEntry: Equatable, Sendable {
 /// The bytes of one entry, readable once, in order. Returns 0 at the end; the last call is the one
 /// that reports checksum or size problems.
 public protocol EntryData: AnyObject {
+  /// Fills up to `buffer.count` bytes of the entry's data; returns how many, 0 at its end.
   func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
 }
 

@@ -4,6 +4,7 @@ public enum Severity: String, Codable, Sendable, Comparable, CaseIterable {
   case note
   /// A failure only with `--strict`.
   case warning
+  /// Fails the command.
   case error
 
   private var rank: Int {
@@ -14,6 +15,7 @@ public enum Severity: String, Codable, Sendable, Comparable, CaseIterable {
     }
   }
 
+  /// Orders by weight: note < warning < error.
   public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
 
   /// The severity a finding counts at: warnings become errors under `--strict`; notes stay notes.
@@ -24,6 +26,7 @@ public enum Severity: String, Codable, Sendable, Comparable, CaseIterable {
 public struct Finding: Codable, Equatable, Hashable, Sendable {
   /// The id of the rule, as in the catalog (`no-executable`).
   public var ruleID: String
+  /// How bad it is.
   public var severity: Severity
   /// The entry concerned, relative to the package root; nil for the package as a whole.
   public var path: String?
@@ -32,6 +35,7 @@ public struct Finding: Codable, Equatable, Hashable, Sendable {
   /// How to fix it, when there is something to say.
   public var hint: String?
 
+  /// A finding of rule `ruleID` at `path` (nil for the package as a whole).
   public init(ruleID: String, severity: Severity, path: String?, message: String, hint: String? = nil) {
     self.ruleID = ruleID
     self.severity = severity

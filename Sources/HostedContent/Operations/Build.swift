@@ -17,20 +17,27 @@ public enum Build {
     case zip
   }
 
+  /// What to build and where.
   public struct Options: Sendable {
     /// Where the package goes; nil: `<product id>-<version>.pkg` (or `.zip`) in `outputFolder`.
     public var output: String?
+    /// Where the default-named package goes when `output` is nil.
     public var outputFolder = "."
     /// For a plain folder: the product. For a project: overrides the plist's.
     public var productIdentifier: String?
     /// For a plain folder: the version. For a project: overrides the plist's.
     public var contentVersion: String?
+    /// XAR package or delivery zip.
     public var format: Format = .xar
+    /// How hard to deflate what is worth deflating.
     public var compression: CompressionLevel = .default
+    /// Replace an existing package at the output path.
     public var force = false
+    /// Check everything and say what would be written; write nothing.
     public var dryRun = false
     /// Keep every entry in the result (for listings); costs memory on huge trees.
     public var listEntries = false
+    /// The size limit, the product ID to require, `--strict`.
     public var validation = ValidationOptions()
     /// Every time written, in seconds since 1970 (`SOURCE_DATE_EPOCH`); nil: one fixed,
     /// documented time (2000-01-01T00:00:00Z).
@@ -41,6 +48,7 @@ public enum Build {
     /// One per core.
     public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
+    /// The defaults: a XAR in the working folder, default compression, one job per core.
     public init() {}
 
     /// The seconds of `SOURCE_DATE_EPOCH` when it is set and valid.
@@ -61,12 +69,15 @@ public enum Build {
     public var output: String?
     /// Where it would go.
     public var plannedOutput: String
+    /// The rules' findings over what was packaged.
     public var inspection: InspectionResult
     /// Every entry in the package, in order.
     public var entries: [PackageEntry]
     /// Paths left out: junk, and for projects anything beside ContentInfo.plist and Contents/.
     public var leftOut: [LeftOutPath]
+    /// Files in the package.
     public var fileCount: Int
+    /// The package file's size, when one was written.
     public var packageSize: UInt64?
     /// SHA-256 of the package file.
     public var sha256: String?

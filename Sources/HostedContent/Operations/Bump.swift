@@ -10,25 +10,36 @@ import XAR
 /// `bump`: raise `ContentVersion` in a project's plist, keeping its format and every other key;
 /// the file is replaced atomically.
 public enum Bump {
+  /// How the version changes.
   public enum Change: Sendable, Equatable {
+    /// Raise one part (major, minor or patch), zeroing those after it.
     case raise(ContentVersion.Part)
     /// An explicit version; must be greater unless `force`.
     case set(ContentVersion, force: Bool)
   }
 
+  /// What a bump did (or, with `dryRun`, would do).
   public struct Result: Sendable {
+    /// The plist changed.
     public var plist: String
+    /// The product whose version changed.
     public var productIdentifier: String
+    /// The version before.
     public var old: ContentVersion
+    /// The version after.
     public var new: ContentVersion
+    /// The plist's form, kept as it was.
     public var format: PropertyListFormat
   }
 
   /// `--set` named a version that is not greater than the current one (exit 1, like a refused
   /// downgrade).
   public struct NotGreater: Error, CustomStringConvertible {
+    /// The version in the plist.
     public var current: ContentVersion
+    /// The version asked for.
     public var new: ContentVersion
+    /// The refusal, for people.
     public var description: String { "\(new) is not greater than the current \(current)" }
   }
 

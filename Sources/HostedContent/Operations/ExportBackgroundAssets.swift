@@ -6,18 +6,25 @@ import XAR
 /// `Manifest.json` whose file selectors cover exactly them. The folder is checked with the
 /// asset-pack rules before it appears; on any error it never does.
 public enum ExportBackgroundAssets {
+  /// What the asset pack's manifest says, and how the input is checked.
   public struct Options: Sendable {
     /// Nil: the product identifier.
     public var assetPackID: String?
+    /// When the system downloads the pack.
     public var policy: AssetPackManifest.Policy = .prefetch
     /// For `essential` and `prefetch`.
     public var installationEvents: [AssetPackManifest.InstallationEvent] = [.firstInstallation, .subsequentUpdate]
+    /// The platforms the pack is for.
     public var platforms = ["iOS"]
+    /// How the input is validated first.
     public var validation = ValidationOptions()
+    /// What the package reader accepts.
     public var limits = ReaderLimits()
+    /// The defaults: prefetch at first installation and on updates, iOS.
     public init() {}
   }
 
+  /// What an export did.
   public struct Result {
     /// The folder written; nil when a rule failed.
     public var output: String?
@@ -25,7 +32,9 @@ public enum ExportBackgroundAssets {
     public var inspection: InspectionResult
     /// The exported folder's inspection under the asset-pack rules, when it got that far.
     public var assetPackInspection: InspectionResult?
+    /// The manifest written.
     public var manifest: AssetPackManifest?
+    /// Files exported.
     public var fileCount = 0
     /// Symlinks of the package (all inside Contents/, as unpack checked) written as copies of
     /// their target files: an asset pack carries no links.
@@ -50,6 +59,7 @@ public enum ExportBackgroundAssets {
     return replaced
   }
 
+  /// Validates the package or project at `path`, then writes its content and a `Manifest.json` as an asset-pack folder at `destination` (whole or not at all).
   public static func run(source path: String, to destination: String, options: Options) throws -> Result {
     let parentPath = Paths.parent(of: destination)
     let name = Paths.name(of: destination)

@@ -5,25 +5,41 @@ import XAR
 public enum PackageInfo {
   /// One entry as `info --files` lists it.
   public struct FileRow: Codable, Equatable, Sendable {
+    /// The entry's path.
     public var path: String
+    /// What it is (`file`, `directory`, `symlink`, …).
     public var kind: String
+    /// Its size unpacked.
     public var size: UInt64
+    /// Its size in the archive, when the format says.
     public var storedSize: UInt64?
+    /// How its data is stored (`gzip`, `none`, …), when the format says.
     public var encoding: String?
+    /// Its permission bits, in octal.
     public var mode: String
     /// SHA-256 of the content (the same in every format), for files.
     public var sha256: String?
+    /// A symlink's target or a hard link's file.
     public var linkTarget: String?
   }
 
+  /// What `info` reports about a package.
   public struct Summary: Encodable {
+    /// The package's path.
     public var path: String
+    /// Its format (`xar`, `flat-package`, `zip`, …).
     public var format: String
+    /// The product, when ContentInfo.plist could be read.
     public var productIdentifier: String?
+    /// The version, when ContentInfo.plist could be read.
     public var contentVersion: String?
+    /// Entries of every kind.
     public var entryCount: Int
+    /// Files.
     public var fileCount: Int
+    /// The sum of file sizes.
     public var contentSize: UInt64
+    /// The package file's size.
     public var packageSize: UInt64?
     /// The bytes the files take in the package (compressed or stored), for formats that say.
     public var storedSize: UInt64?
@@ -33,8 +49,11 @@ public enum PackageInfo {
     public var overheadSize: UInt64?
     /// How the format checks its data: `sha1`, `crc32`, `none`.
     public var checksumStyle: String
+    /// The SHA-256 of the package file.
     public var sha256: String?
+    /// True when no rule found an error.
     public var valid: Bool
+    /// What the rules found.
     public var findings: [Finding]
     /// Every entry; absent unless asked for (`--files`).
     public var files: [FileRow]?
@@ -157,31 +176,49 @@ public enum PackageInfo {
 
 /// `diff`: what changed between two packages (or folders) of a product.
 public enum PackageDiff {
+  /// One path that differs between the two packages.
   public struct Change: Codable, Equatable, Sendable {
+    /// The path.
     public var path: String
+    /// What it is in the newer package (or the older, when removed).
     public var kind: String
+    /// Its size in the older package.
     public var oldSize: UInt64?
+    /// Its size in the newer package.
     public var newSize: UInt64?
     /// What differs for a changed entry: `content`, `mode`, `link`, `kind`.
     public var what: [String]
   }
 
+  /// How two packages differ.
   public struct Result: Codable, Sendable {
+    /// The older package's path.
     public var old: String
+    /// The newer package's path.
     public var new: String
+    /// The older package's product.
     public var oldProduct: String?
+    /// The newer package's product.
     public var newProduct: String?
+    /// The older package's version.
     public var oldVersion: String?
+    /// The newer package's version.
     public var newVersion: String?
+    /// Paths only in the newer package.
     public var added: [Change]
+    /// Paths only in the older package.
     public var removed: [Change]
+    /// Paths in both whose kind, size, mode, target or bytes differ.
     public var changed: [Change]
+    /// The older package's content size.
     public var oldContentSize: UInt64
+    /// The newer package's content size.
     public var newContentSize: UInt64
     /// New content size minus old.
     public var sizeDelta: Int64
   }
 
+  /// Compares the packages (or folders) `old` and `new` by their entries and content digests.
   public static func run(old: String, new: String) throws -> Result {
     let a = try PackageInfo.run(path: old, includeFiles: true)
     let b = try PackageInfo.run(path: new, includeFiles: true)

@@ -1,12 +1,16 @@
 /// What a run of the rules over a source found.
 public struct InspectionResult: Sendable {
+  /// The format the input was read as.
   public var format: PackageFormat
+  /// The input's path.
   public var location: String
+  /// The package file's size (nil for folders).
   public var packageSize: UInt64?
   /// Every finding, in the order found.
   public var findings: [Finding]
   /// The package's `ContentInfo`, when it could be read.
   public var contentInfo: ContentInfo?
+  /// Entries of every kind.
   public var entryCount: Int
   /// How many entries are files.
   public var fileCount = 0
@@ -25,6 +29,7 @@ public struct InspectionResult: Sendable {
   /// `--against`; every rule but `archive-integrity` when the file is not a package).
   public var skippedRules: [String: String] = [:]
 
+  /// A result, as an inspection makes it.
   public init(
     format: PackageFormat, location: String, packageSize: UInt64?, findings: [Finding], contentInfo: ContentInfo?,
     entryCount: Int, contentSize: UInt64, entries: [PackageEntry], integrityFailed: Bool

@@ -13,10 +13,13 @@ import XAR
 /// `DOCS/<product>/<version>/`, then `DOCS/<product>/current` (a symlink) switches to it in one
 /// rename, so a reader of `current` never sees a mix of two versions.
 public enum Install {
+  /// How to install.
   public struct Options: Sendable {
     /// Keep at most this many versions (the current one included) after the switch.
     public var keep: Int?
+    /// Install a version lower than the current one.
     public var allowDowngrade = false
+    /// How the package is validated first.
     public var validation = ValidationOptions()
     /// Bounds on what the reader accepts.
     public var limits = ReaderLimits()
@@ -26,9 +29,11 @@ public enum Install {
     /// the package must be one of its entries, byte for byte, and the catalog must not be older
     /// than the last one an install of this product used.
     public var catalog: Catalog?
+    /// The defaults: keep every version, refuse downgrades.
     public init() {}
   }
 
+  /// What an install did.
   public enum Action: String, Codable, Sendable {
     /// A new version was installed and made current.
     case installed
@@ -48,22 +53,35 @@ public enum Install {
 
   /// The small record kept per installed version.
   public struct Record: Codable, Equatable, Sendable {
+    /// The product installed.
     public var productIdentifier: String
+    /// The version installed.
     public var contentVersion: String
+    /// The package file's name.
     public var package: String
+    /// The SHA-256 of the package file.
     public var sha256: String
+    /// When, in ISO 8601.
     public var installedAt: String
   }
 
+  /// What an install did, and what it saw.
   public struct Result {
+    /// What was done.
     public var action: Action
+    /// The package's inspection, when it was read.
     public var inspection: InspectionResult?
+    /// The product.
     public var productIdentifier: String?
+    /// The version installed (or refused).
     public var version: ContentVersion?
+    /// The version `current` pointed at before.
     public var previous: ContentVersion?
     /// `DOCS/<product>/<version>` when installed.
     public var path: String?
+    /// Versions removed beyond `keep`.
     public var removed: [String] = []
+    /// The SHA-256 of the package file.
     public var sha256: String?
     /// With ``Action/replaced``: the SHA-256 of the package the version was installed from before.
     public var replacedSHA256: String?
@@ -74,7 +92,9 @@ public enum Install {
   /// The file in the record folder holding the highest catalog sequence an install used.
   public static let catalogSequenceFile = "catalog-sequence"
 
+  /// The symlink in a product folder that names the current version.
   public static let currentLink = "current"
+  /// The folder in a product folder that holds install records.
   public static let recordFolder = ".pkgtool"
   /// The file in the product's record folder (`.pkgtool/lock`) that serializes installs.
   public static let lockFile = "lock"

@@ -5,17 +5,22 @@ import XAR
 /// again keeps every entry already there, in a stable order, so the file diffs cleanly; a
 /// version already published with other bytes is refused.
 public enum Publish {
+  /// Where the packages will be served from, and how they are checked.
   public struct Options: Sendable {
     /// Where the packages will be served: each URL is this plus `/` and the file's name.
     public var baseURL: String
     /// The lowest app version that can use the content, recorded for each new entry.
     public var minimumAppVersion: String?
+    /// How each package is validated first.
     public var validation = ValidationOptions()
+    /// What the package reader accepts.
     public var limits = ReaderLimits()
 
+    /// Packages to be served under `baseURL`.
     public init(baseURL: String) { self.baseURL = baseURL }
   }
 
+  /// What a publish wrote.
   public struct Result {
     /// The catalog as written (or, when a package was refused, as it was).
     public var catalog: Catalog

@@ -5,9 +5,11 @@ import XAR
 /// private staging folder beside the destination; on any error finding the staging folder is
 /// removed and the destination never appears (or, with `force`, stays as it was).
 public enum Unpack {
+  /// How to unpack.
   public struct Options: Sendable {
     /// Replace an existing destination (atomically; kept intact on failure).
     public var force = false
+    /// How the package is validated while it is read.
     public var validation = ValidationOptions()
     /// Threads writing files. One by default: on ext4, creating files from several threads
     /// contends in the kernel and measured slower (docs/performance.md).
@@ -22,13 +24,17 @@ public enum Unpack {
     /// A catalog already verified with the publisher's key: the package must be one of its
     /// entries, byte for byte (size, SHA-256, product, version), or nothing is unpacked.
     public var catalog: Catalog?
+    /// The defaults: a new destination, one writer thread.
     public init() {}
   }
 
+  /// What an unpack did.
   public struct Result {
+    /// The rules' findings over the package.
     public var inspection: InspectionResult
     /// The destination, when it was written.
     public var output: String?
+    /// Files written.
     public var fileCount: Int
   }
 

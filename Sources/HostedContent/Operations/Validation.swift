@@ -3,20 +3,25 @@ import XAR
 
 /// The version of pkgtool, written into reports.
 public enum PkgTool {
+  /// This build's version.
   public static let version = "0.1.0"
 }
 
 /// A failure that stops a command before it can judge the package: a missing file, an unusable
 /// argument, an I/O error. Exit code 2.
 public struct OperationError: Error, CustomStringConvertible {
+  /// What went wrong, naming the file.
   public var message: String
+  /// What to do about it.
   public var hint: String?
 
+  /// An error with a hint.
   public init(_ message: String, hint: String? = nil) {
     self.message = message
     self.hint = hint
   }
 
+  /// The message, with the hint in parentheses.
   public var description: String { hint.map { "\(message) (\($0))" } ?? message }
 
   /// Turns the errors of lower layers into one.

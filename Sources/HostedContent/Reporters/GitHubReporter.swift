@@ -2,8 +2,10 @@
 /// finding, on the real file for a folder (on the package for a package), and a `::notice`
 /// summary when the input is valid, so a log shows the gate ran.
 public enum GitHubReporter: Reporter {
+  /// `github`.
   public static let identifier = "github"
 
+  /// One `::error`/`::warning`/`::notice` line per finding, and a closing line per input.
   public static func render(_ reports: [ValidationReport]) -> String {
     var out = ""
     for report in reports {

@@ -2,6 +2,7 @@
 /// findings, the rules skipped and the rule catalog. Several inputs give one document with a
 /// `reports` array of the same per-input objects.
 public enum JSONReporter: Reporter {
+  /// `json`.
   public static let identifier = "json"
   /// Raised when a field changes meaning or goes away; new fields do not raise it.
   public static let schemaVersion = 1
@@ -90,6 +91,7 @@ public enum JSONReporter: Reporter {
       rules: withRules ? ruleEntries() : nil)
   }
 
+  /// One JSON document: one input's report, or `{"reports": […]}` for several.
   public static func render(_ reports: [ValidationReport]) -> String {
     if reports.count == 1 { return JSONText.string(document(reports[0], withRules: true)) + "\n" }
     let several = Several(

@@ -4,6 +4,7 @@
 /// an error. Warnings and notes ride along as `<system-out>` of a passing case. Every count is
 /// computed from the cases written.
 public enum JUnitReporter: Reporter {
+  /// `junit`.
   public static let identifier = "junit"
 
   struct Case {
@@ -67,6 +68,7 @@ public enum JUnitReporter: Reporter {
     var attributes: String { "tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\"" }
   }
 
+  /// One `<testsuites>` document: a suite per input, a case per rule (a failing case per error).
   public static func render(_ reports: [ValidationReport]) -> String {
     let suites = reports.map { ($0, cases($0)) }
     let total = Counts(suites.flatMap(\.1))

@@ -4,9 +4,11 @@ import XAR
 
 /// What a reporter is given: one validation's result and how it was asked for.
 public struct ValidationReport: Sendable {
+  /// What the rules found.
   public var result: InspectionResult
   /// The path as the user typed it, used in messages.
   public var displayPath: String
+  /// Whether warnings count as errors.
   public var strict: Bool
   /// Where SARIF and GitHub file paths are relative to (`--base`); nil: the working directory.
   public var base: String?
@@ -20,6 +22,7 @@ public struct ValidationReport: Sendable {
   /// into it. Nil: no `helpUri` (a made-up address would send people nowhere).
   public var documentationURL: String?
 
+  /// The report of `result`, shown as `displayPath`.
   public init(result: InspectionResult, displayPath: String, strict: Bool) {
     self.result = result
     self.displayPath = displayPath
@@ -39,7 +42,9 @@ public struct ValidationReport: Sendable {
 
   /// Findings counted at the severity they are reported at (warnings are errors under `--strict`).
   public var errorCount: Int { result.findings.filter { effectiveSeverity($0) == .error }.count }
+  /// Findings reported as warnings.
   public var warningCount: Int { result.findings.filter { effectiveSeverity($0) == .warning }.count }
+  /// Findings reported as notes.
   public var noteCount: Int { result.findings.filter { effectiveSeverity($0) == .note }.count }
   /// True when the command should exit non-zero.
   public var failed: Bool { toolError != nil || result.failed(strict: strict) }

@@ -15,6 +15,7 @@ import XAR
 /// - When the input cannot be read, the run says so in `invocations` (`executionSuccessful`
 ///   false, a `toolExecutionNotifications` entry).
 public enum SARIFReporter: Reporter {
+  /// `sarif`.
   public static let identifier = "sarif"
   /// The `uriBaseId` of every relative URI: the checkout root, as GitHub's upload expects.
   public static let uriBaseID = "%SRCROOT%"
@@ -102,6 +103,7 @@ public enum SARIFReporter: Reporter {
     var kind: String
   }
 
+  /// One SARIF 2.1.0 log with one run for all inputs.
   public static func render(_ reports: [ValidationReport]) -> String {
     let descriptions = RuleCatalog.descriptions
     let documentation = reports.first?.documentationURL

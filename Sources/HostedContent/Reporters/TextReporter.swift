@@ -1,8 +1,10 @@
 /// Compiler-style lines: `X.pkg:Contents/a.bin: error: … [no-executable]`, a hint under each
 /// finding that has one, then a summary line per input.
 public enum TextReporter: Reporter {
+  /// `text`.
   public static let identifier = "text"
 
+  /// Compiler-style lines (`path: error: message [rule]`) and a summary per input.
   public static func render(_ reports: [ValidationReport]) -> String {
     var lines: [String] = []
     for report in reports {

@@ -19,8 +19,11 @@ public protocol Rule: AnyObject {
 }
 
 extension Rule {
+  /// Nothing per entry, by default.
   public func inspect(_ entry: InspectedEntry, into findings: inout [Finding]) {}
+  /// Nothing at the end, by default.
   public func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {}
+  /// Runs always, by default.
   public static func skipReason(_ context: RuleContext) -> String? { nil }
 
   /// A finding of this rule at its default severity.
@@ -51,6 +54,7 @@ public struct RuleDescription: Sendable {
   public let summary: String
   /// Why it matters.
   public let rationale: String
+  /// The severity of its findings, unless a finding says otherwise.
   public let severity: Severity
   /// For rules that guard the device against a hostile package: how bad a finding is, 0–10
   /// (CVSS-like), as GitHub code scanning reads `security-severity`. Nil for the others.
@@ -62,6 +66,7 @@ public struct RuleDescription: Sendable {
   /// Packages this rule must accept.
   public let nonTriggering: [RuleExample]
 
+  /// A description; `triggering` and `nonTriggering` are checked by the test suite.
   public init(
     id: String, name: String, category: RuleCategory, summary: String, rationale: String, severity: Severity = .error,
     securitySeverity: Double? = nil, details: [String] = [], triggering: [RuleExample], nonTriggering: [RuleExample]
@@ -112,11 +117,13 @@ public enum RuleCategory: Int, CaseIterable, Comparable, Sendable {
     }
   }
 
+  /// Orders categories as the catalog lists them.
   public static func < (a: RuleCategory, b: RuleCategory) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// What rules are told about the run.
 public struct RuleContext: Sendable {
+  /// What the user asked for.
   public var options: ValidationOptions
   /// The package's file name, for packages (nil for folders).
   public var packageFileName: String?
@@ -133,6 +140,7 @@ public struct RuleContext: Sendable {
   /// The skip reason of a hosted-content rule on an asset pack.
   public var hostedContentOnly: String? { isAssetPack ? "applies to hosted-content packages, not asset packs" : nil }
 
+  /// A context for one run.
   public init(
     options: ValidationOptions = ValidationOptions(), packageFileName: String? = nil, previous: ContentInfo? = nil
   ) {
@@ -154,6 +162,7 @@ public struct ValidationOptions: Sendable, Equatable {
   /// 2 GB, read strictly: 2,000,000,000 bytes.
   public static let defaultMaxSize: UInt64 = 2_000_000_000
 
+  /// Options; by default a 2 GB limit, any product, warnings as warnings.
   public init(
     maxSize: UInt64 = ValidationOptions.defaultMaxSize, productIdentifier: String? = nil, strict: Bool = false
   ) {
@@ -165,6 +174,7 @@ public struct ValidationOptions: Sendable, Equatable {
 
 /// An entry as rules see it: the entry and the first bytes of its data.
 public struct InspectedEntry {
+  /// The entry.
   public var entry: PackageEntry
   /// Up to the first 256 KiB of a file's data (empty for other kinds): a view of the read
   /// buffer, valid during ``Rule/inspect(_:into:)``.
@@ -181,6 +191,7 @@ public struct InspectedEntry {
 
 /// What the run saw as a whole, given to ``Rule/finish(_:into:)``.
 public struct InspectionSummary {
+  /// The format the input was read as.
   public var format: PackageFormat
   /// Other formats the same bytes also parse as (a polyglot); empty for an honest file.
   public var otherForms: [PackageFormat] = []
@@ -188,6 +199,7 @@ public struct InspectionSummary {
   public var packageSize: UInt64?
   /// The bytes of `ContentInfo.plist` at the root, if it was there as a file.
   public var contentInfoBytes: [UInt8]?
+  /// Entries of every kind.
   public var entryCount: Int
   /// The sum of file sizes, saturating at `UInt64.max`.
   public var contentSize: UInt64

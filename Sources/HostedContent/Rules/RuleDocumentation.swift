@@ -7,6 +7,7 @@ import Foundation
 public enum RuleDocumentation {
   /// Where the generated part of a document starts and ends.
   public static let beginMarker = "<!-- BEGIN GENERATED from RuleCatalog: do not edit by hand -->"
+  /// Where the generated part of a document ends.
   public static let endMarker = "<!-- END GENERATED -->"
 
   /// Every rule by category: id, name, severity, summary, rationale, details and the names of its

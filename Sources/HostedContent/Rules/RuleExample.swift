@@ -4,18 +4,29 @@ public struct RuleExample: Sendable {
   /// One node of an example tree. A path may end in `#2` to mean the same path stored a second
   /// time (possible in packages only).
   public struct Node: Sendable, Equatable {
+    /// What a node is.
     public enum Content: Sendable, Equatable {
+      /// A file with these bytes.
       case file([UInt8])
+      /// A folder.
       case directory
+      /// A symlink to this target.
       case symlink(String)
+      /// A hard link to this path.
       case hardLink(String)
+      /// A named pipe.
       case fifo
+      /// A character device.
       case characterDevice
     }
+    /// Its path in the package.
     public var path: String
+    /// What it is.
     public var content: Content
+    /// Its permission bits.
     public var mode: UInt32
 
+    /// A node; the mode defaults to 0644 for files and 0755 for folders.
     public init(_ path: String, _ content: Content, mode: UInt32? = nil) {
       self.path = path
       self.content = content
@@ -26,13 +37,17 @@ public struct RuleExample: Sendable {
       }
     }
 
+    /// A text file.
     public static func file(_ path: String, _ text: String, mode: UInt32? = nil) -> Node {
       Node(path, .file(Array(text.utf8)), mode: mode)
     }
+    /// A file with these bytes.
     public static func file(_ path: String, bytes: [UInt8], mode: UInt32? = nil) -> Node {
       Node(path, .file(bytes), mode: mode)
     }
+    /// A folder.
     public static func directory(_ path: String, mode: UInt32? = nil) -> Node { Node(path, .directory, mode: mode) }
+    /// A symlink.
     public static func symlink(_ path: String, _ target: String) -> Node { Node(path, .symlink(target)) }
   }
 
@@ -46,15 +61,20 @@ public struct RuleExample: Sendable {
     case replace([UInt8])
   }
 
+  /// How the example is named in test output and docs/rules.md.
   public var name: String
+  /// The tree.
   public var nodes: [Node]
+  /// The package's file name (the `package-form` rule reads it).
   public var packageFileName = "example.pkg"
   /// The container the example is built into (tar can say what XAR cannot, such as a hard link
   /// to a path outside the package).
   public var packageFormat = PackageFormat.xar
+  /// The options of the validation.
   public var options = ValidationOptions()
   /// A previous version for `--against`: product and version.
   public var previous: (product: String, version: String)? = nil
+  /// Bytes changed after the package is written.
   public var damage: Damage? = nil
   /// False when the example only makes sense as a package file (names, damage).
   public var appliesToFolders = true
@@ -63,6 +83,7 @@ public struct RuleExample: Sendable {
   /// The path the finding must name (nil: any or none).
   public var expectedPath: String? = nil
 
+  /// An example of `nodes`.
   public init(_ name: String, nodes: [Node]) {
     self.name = name
     self.nodes = nodes
