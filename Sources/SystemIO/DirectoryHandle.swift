@@ -130,6 +130,17 @@ package final class DirectoryHandle: Sendable {
     }
   }
 
+  /// Makes `name` here a second name of the file `targetName` in `targetFolder` (never
+  /// following a symlink at either end); fails with `EEXIST` if `name` exists.
+  package func createHardLink(_ name: String, to targetName: String, in targetFolder: DirectoryHandle) throws {
+    guard linkat(targetFolder.fd, targetName, fd, name, 0) == 0 else {
+      throw SystemError("create hard link", path: full(name))
+    }
+  }
+
+  /// Removes the file (or link) `name`, if it is there; best effort, for cleaning up.
+  package func removeFileIfPresent(_ name: String) { _ = unlinkat(fd, name, 0) }
+
   /// Writes `bytes` to a temporary file in this folder, flushes it and renames it over `name`:
   /// the file appears whole or not at all, and the temporary never stays.
   package func writeAtomically(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {

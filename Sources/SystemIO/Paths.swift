@@ -28,6 +28,16 @@ package enum Paths {
     return lstat(path, &info) == 0 ? info : nil
   }
 
+  /// The device and inode of the file at `path` (links followed); nil if nothing is there.
+  package static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return (UInt64(info.st_dev), UInt64(info.st_ino))
+  }
+
+  /// The number of processors online (at least 1).
+  package static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
   /// True when `a` and `b` name the same existing file (links followed).
   package static func sameFile(_ a: String, _ b: String) -> Bool {
     var x = stat()

@@ -1,12 +1,6 @@
 import SystemIO
 import XAR
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// The package view of a folder: `ContentInfo.plist` (read, overridden or generated) and
 /// `Contents/`, junk left out, hard links as plain files, modes normalized (0644 files,
 /// 0755 folders), never following symlinks. Entries come sorted by name bytes, so the order

@@ -1,12 +1,6 @@
 import SystemIO
 import XAR
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// `build`: a content project or plain folder into a reproducible, rule-checked package.
 public enum Build {
   /// What to write.
@@ -46,7 +40,7 @@ public enum Build {
     public var jobs = Build.Options.defaultJobs
 
     /// One per core.
-    public static var defaultJobs: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    public static var defaultJobs: Int { Paths.processorCount }
 
     /// The defaults: a XAR in the working folder, default compression, one job per core.
     public init() {}
@@ -101,9 +95,8 @@ public enum Build {
     let output =
       options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
     // The package never packs itself (or its temporary) when it is written inside the folder.
-    var outputFolder = stat()
-    if stat(Paths.parent(of: output), &outputFolder) == 0 {
-      source.excludedOutput = (UInt64(outputFolder.st_dev), UInt64(outputFolder.st_ino), Paths.name(of: output))
+    if let folder = Paths.identity(of: Paths.parent(of: output)) {
+      source.excludedOutput = (folder.device, folder.inode, Paths.name(of: output))
     }
     if !options.dryRun {
       if !options.force && Paths.status(output) != nil {

@@ -3,12 +3,6 @@ import Foundation
 import SystemIO
 import XAR
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 /// `install`: what an app should do after a download. The content lands in
 /// `DOCS/<product>/<version>/`, then `DOCS/<product>/current` (a symlink) switches to it in one
 /// rename, so a reader of `current` never sees a mix of two versions.
@@ -237,7 +231,7 @@ public enum Install {
       throw OperationError("'\(package)' changed while it was being installed", hint: "install it again")
     }
     if !staging.handle.exists("Contents") { try staging.handle.createDirectory("Contents") }
-    _ = fchmodat(staging.handle.fd, "Contents", 0o755, 0)
+    try? staging.handle.setMode("Contents", 0o755)
 
     do {
       if productFolder.exists(versionName) {

@@ -105,9 +105,7 @@ package final class SafeDirectorySink: EntrySink {
       }
       let (targetParent, targetName) = split(target)
       guard let targetFolder = folders[targetParent] else { return "refused to write: hard link target not found" }
-      guard linkat(targetFolder.fd, targetName, parent.fd, name, 0) == 0 else {
-        throw SystemError("create hard link", path: entry.path)
-      }
+      try parent.createHardLink(name, to: targetName, in: targetFolder)
       files.insert(entry.path)
     case .symlink:
       guard !parent.exists(name) else { return "refused to write: the path appears twice" }
@@ -149,7 +147,7 @@ package final class SafeDirectorySink: EntrySink {
     if let place = currentPlace {
       current = nil
       currentPlace = nil
-      _ = unlinkat(place.folder.fd, place.name, 0)
+      place.folder.removeFileIfPresent(place.name)
     }
     if files.remove(entry.path) != nil { fileCount -= 1 }
   }
