@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// scripts/fuzz.sh sets PKGTOOL_FUZZING: the project's own targets are then instrumented for
+// libFuzzer and AddressSanitizer, and the fuzz targets link libFuzzer. Build tools (the rule
+// registry's generator) are left alone: they must run during the build.
+let fuzzing = Context.environment["PKGTOOL_FUZZING"] != nil
+let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
+let fuzzerLinked: [LinkerSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
+
 let package = Package(
   name: "pkgtool",
   platforms: [.macOS(.v13)],
@@ -26,17 +33,18 @@ let package = Package(
 
     // The system layer: descriptors, folder handles, atomic files, temporary names, renames,
     // locks, SystemError. Every POSIX call of the project goes through here.
-    .target(name: "SystemIO"),
+    .target(name: "SystemIO", swiftSettings: instrumented),
     // libarchive, wrapped once: an archive reader (zip, tar, cpio, raw streams and their
     // filters), the zip writer, and LibArchiveError (the call, libarchive's code, its message).
-    .target(name: "ArchiveIO", dependencies: ["CArchive"]),
+    .target(name: "ArchiveIO", dependencies: ["CArchive"], swiftSettings: instrumented),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
       dependencies: [
         "SystemIO", "ArchiveIO", "CLibXML2", "CZlib",
         .product(name: "Crypto", package: "swift-crypto"),
-      ]),
+      ],
+      swiftSettings: instrumented),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
     // are registered at build time from the files in Rules/ (RuleRegistry).
     .target(
@@ -44,6 +52,7 @@ let package = Package(
       dependencies: [
         "SystemIO", "ArchiveIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
       ],
+      swiftSettings: instrumented,
       plugins: ["RuleRegistry"]),
     .plugin(name: "RuleRegistry", capability: .buildTool(), dependencies: ["RuleRegistryGenerator"]),
     .executableTarget(name: "RuleRegistryGenerator", path: "Plugins/RuleRegistryGenerator"),
@@ -56,18 +65,22 @@ let package = Package(
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
-    // libFuzzer targets (scripts/fuzz.sh builds them with -sanitize=fuzzer and -DFUZZING into
+    // libFuzzer targets: scripts/fuzz.sh builds them with PKGTOOL_FUZZING set (instrumented, into
     // .build-fuzz/); in a normal build each replays the files named on its command line.
-    .target(name: "FuzzSupport", path: "Fuzzing/Sources/FuzzSupport"),
+    .target(name: "FuzzSupport", path: "Fuzzing/Sources/FuzzSupport", swiftSettings: instrumented),
     .executableTarget(
-      name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader"),
+      name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader",
+      swiftSettings: instrumented, linkerSettings: fuzzerLinked),
     .executableTarget(
-      name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzPropertyList"
-    ),
+      name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"],
+      path: "Fuzzing/Sources/FuzzPropertyList",
+      swiftSettings: instrumented, linkerSettings: fuzzerLinked),
     .executableTarget(
-      name: "FuzzValidate", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzValidate"),
+      name: "FuzzValidate", dependencies: ["FuzzSupport", "HostedContent"], path: "Fuzzing/Sources/FuzzValidate",
+      swiftSettings: instrumented, linkerSettings: fuzzerLinked),
     .executableTarget(
-      name: "FuzzArchive", dependencies: ["FuzzSupport", "HostedContent", "XAR"], path: "Fuzzing/Sources/FuzzArchive"),
+      name: "FuzzArchive", dependencies: ["FuzzSupport", "HostedContent", "XAR"], path: "Fuzzing/Sources/FuzzArchive",
+      swiftSettings: instrumented, linkerSettings: fuzzerLinked),
 
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),

@@ -13,9 +13,11 @@ seconds="${1:-60}"
 case "$(uname -s)" in Linux) ;; *) echo "fuzz: libFuzzer with Swift needs Linux" >&2; exit 0 ;; esac
 
 python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
-# The targets live in the main package (so they reach its `package` API); built apart, with the
-# sanitizers and -DFUZZING, so the normal build is untouched.
-flags=(--scratch-path .build-fuzz -c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)
+# The targets live in the main package (so they reach its `package` API); PKGTOOL_FUZZING makes
+# Package.swift instrument the project's targets and link libFuzzer into the fuzz targets, in a
+# build folder of their own, so the normal build is untouched.
+export PKGTOOL_FUZZING=1
+flags=(--scratch-path .build-fuzz -c debug)
 for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
   swift build "${flags[@]}" --product "$target" >&2
 done
