@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """pkgtool against bsdtar (libarchive) on the same trees: build, full validate, unpack.
 
-Interleaved A/B pairs (the order alternates), median of each, peak RSS from GNU time, output
-sizes, and the ratio pkgtool/bsdtar. Outputs of a measurement are kept until it ends, so no run
-pays for the previous run's deletions (ext4 is slow to reuse inodes just freed).
+Interleaved A/B pairs (the order alternates), each run after `sync` and a pause; the median of
+each side, the spread (the lowest and highest pkgtool/bsdtar ratio of a pair, and each side's
+fastest and slowest run), user and system time, peak RSS from GNU time, output sizes.
+
+Nothing is deleted until the whole benchmark ends: ext4 skips inodes freed in the last 30 s
+(5.5 minutes while their inode table is still dirty) when it allocates new ones, scanning past
+each, so a run that creates files just after a large deletion in the same block groups can
+spend seconds of system time there (seen: 11.5 s instead of 0.8 s for 50,000 files). Every
+output goes to a new folder, and the work folder is removed only at the end (or at the start
+of the next benchmark, which then waits --settle seconds).
 
   bench/run.py [--size-mb 512] [--small-files 50000] [--pairs 5] [--big] [--only mixed|small]
 """
@@ -14,33 +21,38 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "out")
 
 def run_timed(cmd, cwd=None):
-    """(seconds, peak RSS in KiB) of one run, via GNU time."""
+    """(seconds, peak RSS in KiB, user seconds, system seconds) of one run, via GNU time."""
     timing = os.path.join(OUT, "time.txt")
-    full = ["/usr/bin/time", "-f", "%e %M", "-o", timing] + cmd
+    full = ["/usr/bin/time", "-f", "%e %M %U %S", "-o", timing] + cmd
     r = subprocess.run(full, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if r.returncode != 0:
         sys.exit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr.decode()[-2000:]}")
-    seconds, rss = open(timing).read().split()[-2:]
-    return float(seconds), int(rss)
+    seconds, rss, user, system = open(timing).read().split()[-4:]
+    return float(seconds), int(rss), float(user), float(system)
 
 def settle():
     subprocess.run(["sync"])
     time.sleep(1)
 
-def pairs(name, make_a, make_b, n, cleanup):
-    """make_a(i) / make_b(i) return a command (list); returns medians and peak RSS."""
-    a, b, rss_a, rss_b = [], [], [], []
+def pairs(name, make_a, make_b, n):
+    """make_a(i) / make_b(i) return a command (list); medians, spread and peak RSS."""
+    runs = {"a": [], "b": []}
     for i in range(n):
         order = [("a", make_a), ("b", make_b)] if i % 2 == 0 else [("b", make_b), ("a", make_a)]
         for which, make in order:
             settle()
-            t, rss = run_timed(make(i))
-            (a if which == "a" else b).append(t)
-            (rss_a if which == "a" else rss_b).append(rss)
-    cleanup()
-    return {"name": name, "pkgtool": statistics.median(a), "bsdtar": statistics.median(b),
-            "ratio": statistics.median(a) / statistics.median(b), "pkgtool_rss_mib": max(rss_a) / 1024,
-            "bsdtar_rss_mib": max(rss_b) / 1024, "runs": n}
+            runs[which].append(run_timed(make(i)))
+    a = [r[0] for r in runs["a"]]
+    b = [r[0] for r in runs["b"]]
+    ratios = [x / y for x, y in zip(a, b)]
+    med = statistics.median
+    return {"name": name, "pkgtool": med(a), "bsdtar": med(b), "ratio": med(a) / med(b),
+            "ratio_min": min(ratios), "ratio_max": max(ratios),
+            "pkgtool_min": min(a), "pkgtool_max": max(a), "bsdtar_min": min(b), "bsdtar_max": max(b),
+            "pkgtool_user": med([r[2] for r in runs["a"]]), "pkgtool_sys": med([r[3] for r in runs["a"]]),
+            "bsdtar_user": med([r[2] for r in runs["b"]]), "bsdtar_sys": med([r[3] for r in runs["b"]]),
+            "pkgtool_rss_mib": max(r[1] for r in runs["a"]) / 1024,
+            "bsdtar_rss_mib": max(r[1] for r in runs["b"]) / 1024, "runs": n}
 
 def fresh(path):
     shutil.rmtree(path, ignore_errors=True)
@@ -55,7 +67,7 @@ def profile(label, corpus, pkgtool, n):
     results.append(pairs(f"{label}: build", 
         lambda i: [pkgtool, "build", corpus, "-o", pkg, "--force"],
         lambda i: ["bsdtar", "--format", "xar", "-cf", bsd, "-C", corpus, "ContentInfo.plist", "Contents"],
-        n, lambda: None))
+        n))
     sizes = {"pkgtool": os.path.getsize(pkg), "bsdtar": os.path.getsize(bsd)}
     results[-1]["sizes"] = sizes
     # Jobs=1 must give the same bytes.
@@ -66,15 +78,15 @@ def profile(label, corpus, pkgtool, n):
     results.append(pairs(f"{label}: full validate", 
         lambda i: [pkgtool, "validate", pkg],
         lambda i: ["bsdtar", "-cf", "/dev/null", "@" + pkg],
-        n, lambda: None))
+        n))
     for which, package in (("pkgtool's package", pkg), ("bsdtar's package", bsd)):
-        outs = fresh(os.path.join(work, "unpack"))
+        outs = fresh(os.path.join(work, "unpack-" + which.split("'")[0]))
         def mk_a(i, package=package, outs=outs):
             return [pkgtool, "unpack", package, "-o", os.path.join(outs, f"p{i}")]
         def mk_b(i, package=package, outs=outs):
             d = fresh(os.path.join(outs, f"b{i}"))
             return ["bsdtar", "-xf", package, "-C", d]
-        results.append(pairs(f"{label}: unpack {which}", mk_a, mk_b, n, lambda outs=outs: shutil.rmtree(outs, ignore_errors=True)))
+        results.append(pairs(f"{label}: unpack {which}", mk_a, mk_b, n))
     return results
 
 def main():
@@ -84,8 +96,16 @@ def main():
     p.add_argument("--pairs", type=int, default=5)
     p.add_argument("--only", choices=["mixed", "small"])
     p.add_argument("--big", action="store_true", help="also measure memory on a ~2 GB package (needs ~7 GB of disk)")
+    p.add_argument("--settle", type=int, default=40, help="seconds to wait after removing an earlier run's outputs")
     a = p.parse_args()
     os.makedirs(OUT, exist_ok=True)
+    stale = [d for d in os.listdir(OUT) if d.startswith("work-")]
+    if stale:
+        for d in stale:
+            shutil.rmtree(os.path.join(OUT, d), ignore_errors=True)
+        subprocess.run(["sync"])
+        print(f"removed the outputs of an earlier run; waiting {a.settle} s (see the note at the top)", file=sys.stderr)
+        time.sleep(a.settle)
     subprocess.run(["swift", "build", "-c", "release", "--product", "pkgtool"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     binpath = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
     pkgtool = os.path.join(binpath, "pkgtool")
@@ -122,10 +142,14 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     print(f"\nmachine: {platform.node()} {os.cpu_count()} cores, {platform.platform()}; {subprocess.run(['bsdtar', '--version'], capture_output=True, text=True).stdout.strip()}; {time.strftime('%Y-%m-%d')}")
     print(f"median of {a.pairs} interleaved pairs\n")
-    print(f"| measurement | pkgtool s | bsdtar s | ratio | pkgtool peak MiB | bsdtar peak MiB |")
-    print(f"|---|---|---|---|---|---|")
+    print("| measurement | pkgtool s (min–max) | bsdtar s (min–max) | ratio (pairs) | user+sys pkgtool / bsdtar | peak MiB pkgtool / bsdtar |")
+    print("|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['name']} | {r['pkgtool']:.2f} | {r['bsdtar']:.2f} | {r['ratio']:.2f} | {r['pkgtool_rss_mib']:.1f} | {r['bsdtar_rss_mib']:.1f} |")
+        print(f"| {r['name']} | {r['pkgtool']:.2f} ({r['pkgtool_min']:.2f}–{r['pkgtool_max']:.2f}) "
+              f"| {r['bsdtar']:.2f} ({r['bsdtar_min']:.2f}–{r['bsdtar_max']:.2f}) "
+              f"| **{r['ratio']:.2f}** ({r['ratio_min']:.2f}–{r['ratio_max']:.2f}) "
+              f"| {r['pkgtool_user']:.2f}+{r['pkgtool_sys']:.2f} / {r['bsdtar_user']:.2f}+{r['bsdtar_sys']:.2f} "
+              f"| {r['pkgtool_rss_mib']:.1f} / {r['bsdtar_rss_mib']:.1f} |")
     for r in results:
         if "sizes" in r:
             s = r["sizes"]

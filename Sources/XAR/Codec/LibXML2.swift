@@ -247,8 +247,9 @@ package final class XMLStreamReader {
     return Int(xmlTextReaderGetParserLineNumber(reader))
   }
 
-  /// The next event, or nil at the end of the document.
-  package func next() throws -> XMLEvent? {
+  /// The next event, or nil at the end of the document. With `ignoringText`, character data is
+  /// skipped without being turned into a string (for a consumer that ignores it here).
+  package func next(ignoringText: Bool = false) throws -> XMLEvent? {
     while true {
       let status = xmlTextReaderRead(reader)
       if status == 0 {
@@ -284,6 +285,7 @@ package final class XMLStreamReader {
       case Int32(XML_READER_TYPE_TEXT.rawValue), Int32(XML_READER_TYPE_CDATA.rawValue),
         Int32(XML_READER_TYPE_WHITESPACE.rawValue),
         Int32(XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue):
+        if ignoringText { continue }
         return XMLEvent(
           kind: .text(string(xmlTextReaderConstValue(reader))), line: line, depth: depth)
       case Int32(XML_READER_TYPE_ENTITY_REFERENCE.rawValue),

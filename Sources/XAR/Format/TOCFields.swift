@@ -73,12 +73,38 @@ enum DataField: Int, CaseIterable {
   var bit: UInt32 { 1 << UInt32(rawValue) }
 }
 
-/// Text values by field, in a small array rather than a dictionary per entry.
+/// Text values by field, stored inline (no allocation per entry).
 struct FieldValues<Field: RawRepresentable & CaseIterable> where Field.RawValue == Int {
-  private var values = [String?](repeating: nil, count: Field.allCases.count)
+  private var v0, v1, v2, v3, v4, v5, v6, v7, v8, v9: String?
 
   subscript(_ field: Field) -> String? {
-    get { values[field.rawValue] }
-    set { values[field.rawValue] = newValue }
+    get {
+      switch field.rawValue {
+      case 0: return v0
+      case 1: return v1
+      case 2: return v2
+      case 3: return v3
+      case 4: return v4
+      case 5: return v5
+      case 6: return v6
+      case 7: return v7
+      case 8: return v8
+      default: return v9
+      }
+    }
+    set {
+      switch field.rawValue {
+      case 0: v0 = newValue
+      case 1: v1 = newValue
+      case 2: v2 = newValue
+      case 3: v3 = newValue
+      case 4: v4 = newValue
+      case 5: v5 = newValue
+      case 6: v6 = newValue
+      case 7: v7 = newValue
+      case 8: v8 = newValue
+      default: v9 = newValue
+      }
+    }
   }
 }

@@ -42,16 +42,20 @@ struct TOCParser {
 
   private let limits: XARReader.Limits
   private var result = Result()
-  /// By entry index: the parent's index (-1 at the root), the name, the entry once closed.
-  private var parents: [Int] = []
+  /// By entry index: the parent's index (-1 at the root), the name, and the entry (a
+  /// placeholder until its `</file>`). The entries become the result in place: a TOC of many
+  /// entries is never held twice.
+  private var parents: [Int32] = []
   private var names: [String] = []
-  private var entries: [XAREntry?] = []
+  private var entries: [XAREntry] = []
+  /// `<file>`s opened and not yet closed.
+  private var openFiles = 0
   /// The `<file>`s open now, outermost first.
   private var stack: [FileBuilder] = []
   /// Element path outside `<file>`s, e.g. `["xar", "toc", "checksum"]`.
   private var outer: [String] = []
   /// The element whose text is being gathered, and that text.
-  private var textTarget: (element: String, attributes: Attributes)?
+  private(set) var textTarget: (element: String, attributes: Attributes)?
   private var text = ""
   private var checksumStyle: String?
   private var checksumFields: [String: String] = [:]
@@ -65,7 +69,9 @@ struct TOCParser {
     var parser = TOCParser(limits: limits)
     do {
       let reader = try XMLStreamReader(pulling: pull)
-      while let event = try reader.next() {
+      // Text matters only inside the elements whose values are read (most of a TOC's text is
+      // indentation): the reader skips the rest without making strings of it.
+      while let event = try reader.next(ignoringText: parser.textTarget == nil) {
         switch event.kind {
         case .start(let name, let attributes, let isEmpty):
           try parser.start(name, attributes: attributes, isEmpty: isEmpty, line: event.line, depth: event.depth)
@@ -90,10 +96,10 @@ struct TOCParser {
       }
       sawRoot = true
     }
-    if name == "file" && (outer == ["xar", "toc"] || stack.last.map { !$0.inData } == true) && textTarget == nil {
+    if name == "file" && textTarget == nil && (stack.isEmpty ? outer == ["xar", "toc"] : !stack[stack.count - 1].inData) {
       try openFile(attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
-    } else if let top = stack.last {
-      try startInsideFile(top, name, attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
+    } else if !stack.isEmpty {
+      try startInsideFile(name, attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
     } else {
       try startOutsideFiles(name, attributes: attributes, isEmpty: isEmpty, line: line)
     }
@@ -109,14 +115,16 @@ struct TOCParser {
       try closeText(name, attributes: target.attributes, line: line)
       return
     }
-    if let top = stack.last {
-      if name == "data" && top.inData && depth - top.depth == 1 {
-        stack[stack.count - 1].inData = false
-      } else if name == "file" && depth == top.depth {
-        stack.removeLast()
+    if !stack.isEmpty {
+      let top = stack.count - 1
+      if name == "data" && stack[top].inData && depth - stack[top].depth == 1 {
+        stack[top].inData = false
+      } else if name == "file" && depth == stack[top].depth {
+        let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
         names[top.index] = entry.name
         entries[top.index] = entry.entry
+        openFiles -= 1
       }
       return  // other elements inside a file are ignored
     }
@@ -130,24 +138,26 @@ struct TOCParser {
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
     let id = attributes.first { $0.name == "id" }?.value ?? ""
     let builder = FileBuilder(index: entries.count, parent: stack.last?.index ?? -1, depth: depth, line: line, id: id)
-    entries.append(nil)
-    parents.append(builder.parent)
+    entries.append(XAREntry(id: "", path: "", kind: .file))
+    openFiles += 1
+    parents.append(Int32(builder.parent))
     names.append("")
     stack.append(builder)
     if isEmpty { throw XARError.missingName(line: line) }
   }
 
   private mutating func startInsideFile(
-    _ top: FileBuilder, _ name: String, attributes: Attributes, isEmpty: Bool, line: Int, depth: Int
+    _ name: String, attributes: Attributes, isEmpty: Bool, line: Int, depth: Int
   ) throws {
-    let relative = depth - top.depth
-    if relative == 1 && !top.inData {
+    let top = stack.count - 1
+    let relative = depth - stack[top].depth
+    if relative == 1 && !stack[top].inData {
       let field = FileField(element: name)
       if let field {
-        guard top.seen & field.bit == 0 else {
-          throw XARError.duplicateElement(line: line, element: name, path: top.name ?? "(unnamed)")
+        guard stack[top].seen & field.bit == 0 else {
+          throw XARError.duplicateElement(line: line, element: name, path: stack[top].name ?? "(unnamed)")
         }
-        stack[stack.count - 1].seen |= field.bit
+        stack[top].seen |= field.bit
       }
       switch field {
       case .data:
@@ -166,19 +176,18 @@ struct TOCParser {
       case nil:
         break
       }
-    } else if relative == 2 && top.inData, let field = DataField(element: name), var data = top.data {
-      guard data.seen & field.bit == 0 else {
-        throw XARError.duplicateElement(line: line, element: name, path: top.name ?? "(unnamed)")
+    } else if relative == 2 && stack[top].inData, let field = DataField(element: name), stack[top].data != nil {
+      guard ((stack[top].data?.seen ?? 0) & field.bit) == 0 else {
+        throw XARError.duplicateElement(line: line, element: name, path: stack[top].name ?? "(unnamed)")
       }
-      data.seen |= field.bit
-      if let style = attributes.first(where: { $0.name == "style" })?.value { data.styles[field] = style }
+      stack[top].data?.seen |= field.bit
+      if let style = attributes.first(where: { $0.name == "style" })?.value { stack[top].data?.styles[field] = style }
       textTarget = (name, attributes)
       text = ""
       if isEmpty {
-        data.fields[field] = ""
+        stack[top].data?.fields[field] = ""
         textTarget = nil
       }
-      stack[stack.count - 1].data = data
     }
     // Other elements inside a file are ignored.
   }
@@ -258,46 +267,42 @@ struct TOCParser {
       result.checksum = ChecksumLocation(algorithm: algorithm, offset: offset, size: size)
     }
 
-    var closed: [XAREntry] = []
-    closed.reserveCapacity(entries.count)
-    for entry in entries {
-      guard let entry else { throw XARError.malformedTOC(line: 0, message: "a <file> is not closed") }
-      closed.append(entry)
-    }
-    var paths = [String](repeating: "", count: closed.count)
+    guard openFiles == 0 else { throw XARError.malformedTOC(line: 0, message: "a <file> is not closed") }
+    var paths = [String](repeating: "", count: entries.count)
     var idIndex: [String: Int] = [:]
     var totalPathBytes: UInt64 = 0
-    for i in closed.indices {
-      let parent = parents[i]
+    for i in entries.indices {
+      let parent = Int(parents[i])
       paths[i] = parent < 0 ? names[i] : paths[parent] + "/" + names[i]
       let pathBytes = paths[i].utf8.count
       guard pathBytes <= limits.maxPathBytes else {
-        throw XARError.pathTooLong(line: closed[i].tocLine, limit: limits.maxPathBytes)
+        throw XARError.pathTooLong(line: entries[i].tocLine, limit: limits.maxPathBytes)
       }
       totalPathBytes += UInt64(pathBytes)
       guard totalPathBytes <= limits.maxTotalPathBytes else {
         throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
       }
-      if !closed[i].id.isEmpty {
-        guard idIndex[closed[i].id] == nil else {
-          throw XARError.invalidValue(line: closed[i].tocLine, element: "file id", value: closed[i].id)
+      if !entries[i].id.isEmpty {
+        guard idIndex[entries[i].id] == nil else {
+          throw XARError.invalidValue(line: entries[i].tocLine, element: "file id", value: entries[i].id)
         }
-        idIndex[closed[i].id] = i
+        idIndex[entries[i].id] = i
       }
     }
-    result.entries.reserveCapacity(closed.count)
-    for i in closed.indices {
-      var entry = closed[i]
-      entry.path = paths[i]
-      if entry.kind == .hardLink {
-        let id = entry.hardLinkTarget ?? ""
-        guard let target = idIndex[id], closed[target].kind == .file, target != i else {
-          throw XARError.unresolvedHardLink(path: entry.path, id: id)
+    names = []
+    parents = []
+    for i in entries.indices {
+      entries[i].path = paths[i]
+      if entries[i].kind == .hardLink {
+        let id = entries[i].hardLinkTarget ?? ""
+        guard let target = idIndex[id], entries[target].kind == .file, target != i else {
+          throw XARError.unresolvedHardLink(path: entries[i].path, id: id)
         }
-        entry.hardLinkTarget = paths[target]
+        entries[i].hardLinkTarget = paths[target]
       }
-      result.entries.append(entry)
     }
+    result.entries = entries
+    entries = []
     return result
   }
 
