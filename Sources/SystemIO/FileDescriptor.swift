@@ -7,7 +7,7 @@
 /// An open file that is closed exactly once, when the last reference goes away.
 ///
 /// Every call that can fail throws a ``SystemError`` naming the file.
-package final class FileDescriptor {
+package final class FileDescriptor: Sendable {
   /// The raw descriptor; valid while this object lives.
   package let rawValue: Int32
   /// The path the file was opened with, for messages.

@@ -49,7 +49,7 @@ package final class XARReader {
     defer { buffer.deallocate() }
     return Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
   }
-  private let file: FileDescriptor
+  let file: FileDescriptor
 
   /// Opens and checks the archive at `path`.
   package convenience init(path: String, limits: Limits = Limits()) throws {

@@ -96,7 +96,9 @@ struct TOCParser {
       }
       sawRoot = true
     }
-    if name == "file" && textTarget == nil && (stack.isEmpty ? outer == ["xar", "toc"] : !stack[stack.count - 1].inData) {
+    if name == "file" && textTarget == nil
+      && (stack.isEmpty ? outer == ["xar", "toc"] : !stack[stack.count - 1].inData)
+    {
       try openFile(attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
     } else if !stack.isEmpty {
       try startInsideFile(name, attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
