@@ -21,10 +21,10 @@ package final class XARPrefetcher: Sendable {
     package var isStreamed: Bool
   }
 
-  static let wholeLimit: UInt64 = 1 << 20
-  static let batchBytes = 1 << 20
+  static let wholeLimit: UInt64 = 256 << 10
+  static let batchBytes = 512 << 10
   static let batchCount = 256
-  static let queuedBatches = 4
+  static let queuedBatches = 2
 
   private struct State: Sendable {
     var batches: [[Item]] = []
