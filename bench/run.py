@@ -44,9 +44,9 @@ def pairs(name, make_a, make_b, n):
             runs[which].append(run_timed(make(i)))
     a = [r[0] for r in runs["a"]]
     b = [r[0] for r in runs["b"]]
-    ratios = [x / y for x, y in zip(a, b)]
+    ratios = [x / max(y, 0.005) for x, y in zip(a, b)]  # GNU time has 10 ms resolution
     med = statistics.median
-    return {"name": name, "pkgtool": med(a), "bsdtar": med(b), "ratio": med(a) / med(b),
+    return {"name": name, "pkgtool": med(a), "bsdtar": med(b), "ratio": med(a) / max(med(b), 0.005),
             "ratio_min": min(ratios), "ratio_max": max(ratios),
             "pkgtool_min": min(a), "pkgtool_max": max(a), "bsdtar_min": min(b), "bsdtar_max": max(b),
             "pkgtool_user": med([r[2] for r in runs["a"]]), "pkgtool_sys": med([r[3] for r in runs["a"]]),
