@@ -14,13 +14,17 @@ package final class FlatPackageSource: EntrySource {
 
   /// The payload of a flat package, or nil when `reader` is not one.
   package static func payload(in reader: XARReader) -> XAREntry? {
-    let roots = Set(reader.entries.filter { !$0.path.contains("/") }.map(\.path))
-    guard !roots.contains(ContentInfo.fileName) else { return nil }
-    let payloads = reader.entries.filter { entry in
+    // (XAR paths are names joined by "/", never with an empty part.) Cheap tests first: this
+    // runs on every package, whatever its number of entries.
+    guard !reader.entries.contains(where: { $0.path == ContentInfo.fileName }) else { return nil }
+    var payload: XAREntry?
+    for entry in reader.entries where entry.kind == .file && entry.path.hasSuffix("/Payload") {
       let parts = entry.path.split(separator: "/")
-      return entry.kind == .file && parts.count == 2 && parts[1] == "Payload" && parts[0].hasSuffix(".pkg")
+      guard parts.count == 2, parts[0].hasSuffix(".pkg") else { continue }
+      guard payload == nil else { return nil }
+      payload = entry
     }
-    return payloads.count == 1 ? payloads[0] : nil
+    return payload
   }
 
   package init(reader: XARReader, payload: XAREntry) {

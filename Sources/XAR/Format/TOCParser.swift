@@ -216,8 +216,8 @@ struct TOCParser {
 
   /// The end of an element whose text was gathered.
   private mutating func closeText(_ name: String, attributes: Attributes, line: Int) throws {
-    if let top = stack.last {
-      if top.inData {
+    if !stack.isEmpty {
+      if stack[stack.count - 1].inData {
         if let field = DataField(element: name) { stack[stack.count - 1].data?.fields[field] = text }
       } else {
         try closeFileField(name, attributes: attributes, text: text, line: line)
