@@ -35,9 +35,6 @@ package enum Paths {
     return (UInt64(info.st_dev), UInt64(info.st_ino))
   }
 
-  /// The number of processors online (at least 1).
-  package static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
-
   /// True when `a` and `b` name the same existing file (links followed).
   package static func sameFile(_ a: String, _ b: String) -> Bool {
     var x = stat()

@@ -138,19 +138,10 @@ public struct AssetPackManifest: Equatable, Sendable {
         if chosen == .onDemand {
           if let fields, !fields.isEmpty { problems.append("downloadPolicy.onDemand must be an empty object") }
         } else if case .array(let items)? = fields?["installationEventTypes"], !items.isEmpty {
-          for item in items {
-            if case .string(let name) = item, let event = InstallationEvent(rawValue: name) {
-              if events.contains(event) {
-                problems.append("installationEventTypes lists '\(name)' twice")
-              } else {
-                events.append(event)
-              }
-            } else {
-              problems.append(
-                "installationEventTypes holds \(describe(item)); the known events are \(InstallationEvent.allCases.map(\.rawValue).joined(separator: ", "))"
-              )
-            }
-          }
+          events = distinctNames(
+            items, in: "installationEventTypes", known: InstallationEvent.allCases.map(\.rawValue),
+            knownAre: "the known events are", problems: &problems
+          ).compactMap(InstallationEvent.init(rawValue:))
         } else {
           problems.append("downloadPolicy.\(key) needs a non-empty installationEventTypes array")
         }
@@ -183,25 +174,34 @@ public struct AssetPackManifest: Equatable, Sendable {
 
     var platforms: [String] = []
     if case .array(let items)? = root["platforms"], !items.isEmpty {
-      for item in items {
-        if case .string(let name) = item, AssetPackManifest.platforms.contains(name) {
-          if platforms.contains(name) {
-            problems.append("platforms lists '\(name)' twice")
-          } else {
-            platforms.append(name)
-          }
-        } else {
-          problems.append(
-            "platforms holds \(describe(item)); the platforms are \(AssetPackManifest.platforms.joined(separator: ", "))"
-          )
-        }
-      }
+      platforms = distinctNames(
+        items, in: "platforms", known: AssetPackManifest.platforms, knownAre: "the platforms are", problems: &problems)
     } else {
       problems.append("platforms must be a non-empty array")
     }
     let manifest = AssetPackManifest(
       assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
     return (problems.isEmpty ? manifest : nil, problems, unknown)
+  }
+
+  /// The strings of `items` that are among `known`, each once; a problem for every other item
+  /// and every repeat.
+  private static func distinctNames(
+    _ items: [JSONValue], in field: String, known: [String], knownAre: String, problems: inout [String]
+  ) -> [String] {
+    var names: [String] = []
+    for item in items {
+      if case .string(let name) = item, known.contains(name) {
+        if names.contains(name) {
+          problems.append("\(field) lists '\(name)' twice")
+        } else {
+          names.append(name)
+        }
+      } else {
+        problems.append("\(field) holds \(describe(item)); \(knownAre) \(known.joined(separator: ", "))")
+      }
+    }
+    return names
   }
 
   private static func describe(_ value: JSONValue) -> String {

@@ -50,7 +50,7 @@ package final class XARPackageSource: EntrySource {
   }
 
   /// Decode files' data on a second thread, ahead of the rules (when there is a second core).
-  package var prefetch = Paths.processorCount > 1
+  package var prefetch = Machine.processorCount > 1
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let items = prefetch ? reader.prefetchedItems() : nil

@@ -40,7 +40,7 @@ public enum Build {
     public var jobs = Build.Options.defaultJobs
 
     /// One per core.
-    public static var defaultJobs: Int { Paths.processorCount }
+    public static var defaultJobs: Int { Machine.processorCount }
 
     /// The defaults: a XAR in the working folder, default compression, one job per core.
     public init() {}

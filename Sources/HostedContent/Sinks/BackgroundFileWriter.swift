@@ -23,16 +23,19 @@ final class BackgroundFileWriter: Sendable {
   /// An empty buffer able to hold ``fileLimit`` bytes; waits while all are in use.
   func takeBuffer() -> [UInt8] {
     slots.wait()
-    if let buffer = state.withLock({ $0.pool.popLast() }) { return buffer }
+    if var buffer = state.withLock({ $0.pool.popLast() }) {
+      // Emptied here, where the pool held the only reference: emptying it in `giveBack`, while
+      // the writer's closure still held one, would copy it into a fresh allocation every time.
+      buffer.removeAll(keepingCapacity: true)
+      return buffer
+    }
     var buffer: [UInt8] = []
     buffer.reserveCapacity(BackgroundFileWriter.fileLimit)
     return buffer
   }
 
-  /// Gives back a buffer that will not be written.
+  /// Gives back a buffer (written, or not to be written).
   func giveBack(_ buffer: [UInt8]) {
-    var buffer = buffer
-    buffer.removeAll(keepingCapacity: true)
     state.withLock { $0.pool.append(buffer) }
     slots.signal()
   }
