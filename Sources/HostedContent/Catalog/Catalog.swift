@@ -140,8 +140,8 @@ public enum CatalogError: Error, CustomStringConvertible, Equatable {
   }
 }
 
-/// A catalog file: the catalog under `signed`, and Ed25519 signatures over its canonical JSON
-/// (its canonical JSON bytes) under `signatures`.
+/// A catalog file: the catalog under `signed`, and Ed25519 signatures over the catalog's canonical
+/// JSON bytes under `signatures`.
 public enum CatalogFile {
   struct Document: Codable {
     var signed: Catalog
