@@ -106,8 +106,10 @@ def main():
         subprocess.run(["sync"])
         print(f"removed the outputs of an earlier run; waiting {a.settle} s (see the note at the top)", file=sys.stderr)
         time.sleep(a.settle)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "pkgtool"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    binpath = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
+    # As scripts/bootstrap.sh's release_flags: the Swift runtime linked in on Linux.
+    flags = ["-c", "release"] + (["--static-swift-stdlib"] if sys.platform.startswith("linux") else [])
+    subprocess.run(["swift", "build", *flags, "--product", "pkgtool"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    binpath = subprocess.run(["swift", "build", *flags, "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
     pkgtool = os.path.join(binpath, "pkgtool")
     results = []
     if a.only in (None, "mixed"):

@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bootstrap.sh
 sample="${1:-level-pack}"
-swift build -c release --product pkgtool >&2
-pkgtool="$(swift build -c release --show-bin-path)/pkgtool"
+swift build "${release_flags[@]}" --product pkgtool >&2
+pkgtool="$(swift build "${release_flags[@]}" --show-bin-path)/pkgtool"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 set -x

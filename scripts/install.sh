@@ -14,8 +14,14 @@ prefix="${1:-/usr/local}"
 root="${DESTDIR:-}${prefix}"
 
 configuration="${PKGTOOL_CONFIGURATION:-release}"
-swift build -c "$configuration" --product pkgtool >&2
-binary="$(swift build -c "$configuration" --show-bin-path)/pkgtool"
+flags=(-c "$configuration")
+[ "$configuration" = release ] && flags=("${release_flags[@]}")
+swift build "${flags[@]}" --product pkgtool >&2
+# A copy: the manual plugin below may build the tool again, without the release flags.
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp "$(swift build "${flags[@]}" --show-bin-path)/pkgtool" "$work/pkgtool"
+binary="$work/pkgtool"
 
 # The man page, from the same command tree as --help.
 swift package plugin generate-manual --configuration "$configuration" >&2

@@ -34,13 +34,13 @@ package final class XARPrefetcher: Sendable {
 
   private let file: FileDescriptor
   private let heapStart: UInt64
-  private let entries: [XAREntry]
+  private let entries: XAREntryTable
   private let state = Locked(State())
   private let filled = DispatchSemaphore(value: 0)
   private let free = DispatchSemaphore(value: XARPrefetcher.queuedBatches)
   private let stopped = DispatchSemaphore(value: 0)
 
-  init(file: FileDescriptor, heapStart: UInt64, entries: [XAREntry]) {
+  init(file: FileDescriptor, heapStart: UInt64, entries: XAREntryTable) {
     self.file = file
     self.heapStart = heapStart
     self.entries = entries  // the reader's array, shared, not copied
@@ -55,14 +55,14 @@ package final class XARPrefetcher: Sendable {
     var batch: [Item] = []
     var batchBytes = 0
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    for entry in entries where entry.kind == .file {
+    for i in entries.indices where entries.kind(at: i) == .file {
       if state.withLock({ $0.cancelled }) { return }
-      let size = entry.data?.size ?? 0
-      let stored = entry.data?.length ?? 0
+      let (size, stored) = entries.sizes(at: i)
       if size > XARPrefetcher.wholeLimit || stored > XARPrefetcher.wholeLimit {
         batch.append(Item(bytes: [], error: nil, isStreamed: true))
       } else {
-        let reader = XARDataReader(file: file, heapStart: heapStart, path: entry.path, data: entry.data, window: window)
+        let reader = XARDataReader(
+          file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
         var item = Item(bytes: [], error: nil, isStreamed: false)
         item.bytes.reserveCapacity(Int(size))
         do {

@@ -31,8 +31,9 @@ package final class XARReader {
   /// The archive's path, for messages.
   package let path: String
   package let header: XARHeader
-  /// Every `<file>` of the TOC, in document order.
-  package let entries: [XAREntry]
+  /// Every `<file>` of the TOC, in document order, as compact records (an ``XAREntry`` is made
+  /// for each as it is read).
+  package let entries: XAREntryTable
   /// The TOC's `<creation-time>`, if any.
   package let creationTime: XARTimestamp?
   /// The TOC checksum as stored (and verified).
@@ -108,25 +109,31 @@ package final class XARReader {
 
     // Every entry's data has heap bytes of its own: shared regions would let a small file
     // declare many times its size, and let one checksum vouch for two files.
-    var regions: [(offset: UInt64, end: UInt64, path: String)] = []
+    // Regions by entry index (-1 for the TOC checksum); paths are made only for a message.
+    var regions: [(offset: UInt64, end: UInt64, index: Int32)] = []
     if let location = toc.checksum, header.checksumAlgorithm != .none {
-      regions.append((location.offset, location.offset + location.size, "(TOC checksum)"))
+      regions.append((location.offset, location.offset + location.size, -1))
     }
-    for entry in entries {
-      guard let data = entry.data else { continue }
-      guard data.offset <= heapSize, data.length <= heapSize - data.offset else {
+    for i in entries.indices {
+      guard let stored = entries.storedRange(at: i) else { continue }
+      guard stored.offset <= heapSize, stored.length <= heapSize - stored.offset else {
         throw XARError.dataOutOfHeap(
-          path: entry.path, offset: data.offset, length: data.length, heapSize: heapSize)
+          path: entries.path(at: i), offset: stored.offset, length: stored.length, heapSize: heapSize)
       }
-      if data.encoding != .none, data.size > 1 << 20, data.size / max(data.length, 1) > limits.maxExpansionRatio {
+      let size = entries.sizes(at: i).size
+      if size > 1 << 20, entries.data(at: i)?.encoding != XAREncoding.none,
+        size / max(stored.length, 1) > limits.maxExpansionRatio
+      {
         throw XARError.expansionTooLarge(
-          path: entry.path, size: data.size, length: data.length, limit: limits.maxExpansionRatio)
+          path: entries.path(at: i), size: size, length: stored.length, limit: limits.maxExpansionRatio)
       }
-      if data.length > 0 { regions.append((data.offset, data.offset + data.length, entry.path)) }
+      if stored.length > 0 { regions.append((stored.offset, stored.offset + stored.length, Int32(i))) }
     }
     regions.sort { $0.offset < $1.offset }
+    let entries = self.entries
+    func name(_ index: Int32) -> String { index < 0 ? "(TOC checksum)" : entries.path(at: Int(index)) }
     for (a, b) in zip(regions, regions.dropFirst()) where b.offset < a.end {
-      throw XARError.overlappingData(path: b.path, other: a.path)
+      throw XARError.overlappingData(path: name(b.index), other: name(a.index))
     }
   }
 

@@ -1,12 +1,14 @@
 import Foundation
 import HostedContent
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
 /// A package named by URL: fetched into a private temporary file first, never into place. With
 /// a catalog the download stops as soon as it passes the size the catalog gives for that URL.
+///
+/// http(s) goes through the `curl` command, not Foundation's URLSession: linking
+/// FoundationNetworking loads libcurl and some thirty libraries behind it into every run, about
+/// 9 MiB of memory before the first byte of a package is read, and it keeps the Swift runtime
+/// from being linked statically on Linux (docs/performance.md). Only `unpack` and `install` of a
+/// URL need it.
 final class DownloadedPackage {
   /// The local path to read.
   let path: String
@@ -46,56 +48,57 @@ final class DownloadedPackage {
     if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
   }
 
+  /// Runs `curl` with the body on a pipe, counted here: past `limit` curl is stopped, whatever the
+  /// server said the length would be.
   private func fetch(_ url: URL, to path: String, limit: UInt64?) throws {
-    let delegate = Receiver(path: path, limit: limit)
-    let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
-    defer { session.invalidateAndCancel() }
-    let task = session.dataTask(with: url)
-    task.resume()
-    delegate.done.wait()
-    if let failure = delegate.failure { throw OperationError("cannot download '\(url.absoluteString)': \(failure)") }
-  }
-
-  /// Streams the body to a file; cancels past `limit`.
-  private final class Receiver: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    let done = DispatchSemaphore(value: 0)
+    let address = url.absoluteString
+    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+      let output = FileHandle(forWritingAtPath: path)
+    else { throw OperationError("cannot download '\(address)': cannot create '\(path)'") }
+    defer { try? output.close() }
+    let curl = Process()
+    curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    // No redirect to anything but http(s); the URL is passed as an option's value, never as
+    // something curl could read as an option.
+    curl.arguments = [
+      "curl", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", "=http,https",
+      "--proto-redir", "=http,https", "--url", address,
+    ]
+    let body = Pipe()
+    let errors = Pipe()
+    curl.standardOutput = body
+    curl.standardError = errors
+    curl.standardInput = FileHandle.nullDevice
+    do { try curl.run() } catch {
+      throw OperationError(
+        "cannot download '\(address)': \(error.localizedDescription); downloading needs the curl command (or download the file yourself and pass its path)"
+      )
+    }
+    var received: UInt64 = 0
     var failure: String?
-    private let handle: FileHandle?
-    private let limit: UInt64?
-    private var received: UInt64 = 0
-
-    init(path: String, limit: UInt64?) {
-      _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-      handle = FileHandle(forWritingAtPath: path)
-      self.limit = limit
-    }
-
-    func urlSession(
-      _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-      completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-      if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-        failure = "the server answered HTTP \(http.statusCode)"
-        completionHandler(.cancel)
-        return
-      }
-      completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    while let data = try body.fileHandleForReading.read(upToCount: 256 * 1024), !data.isEmpty {
       received += UInt64(data.count)
       if let limit, received > limit {
-        if failure == nil { failure = "it is larger than the \(limit) bytes the catalog gives" }
-        dataTask.cancel()
-        return
+        failure = "it is larger than the \(limit) bytes the catalog gives"
+        curl.terminate()
+        break
       }
-      handle?.write(data)
+      try output.write(contentsOf: data)
     }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-      try? handle?.close()
-      if failure == nil, let error { failure = error.localizedDescription }
-      done.signal()
+    try? body.fileHandleForReading.close()
+    let message = (try? errors.fileHandleForReading.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+    curl.waitUntilExit()
+    if let failure { throw OperationError("cannot download '\(address)': \(failure)") }
+    guard curl.terminationReason == .exit, curl.terminationStatus == 0 else {
+      var reason = (message ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+      if curl.terminationStatus == 127 && curl.terminationReason == .exit {
+        reason = "the curl command is not installed (install curl, or download the file yourself and pass its path)"
+      } else if let range = reason.range(of: "The requested URL returned error: ") {
+        reason = "the server answered HTTP " + reason[range.upperBound...].trimmingCharacters(in: .whitespaces)
+      } else if reason.isEmpty {
+        reason = "curl exited with status \(curl.terminationStatus)"
+      }
+      throw OperationError("cannot download '\(address)': \(reason)")
     }
   }
 }

@@ -11,7 +11,7 @@ struct TOCParser {
   }
 
   struct Result {
-    var entries: [XAREntry] = []
+    var entries = XAREntryTable()
     var checksum: ChecksumLocation?
     var creationTime: XARTimestamp?
   }
@@ -42,12 +42,11 @@ struct TOCParser {
 
   private let limits: XARReader.Limits
   private var result = Result()
-  /// By entry index: the parent's index (-1 at the root), the name, and the entry (a
-  /// placeholder until its `</file>`). The entries become the result in place: a TOC of many
-  /// entries is never held twice.
-  private var parents: [Int32] = []
-  private var names: [String] = []
-  private var entries: [XAREntry] = []
+  /// One compact record per `<file>` (a placeholder until its `</file>`), which becomes the
+  /// result in place: a TOC of many entries is never held twice, nor as Swift values.
+  private var entries = XAREntryTable()
+  /// Hard links and the ids they name, resolved once every id is known.
+  private var hardLinks: [(index: Int32, id: String)] = []
   /// `<file>`s opened and not yet closed.
   private var openFiles = 0
   /// The `<file>`s open now, outermost first.
@@ -124,8 +123,8 @@ struct TOCParser {
       } else if name == "file" && depth == stack[top].depth {
         let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
-        names[top.index] = entry.name
-        entries[top.index] = entry.entry
+        if let id = entry.hardLinkTarget { hardLinks.append((Int32(top.index), id)) }
+        entries.store(entry, at: top.index)
         openFiles -= 1
       }
       return  // other elements inside a file are ignored
@@ -139,12 +138,10 @@ struct TOCParser {
     guard entries.count < limits.maxEntries else { throw XARError.tooManyEntries(limit: limits.maxEntries) }
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
     let id = attributes.first { $0.name == "id" }?.value ?? ""
-    let builder = FileBuilder(index: entries.count, parent: stack.last?.index ?? -1, depth: depth, line: line, id: id)
-    entries.append(XAREntry(id: "", path: "", kind: .file))
+    let parent = stack.last?.index ?? -1
+    let index = entries.open(parent: parent, line: line)
+    stack.append(FileBuilder(index: index, parent: parent, depth: depth, line: line, id: id))
     openFiles += 1
-    parents.append(Int32(builder.parent))
-    names.append("")
-    stack.append(builder)
     if isEmpty { throw XARError.missingName(line: line) }
   }
 
@@ -270,46 +267,43 @@ struct TOCParser {
     }
 
     guard openFiles == 0 else { throw XARError.malformedTOC(line: 0, message: "a <file> is not closed") }
-    var paths = [String](repeating: "", count: entries.count)
-    var idIndex: [String: Int] = [:]
     var totalPathBytes: UInt64 = 0
     for i in entries.indices {
-      let parent = Int(parents[i])
-      paths[i] = parent < 0 ? names[i] : paths[parent] + "/" + names[i]
-      let pathBytes = paths[i].utf8.count
+      let pathBytes = entries.computePathLength(at: i)
       guard pathBytes <= limits.maxPathBytes else {
-        throw XARError.pathTooLong(line: entries[i].tocLine, limit: limits.maxPathBytes)
+        throw XARError.pathTooLong(line: entries.tocLine(at: i), limit: limits.maxPathBytes)
       }
       totalPathBytes += UInt64(pathBytes)
       guard totalPathBytes <= limits.maxTotalPathBytes else {
         throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
       }
-      if !entries[i].id.isEmpty {
-        guard idIndex[entries[i].id] == nil else {
-          throw XARError.invalidValue(line: entries[i].tocLine, element: "file id", value: entries[i].id)
-        }
-        idIndex[entries[i].id] = i
-      }
     }
-    names = []
-    parents = []
-    for i in entries.indices {
-      entries[i].path = paths[i]
-      if entries[i].kind == .hardLink {
-        let id = entries[i].hardLinkTarget ?? ""
-        guard let target = idIndex[id], entries[target].kind == .file, target != i else {
-          throw XARError.unresolvedHardLink(path: entries[i].path, id: id)
-        }
-        entries[i].hardLinkTarget = paths[target]
-      }
+    // Ids are unique: of equal ids, the second in document order is the one reported.
+    let byID = entries.indicesByID()
+    var duplicate: Int?
+    for (a, b) in zip(byID, byID.dropFirst()) where entries.sameID(Int(a), Int(b)) {
+      duplicate = min(duplicate ?? Int.max, Int(b))
     }
+    if let duplicate {
+      throw XARError.invalidValue(line: entries.tocLine(at: duplicate), element: "file id", value: entries.id(at: duplicate))
+    }
+    for (index, id) in hardLinks {
+      let i = Int(index)
+      guard let target = entries.index(ofID: id, in: byID), entries.kind(at: target) == .file, target != i else {
+        throw XARError.unresolvedHardLink(path: entries.path(at: i), id: id)
+      }
+      entries.resolveHardLink(at: i, to: target)
+    }
+    hardLinks = []
+    entries.finishBuilding()
     result.entries = entries
-    entries = []
+    entries = XAREntryTable()
     return result
   }
 
-  /// The entry a closed `<file>` describes; its path is the name alone until ``finish()``.
-  private static func finishEntry(_ b: FileBuilder, line: Int) throws -> (name: String, entry: XAREntry) {
+  /// The entry a closed `<file>` describes; its path is the name alone, and a hard link's
+  /// target is the id it names (``finish()`` resolves both).
+  private static func finishEntry(_ b: FileBuilder, line: Int) throws -> XAREntry {
     guard let name = b.name else { throw XARError.missingName(line: b.line) }
     guard !name.isEmpty else { throw XARError.emptyName(line: b.line) }
     if name.utf8.contains(UInt8(ascii: "/")) {
@@ -392,11 +386,10 @@ struct TOCParser {
           "is a \(b.type ?? "file") but carries <data> (extractors may write those bytes; a \(b.type ?? "file") has none)"
       )
     }
-    let entry = XAREntry(
+    return XAREntry(
       id: b.id, path: name, kind: kind, mode: parsedMode, uid: try number(.uid), gid: try number(.gid),
       user: b.fields[.user], group: b.fields[.group], mtime: parsedMtime, linkTarget: b.fields[.link],
       hardLinkTarget: hardLinkTarget, data: data, tocLine: b.line)
-    return (name, entry)
   }
 
   private static func translate(_ error: XMLReadError) -> XARError {

@@ -1,0 +1,354 @@
+/// The `<file>`s of a TOC in document order, held compactly.
+///
+/// One fixed-size record per entry (about 120 bytes); names, ids and link targets in one byte
+/// arena; digests in another; user, group and unknown type or encoding names interned. A path is
+/// never stored: each record has its parent's index and its own name, and ``path(at:)`` joins
+/// them when asked. An ``XAREntry`` is made from a record on demand, so reading a TOC of many
+/// entries costs no allocation per entry, and iterating costs one path string per entry, freed
+/// as the caller moves on.
+package struct XAREntryTable: RandomAccessCollection, Sendable {
+  /// Bytes in ``text``; `count == .max` means absent.
+  struct Span {
+    var start: UInt32
+    var count: UInt32
+    static let absent = Span(start: 0, count: .max)
+    var isAbsent: Bool { count == .max }
+  }
+
+  struct Record {
+    var parent: Int32 = -1
+    /// For a hard link: the index of the entry that holds the data.
+    var hardLinkTarget: Int32 = -1
+    var name = Span.absent
+    var id = Span.absent
+    var link = Span.absent
+    /// UTF-8 bytes of the full path.
+    var pathLength: UInt32 = 0
+    var tocLine: UInt32 = 0
+    /// 1 + an index in ``strings``; 0 for none.
+    var user: UInt32 = 0
+    var group: UInt32 = 0
+    /// An unknown kind's or encoding's name: 1 + an index in ``strings``.
+    var otherName: UInt32 = 0
+    var kind: UInt8 = 0
+    var flags: UInt8 = 0
+    var mode: UInt16 = 0
+    var encoding: UInt8 = 0
+    var archivedAlgorithm: UInt8 = 0
+    var extractedAlgorithm: UInt8 = 0
+    /// Where the archived digest starts in ``digests``; the extracted one follows it.
+    var digests: UInt32 = 0
+    var uid: UInt64 = 0
+    var gid: UInt64 = 0
+    var mtime: Int64 = 0
+    var offset: UInt64 = 0
+    var length: UInt64 = 0
+    var size: UInt64 = 0
+  }
+
+  enum Flag {
+    static let mode: UInt8 = 1
+    static let uid: UInt8 = 2
+    static let gid: UInt8 = 4
+    static let mtime: UInt8 = 8
+    static let data: UInt8 = 16
+  }
+
+  private(set) var records: [Record] = []
+  private var text: [UInt8] = []
+  private var digests: [UInt8] = []
+  private var strings: [String] = []
+  /// Only while the table is built.
+  private var interned: [String: UInt32] = [:]
+
+  init() {}
+
+  // MARK: Collection
+
+  package var startIndex: Int { 0 }
+  package var endIndex: Int { records.count }
+
+  /// The entry at `position`, made from its record.
+  package subscript(position: Int) -> XAREntry {
+    let r = records[position]
+    let kind = self.kind(at: position)
+    return XAREntry(
+      id: string(r.id) ?? "", path: path(at: position), kind: kind,
+      mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil, uid: r.flags & Flag.uid != 0 ? r.uid : nil,
+      gid: r.flags & Flag.gid != 0 ? r.gid : nil, user: interned(r.user), group: interned(r.group),
+      mtime: r.flags & Flag.mtime != 0 ? XARTimestamp(secondsSinceEpoch: r.mtime) : nil, linkTarget: string(r.link),
+      hardLinkTarget: r.hardLinkTarget >= 0 ? path(at: Int(r.hardLinkTarget)) : nil, data: data(at: position),
+      tocLine: Int(r.tocLine))
+  }
+
+  // MARK: Parts of an entry, without making the whole
+
+  /// The entry's kind.
+  package func kind(at position: Int) -> XAREntryKind {
+    let r = records[position]
+    switch r.kind {
+    case 0: return .file
+    case 1: return .directory
+    case 2: return .symlink
+    case 3: return .hardLink
+    case 4: return .fifo
+    case 5: return .characterDevice
+    case 6: return .blockDevice
+    case 7: return .socket
+    default: return .unknown(interned(r.otherName) ?? "")
+    }
+  }
+
+  /// The entry's full path: its ancestors' names and its own, joined with `/`.
+  package func path(at position: Int) -> String {
+    let length = Int(records[position].pathLength)
+    return records.withUnsafeBufferPointer { records in
+      text.withUnsafeBufferPointer { arena in
+        String(unsafeUninitializedCapacity: length) { out in
+          var end = length
+          var i = position
+          while i >= 0 {
+            let name = records[i].name
+            end -= Int(name.count)
+            for k in 0..<Int(name.count) { out[end + k] = arena[Int(name.start) + k] }
+            i = Int(records[i].parent)
+            if i >= 0 {
+              end -= 1
+              out[end] = UInt8(ascii: "/")
+            }
+          }
+          return length
+        }
+      }
+    }
+  }
+
+  /// The UTF-8 length of the entry's full path.
+  package func pathLength(at position: Int) -> Int { Int(records[position].pathLength) }
+
+  /// Where and how the entry's data is stored, if it has any.
+  package func data(at position: Int) -> XARData? {
+    let r = records[position]
+    guard r.flags & Flag.data != 0 else { return nil }
+    let encoding: XAREncoding
+    switch r.encoding {
+    case 0: encoding = .none
+    case 1: encoding = .gzip
+    case 2: encoding = .bzip2
+    case 3: encoding = .xz
+    case 4: encoding = .lzma
+    default: encoding = .unknown(interned(r.otherName) ?? "")
+    }
+    var start = Int(r.digests)
+    func checksum(_ code: UInt8) -> XARChecksum? {
+      guard code != 0 else { return nil }
+      let algorithm = XARChecksumAlgorithm.allCases[Int(code)]
+      defer { start += algorithm.digestSize }
+      return XARChecksum(algorithm: algorithm, digest: Array(digests[start..<(start + algorithm.digestSize)]))
+    }
+    let archived = checksum(r.archivedAlgorithm)
+    let extracted = checksum(r.extractedAlgorithm)
+    return XARData(
+      offset: r.offset, length: r.length, size: r.size, encoding: encoding, archivedChecksum: archived,
+      extractedChecksum: extracted)
+  }
+
+  /// The stored byte range of the entry's data: (offset, length), nil without data.
+  package func storedRange(at position: Int) -> (offset: UInt64, length: UInt64)? {
+    let r = records[position]
+    return r.flags & Flag.data != 0 ? (r.offset, r.length) : nil
+  }
+
+  /// The decoded and stored sizes of the entry's data (0 without data).
+  package func sizes(at position: Int) -> (size: UInt64, length: UInt64) {
+    let r = records[position]
+    return r.flags & Flag.data != 0 ? (r.size, r.length) : (0, 0)
+  }
+
+  /// The TOC line where the entry's `<file>` starts.
+  func tocLine(at position: Int) -> Int { Int(records[position].tocLine) }
+
+  // MARK: Building (the TOC parser)
+
+  /// Adds a placeholder for a `<file>` just opened; returns its index.
+  mutating func open(parent: Int, line: Int) -> Int {
+    var r = Record()
+    r.parent = Int32(parent)
+    r.tocLine = UInt32(clamping: line)
+    records.append(r)
+    return records.count - 1
+  }
+
+  /// Fills the record at `index` from the entry read for it (whose path is its name alone).
+  /// A hard link's target is left for ``resolveHardLink(at:to:)``.
+  mutating func store(_ entry: XAREntry, at index: Int) {
+    var r = records[index]
+    r.name = add(entry.path)
+    r.id = add(entry.id)
+    r.link = entry.linkTarget.map { add($0) } ?? .absent
+    r.user = entry.user.map { intern($0) } ?? 0
+    r.group = entry.group.map { intern($0) } ?? 0
+    switch entry.kind {
+    case .file: r.kind = 0
+    case .directory: r.kind = 1
+    case .symlink: r.kind = 2
+    case .hardLink: r.kind = 3
+    case .fifo: r.kind = 4
+    case .characterDevice: r.kind = 5
+    case .blockDevice: r.kind = 6
+    case .socket: r.kind = 7
+    case .unknown(let name):
+      r.kind = 8
+      r.otherName = intern(name)
+    }
+    r.flags = 0
+    if let mode = entry.mode {
+      r.flags |= Flag.mode
+      r.mode = UInt16(truncatingIfNeeded: mode)
+    }
+    if let uid = entry.uid {
+      r.flags |= Flag.uid
+      r.uid = uid
+    }
+    if let gid = entry.gid {
+      r.flags |= Flag.gid
+      r.gid = gid
+    }
+    if let mtime = entry.mtime {
+      r.flags |= Flag.mtime
+      r.mtime = mtime.secondsSinceEpoch
+    }
+    if let data = entry.data {
+      r.flags |= Flag.data
+      r.offset = data.offset
+      r.length = data.length
+      r.size = data.size
+      switch data.encoding {
+      case .none: r.encoding = 0
+      case .gzip: r.encoding = 1
+      case .bzip2: r.encoding = 2
+      case .xz: r.encoding = 3
+      case .lzma: r.encoding = 4
+      case .unknown(let style):
+        r.encoding = 5
+        r.otherName = intern(style)
+      }
+      r.digests = UInt32(truncatingIfNeeded: digests.count)
+      r.archivedAlgorithm = addDigest(data.archivedChecksum)
+      r.extractedAlgorithm = addDigest(data.extractedChecksum)
+    }
+    records[index] = r
+  }
+
+  /// Sets the record's full path length from its parent's (parents come first).
+  mutating func computePathLength(at index: Int) -> Int {
+    let parent = Int(records[index].parent)
+    let own = Int(records[index].name.count)
+    let length = parent < 0 ? own : Int(records[parent].pathLength) + 1 + own
+    records[index].pathLength = UInt32(clamping: length)
+    return length
+  }
+
+  mutating func resolveHardLink(at index: Int, to target: Int) {
+    records[index].hardLinkTarget = Int32(target)
+  }
+
+  /// Drops what only building needed and spare capacity.
+  mutating func finishBuilding() {
+    interned = [:]
+    if records.capacity > records.count + records.count / 8 { records = Array(records) }
+    if text.capacity > text.count + text.count / 8 { text = Array(text) }
+  }
+
+  /// Entry indices with a non-empty id, ordered by id bytes, then by index.
+  func indicesByID() -> [Int32] {
+    var order = [Int32]()
+    order.reserveCapacity(records.count)
+    for i in records.indices where records[i].id.count > 0 && !records[i].id.isAbsent { order.append(Int32(i)) }
+    records.withUnsafeBufferPointer { records in
+      text.withUnsafeBufferPointer { arena in
+        order.sort { a, b in
+          let x = records[Int(a)].id
+          let y = records[Int(b)].id
+          let c = compareBytes(arena, x, y)
+          return c != 0 ? c < 0 : a < b
+        }
+      }
+    }
+    return order
+  }
+
+  /// The index of the entry whose id is `id` in `order` (from ``indicesByID()``), if any.
+  func index(ofID id: String, in order: [Int32]) -> Int? {
+    let key = Array(id.utf8)
+    return records.withUnsafeBufferPointer { records in
+      text.withUnsafeBufferPointer { arena in
+        var low = 0
+        var high = order.count
+        while low < high {
+          let mid = (low + high) / 2
+          let span = records[Int(order[mid])].id
+          let c = key.withUnsafeBufferPointer { compareBytes(arena, span, $0) }
+          if c == 0 { return Int(order[mid]) }
+          if c < 0 { low = mid + 1 } else { high = mid }
+        }
+        return nil
+      }
+    }
+  }
+
+  /// True if the two entries' ids are the same bytes.
+  func sameID(_ a: Int, _ b: Int) -> Bool {
+    text.withUnsafeBufferPointer { compareBytes($0, records[a].id, records[b].id) == 0 }
+  }
+
+  /// The id text of the entry.
+  func id(at position: Int) -> String { string(records[position].id) ?? "" }
+
+  // MARK: Storage
+
+  private mutating func add(_ s: String) -> Span {
+    let start = UInt32(truncatingIfNeeded: text.count)
+    text.append(contentsOf: s.utf8)
+    return Span(start: start, count: UInt32(truncatingIfNeeded: text.count) - start)
+  }
+
+  private mutating func intern(_ s: String) -> UInt32 {
+    if let index = interned[s] { return index }
+    strings.append(s)
+    let index = UInt32(strings.count)
+    interned[s] = index
+    return index
+  }
+
+  private func interned(_ index: UInt32) -> String? { index == 0 ? nil : strings[Int(index) - 1] }
+
+  private func string(_ span: Span) -> String? {
+    guard !span.isAbsent else { return nil }
+    return String(decoding: text[Int(span.start)..<Int(span.start + span.count)], as: UTF8.self)
+  }
+
+  /// Appends the digest; returns its algorithm's code (0 for none).
+  private mutating func addDigest(_ checksum: XARChecksum?) -> UInt8 {
+    guard let checksum, let index = XARChecksumAlgorithm.allCases.firstIndex(of: checksum.algorithm) else { return 0 }
+    digests.append(contentsOf: checksum.digest)
+    return UInt8(index)
+  }
+}
+
+/// Compares two byte strings of the arena: negative, zero or positive.
+private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: XAREntryTable.Span) -> Int {
+  compareBytes(arena, x, UnsafeBufferPointer(rebasing: arena[Int(y.start)..<Int(y.start + y.count)]))
+}
+
+private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: UnsafeBufferPointer<UInt8>)
+  -> Int
+{
+  let n = min(Int(x.count), y.count)
+  for k in 0..<n {
+    let a = arena[Int(x.start) + k]
+    let b = y[k]
+    if a != b { return Int(a) - Int(b) }
+  }
+  return Int(x.count) - y.count
+}
