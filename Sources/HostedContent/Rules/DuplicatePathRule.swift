@@ -28,16 +28,50 @@ package final class DuplicatePathRule: Rule {
         adding: [.file("Contents/a.txt", "1"), .file("Contents/b.txt", "2"), .file("Contents/a.txt.bak", "3")])
     ])
 
-  /// Lower-cased paths; Swift compares strings by canonical equivalence, so NFC and NFD meet here.
-  private var folded: [String: String] = [:]
+  /// The first path of each folded form, by the folded form's hash (Swift hashes strings by
+  /// canonical equivalence, so NFC and NFD meet here; a collision of hashes moves on to the next
+  /// key). The paths themselves are the run's ``PathIndex``'s, by number: stored once.
+  private var folded: [Int: Int32] = [:]
+  /// The last new path: the inspector adds an entry's path to the index after the rules have
+  /// seen it, so its number is looked up at the next entry (or kept here, if it never comes).
+  private var pending: (key: Int, path: String)?
+  /// Paths the index does not have (a driver that does not index); normally empty.
+  private var unindexed: [Int32: String] = [:]
 
   package init(context: RuleContext) {}
 
+  private func settlePending(_ paths: PathIndex) {
+    guard let (key, path) = pending else { return }
+    pending = nil
+    if let number = paths.number(of: path) {
+      folded[key] = number
+    } else {
+      let number = -1 - Int32(unindexed.count)
+      unindexed[number] = path
+      folded[key] = number
+    }
+  }
+
+  private func path(_ number: Int32, in paths: PathIndex) -> String {
+    number >= 0 ? paths.path(number) : unindexed[number] ?? ""
+  }
+
   package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     guard !inspected.entry.isWrapperMember else { return }
+    settlePending(inspected.paths)
     let path = inspected.entry.path
     let key = path.lowercased()
-    if let first = folded[key] {
+    var slot = key.hashValue
+    var match: String?
+    while let number = folded[slot] {
+      let first = self.path(number, in: inspected.paths)
+      if first.lowercased() == key {
+        match = first
+        break
+      }
+      slot &+= 1
+    }
+    if let first = match {
       if first.utf8.elementsEqual(path.utf8) {
         findings.append(
           finding(path, "the path appears more than once in the package", hint: "keep one entry per path"))
@@ -57,7 +91,7 @@ package final class DuplicatePathRule: Rule {
           "the path collides with '\(first)' on case- and normalization-insensitive file systems (differs only by \(kind))",
           hint: "rename one of them"))
     } else {
-      folded[key] = path
+      pending = (slot, path)
     }
   }
 }

@@ -108,7 +108,7 @@ package final class PathSafetyRule: Rule {
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard !symlinks.isEmpty else { return }
-    for path in summary.paths.entries.sorted() {
+    for path in summary.paths.entryPaths.sorted() {
       if let link = PathSafetyRule.symlinkedAncestor(of: path, in: symlinks) {
         findings.append(
           finding(

@@ -51,7 +51,7 @@ package final class SpecialFileRule: Rule {
             entry.path,
             "the hard link to '\(target)' carries \(entry.size) bytes of its own, which extractors write over '\(target)' unchecked",
             hint: "store the file itself, not a hard link with data (pkgtool build turns hard links into files)"))
-      } else if !inspected.paths.entries.contains(target) {
+      } else if !inspected.paths.containsEntry(target) {
         findings.append(
           finding(
             entry.path, "the hard link points to '\(target)', which is not a file earlier in the package",
