@@ -28,13 +28,15 @@ package final class DuplicatePathRule: Rule {
         adding: [.file("Contents/a.txt", "1"), .file("Contents/b.txt", "2"), .file("Contents/a.txt.bak", "3")])
     ])
 
-  /// The first path of each folded form, by the folded form's hash (Swift hashes strings by
-  /// canonical equivalence, so NFC and NFD meet here; a collision of hashes moves on to the next
-  /// key). The paths themselves are the run's ``PathIndex``'s, by number: stored once.
-  private var folded: [Int: Int32] = [:]
+  /// The first path of each folded form: an open-addressing table by the folded form's hash
+  /// (Swift hashes strings by canonical equivalence, so NFC and NFD meet here). A slot holds 32
+  /// bits of the hash (low bit set, so 0 is empty) and the path's number in the run's
+  /// ``PathIndex``: the paths themselves are stored once, there. 8 bytes a slot, at most half full.
+  private var slots = [UInt64](repeating: 0, count: 1024)
+  private var used = 0
   /// The last new path: the inspector adds an entry's path to the index after the rules have
   /// seen it, so its number is looked up at the next entry (or kept here, if it never comes).
-  private var pending: (key: Int, path: String)?
+  private var pending: (hash: Int, path: String)?
   /// Paths the index does not have (a driver that does not index); normally empty.
   private var unindexed: [Int32: String] = [:]
 
@@ -42,13 +44,36 @@ package final class DuplicatePathRule: Rule {
 
   private func settlePending(_ paths: PathIndex) {
     guard let (key, path) = pending else { return }
+    growIfNeeded(paths)
     pending = nil
     if let number = paths.number(of: path) {
-      folded[key] = number
+      place(number, hash: key)
     } else {
       let number = -1 - Int32(unindexed.count)
       unindexed[number] = path
-      folded[key] = number
+      place(number, hash: key)
+    }
+  }
+
+  private static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash >> 32) | 1) << 32 }
+
+  private func place(_ number: Int32, hash: Int) {
+    let mask = slots.count - 1
+    var slot = hash & mask
+    while slots[slot] != 0 { slot = (slot + 1) & mask }
+    slots[slot] = DuplicatePathRule.tag(hash) | UInt64(UInt32(bitPattern: number))
+    used += 1
+  }
+
+  /// Doubles the table, hashing each stored path's folded form again.
+  private func growIfNeeded(_ paths: PathIndex) {
+    guard (used + 1) * 2 > slots.count else { return }
+    let old = slots
+    slots = [UInt64](repeating: 0, count: old.count * 2)
+    used = 0
+    for value in old where value != 0 {
+      let number = Int32(bitPattern: UInt32(truncatingIfNeeded: value))
+      place(number, hash: self.path(number, in: paths).lowercased().hashValue)
     }
   }
 
@@ -61,15 +86,20 @@ package final class DuplicatePathRule: Rule {
     settlePending(inspected.paths)
     let path = inspected.entry.path
     let key = path.lowercased()
-    var slot = key.hashValue
+    let hash = key.hashValue
+    let mask = slots.count - 1
+    var slot = hash & mask
     var match: String?
-    while let number = folded[slot] {
-      let first = self.path(number, in: inspected.paths)
-      if first.lowercased() == key {
-        match = first
-        break
+    while slots[slot] != 0 {
+      let value = slots[slot]
+      if value & 0xFFFF_FFFF_0000_0000 == DuplicatePathRule.tag(hash) {
+        let first = self.path(Int32(bitPattern: UInt32(truncatingIfNeeded: value)), in: inspected.paths)
+        if first.lowercased() == key {
+          match = first
+          break
+        }
       }
-      slot &+= 1
+      slot = (slot + 1) & mask
     }
     if let first = match {
       if first.utf8.elementsEqual(path.utf8) {
@@ -91,7 +121,7 @@ package final class DuplicatePathRule: Rule {
           "the path collides with '\(first)' on case- and normalization-insensitive file systems (differs only by \(kind))",
           hint: "rename one of them"))
     } else {
-      pending = (slot, path)
+      pending = (hash, path)
     }
   }
 }

@@ -1,7 +1,9 @@
 /// The `<file>`s of a TOC in document order, held compactly.
 ///
-/// One fixed-size record per entry (about 120 bytes); names, ids and link targets in one byte
-/// arena; digests in another; user, group and unknown type or encoding names interned. A path is
+/// One fixed-size record per entry (88 bytes), in chunks (no spare capacity to speak of, no copy
+/// as it grows); names and ids in one byte arena; digests in another; user, group and unknown
+/// type or encoding names interned; what few entries have (link targets, hard links, unknown
+/// names, ids over 32 bits) in a side table. A path is
 /// never stored: each record has its parent's index and its own name, and ``path(at:)`` joins
 /// them when asked. An ``XAREntry`` is made from a record on demand, so reading a TOC of many
 /// entries costs no allocation per entry, and iterating costs one path string per entry, freed
@@ -17,33 +19,40 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 
   struct Record {
     var parent: Int32 = -1
-    /// For a hard link: the index of the entry that holds the data.
-    var hardLinkTarget: Int32 = -1
     var name = Span.absent
     var id = Span.absent
-    var link = Span.absent
     /// UTF-8 bytes of the full path.
     var pathLength: UInt32 = 0
     var tocLine: UInt32 = 0
     /// 1 + an index in ``strings``; 0 for none.
     var user: UInt32 = 0
     var group: UInt32 = 0
-    /// An unknown kind's or encoding's name: 1 + an index in ``strings``.
-    var otherName: UInt32 = 0
+    /// Where the archived digest starts in ``digests``; the extracted one follows it.
+    var digests: UInt32 = 0
+    /// Ids that do not fit are in ``Extra``.
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
     var kind: UInt8 = 0
     var flags: UInt8 = 0
     var mode: UInt16 = 0
     var encoding: UInt8 = 0
     var archivedAlgorithm: UInt8 = 0
     var extractedAlgorithm: UInt8 = 0
-    /// Where the archived digest starts in ``digests``; the extracted one follows it.
-    var digests: UInt32 = 0
-    var uid: UInt64 = 0
-    var gid: UInt64 = 0
     var mtime: Int64 = 0
     var offset: UInt64 = 0
     var length: UInt64 = 0
     var size: UInt64 = 0
+  }
+
+  /// What few entries have, by index.
+  struct Extra {
+    var link: String?
+    /// For a hard link: the index of the entry that holds the data.
+    var hardLinkTarget: Int32 = -1
+    /// An unknown kind's or encoding's name.
+    var otherName: String?
+    var uid: UInt64?
+    var gid: UInt64?
   }
 
   enum Flag {
@@ -52,9 +61,11 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     static let gid: UInt8 = 4
     static let mtime: UInt8 = 8
     static let data: UInt8 = 16
+    static let extra: UInt8 = 32
   }
 
-  private(set) var records: [Record] = []
+  private(set) var records = ChunkedArray<Record>()
+  private var extras: [Int32: Extra] = [:]
   private var text: [UInt8] = []
   private var digests: [UInt8] = []
   private var strings: [String] = []
@@ -72,14 +83,19 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   package subscript(position: Int) -> XAREntry {
     let r = records[position]
     let kind = self.kind(at: position)
+    let extra = r.flags & Flag.extra != 0 ? extras[Int32(position)] : nil
     return XAREntry(
       id: string(r.id) ?? "", path: path(at: position), kind: kind,
-      mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil, uid: r.flags & Flag.uid != 0 ? r.uid : nil,
-      gid: r.flags & Flag.gid != 0 ? r.gid : nil, user: interned(r.user), group: interned(r.group),
-      mtime: r.flags & Flag.mtime != 0 ? XARTimestamp(secondsSinceEpoch: r.mtime) : nil, linkTarget: string(r.link),
-      hardLinkTarget: r.hardLinkTarget >= 0 ? path(at: Int(r.hardLinkTarget)) : nil, data: data(at: position),
-      tocLine: Int(r.tocLine))
+      mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil,
+      uid: r.flags & Flag.uid != 0 ? extra?.uid ?? UInt64(r.uid) : nil,
+      gid: r.flags & Flag.gid != 0 ? extra?.gid ?? UInt64(r.gid) : nil, user: interned(r.user),
+      group: interned(r.group), mtime: r.flags & Flag.mtime != 0 ? XARTimestamp(secondsSinceEpoch: r.mtime) : nil,
+      linkTarget: extra?.link,
+      hardLinkTarget: (extra?.hardLinkTarget).flatMap { $0 >= 0 ? path(at: Int($0)) : nil },
+      data: data(at: position), tocLine: Int(r.tocLine))
   }
+
+  private func otherName(at position: Int) -> String { extras[Int32(position)]?.otherName ?? "" }
 
   // MARK: Parts of an entry, without making the whole
 
@@ -95,30 +111,28 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     case 5: return .characterDevice
     case 6: return .blockDevice
     case 7: return .socket
-    default: return .unknown(interned(r.otherName) ?? "")
+    default: return .unknown(otherName(at: position))
     }
   }
 
   /// The entry's full path: its ancestors' names and its own, joined with `/`.
   package func path(at position: Int) -> String {
     let length = Int(records[position].pathLength)
-    return records.withUnsafeBufferPointer { records in
-      text.withUnsafeBufferPointer { arena in
-        String(unsafeUninitializedCapacity: length) { out in
-          var end = length
-          var i = position
-          while i >= 0 {
-            let name = records[i].name
-            end -= Int(name.count)
-            for k in 0..<Int(name.count) { out[end + k] = arena[Int(name.start) + k] }
-            i = Int(records[i].parent)
-            if i >= 0 {
-              end -= 1
-              out[end] = UInt8(ascii: "/")
-            }
+    return text.withUnsafeBufferPointer { arena in
+      String(unsafeUninitializedCapacity: length) { out in
+        var end = length
+        var i = position
+        while i >= 0 {
+          let r = records[i]
+          end -= Int(r.name.count)
+          for k in 0..<Int(r.name.count) { out[end + k] = arena[Int(r.name.start) + k] }
+          i = Int(r.parent)
+          if i >= 0 {
+            end -= 1
+            out[end] = UInt8(ascii: "/")
           }
-          return length
         }
+        return length
       }
     }
   }
@@ -137,7 +151,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     case 2: encoding = .bzip2
     case 3: encoding = .xz
     case 4: encoding = .lzma
-    default: encoding = .unknown(interned(r.otherName) ?? "")
+    default: encoding = .unknown(otherName(at: position))
     }
     var start = Int(r.digests)
     func checksum(_ code: UInt8) -> XARChecksum? {
@@ -183,9 +197,10 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// A hard link's target is left for ``resolveHardLink(at:to:)``.
   mutating func store(_ entry: XAREntry, at index: Int) {
     var r = records[index]
+    var extra = Extra()
     r.name = add(entry.path)
     r.id = add(entry.id)
-    r.link = entry.linkTarget.map { add($0) } ?? .absent
+    extra.link = entry.linkTarget
     r.user = entry.user.map { intern($0) } ?? 0
     r.group = entry.group.map { intern($0) } ?? 0
     switch entry.kind {
@@ -199,7 +214,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     case .socket: r.kind = 7
     case .unknown(let name):
       r.kind = 8
-      r.otherName = intern(name)
+      extra.otherName = name
     }
     r.flags = 0
     if let mode = entry.mode {
@@ -208,11 +223,13 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     }
     if let uid = entry.uid {
       r.flags |= Flag.uid
-      r.uid = uid
+      r.uid = UInt32(truncatingIfNeeded: uid)
+      if uid > UInt32.max { extra.uid = uid }
     }
     if let gid = entry.gid {
       r.flags |= Flag.gid
-      r.gid = gid
+      r.gid = UInt32(truncatingIfNeeded: gid)
+      if gid > UInt32.max { extra.gid = gid }
     }
     if let mtime = entry.mtime {
       r.flags |= Flag.mtime
@@ -231,11 +248,15 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       case .lzma: r.encoding = 4
       case .unknown(let style):
         r.encoding = 5
-        r.otherName = intern(style)
+        extra.otherName = style
       }
       r.digests = UInt32(truncatingIfNeeded: digests.count)
       r.archivedAlgorithm = addDigest(data.archivedChecksum)
       r.extractedAlgorithm = addDigest(data.extractedChecksum)
+    }
+    if extra.link != nil || extra.otherName != nil || extra.uid != nil || extra.gid != nil {
+      r.flags |= Flag.extra
+      extras[Int32(index)] = extra
     }
     records[index] = r
   }
@@ -250,29 +271,27 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   mutating func resolveHardLink(at index: Int, to target: Int) {
-    records[index].hardLinkTarget = Int32(target)
+    records[index].flags |= Flag.extra
+    extras[Int32(index), default: Extra()].hardLinkTarget = Int32(target)
   }
 
   /// Drops what only building needed and spare capacity.
   mutating func finishBuilding() {
     interned = [:]
-    if records.capacity > records.count + records.count / 8 { records = Array(records) }
     if text.capacity > text.count + text.count / 8 { text = Array(text) }
+    if digests.capacity > digests.count + digests.count / 8 { digests = Array(digests) }
   }
 
   /// Entry indices with a non-empty id, ordered by id bytes, then by index.
   func indicesByID() -> [Int32] {
     var order = [Int32]()
     order.reserveCapacity(records.count)
-    for i in records.indices where records[i].id.count > 0 && !records[i].id.isAbsent { order.append(Int32(i)) }
-    records.withUnsafeBufferPointer { records in
-      text.withUnsafeBufferPointer { arena in
-        order.sort { a, b in
-          let x = records[Int(a)].id
-          let y = records[Int(b)].id
-          let c = compareBytes(arena, x, y)
-          return c != 0 ? c < 0 : a < b
-        }
+    for i in 0..<records.count where records[i].id.count > 0 && !records[i].id.isAbsent { order.append(Int32(i)) }
+    let records = self.records
+    text.withUnsafeBufferPointer { arena in
+      order.sort { a, b in
+        let c = compareBytes(arena, records[Int(a)].id, records[Int(b)].id)
+        return c != 0 ? c < 0 : a < b
       }
     }
     return order
@@ -281,19 +300,17 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// The index of the entry whose id is `id` in `order` (from ``indicesByID()``), if any.
   func index(ofID id: String, in order: [Int32]) -> Int? {
     let key = Array(id.utf8)
-    return records.withUnsafeBufferPointer { records in
-      text.withUnsafeBufferPointer { arena in
-        var low = 0
-        var high = order.count
-        while low < high {
-          let mid = (low + high) / 2
-          let span = records[Int(order[mid])].id
-          let c = key.withUnsafeBufferPointer { compareBytes(arena, span, $0) }
-          if c == 0 { return Int(order[mid]) }
-          if c < 0 { low = mid + 1 } else { high = mid }
-        }
-        return nil
+    return text.withUnsafeBufferPointer { arena in
+      var low = 0
+      var high = order.count
+      while low < high {
+        let mid = (low + high) / 2
+        let span = records[Int(order[mid])].id
+        let c = key.withUnsafeBufferPointer { compareBytes(arena, span, $0) }
+        if c == 0 { return Int(order[mid]) }
+        if c < 0 { low = mid + 1 } else { high = mid }
       }
+      return nil
     }
   }
 
@@ -352,3 +369,30 @@ private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTabl
   }
   return Int(x.count) - y.count
 }
+
+/// An array in chunks of 4,096 elements: appending never copies what is there, and at most one
+/// chunk is partly empty.
+package struct ChunkedArray<Element> {
+  private var chunks: [[Element]] = []
+  private static var shift: Int { 12 }
+  private static var chunkSize: Int { 1 << shift }
+  package private(set) var count = 0
+
+  package init() {}
+
+  package subscript(index: Int) -> Element {
+    get { chunks[index >> Self.shift][index & (Self.chunkSize - 1)] }
+    set { chunks[index >> Self.shift][index & (Self.chunkSize - 1)] = newValue }
+  }
+
+  package mutating func append(_ element: Element) {
+    if count & (Self.chunkSize - 1) == 0 {
+      chunks.append([])
+      chunks[chunks.count - 1].reserveCapacity(Self.chunkSize)
+    }
+    chunks[chunks.count - 1].append(element)
+    count += 1
+  }
+}
+
+extension ChunkedArray: Sendable where Element: Sendable {}
