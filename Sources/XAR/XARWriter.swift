@@ -65,7 +65,7 @@ package final class XARWriter {
     /// The output is the same for every value: data is written in the order files were added.
     package var threads = 1
     /// Most bytes of whole files waiting for a thread or for their turn to be written.
-    package var maxBytesInFlight = 16 << 20
+    package var maxBytesInFlight = 6 << 20
 
     package init() {}
   }
@@ -288,19 +288,26 @@ package final class XARWriter {
     let header = XARHeader(
       tocCompressedLength: UInt64(toc.compressed.count),
       tocUncompressedLength: UInt64(toc.uncompressedLength), checksumAlgorithm: options.checksum)
-    let front = header.encoded() + toc.compressed + tocChecksum
+    // The front (header, compressed TOC, its checksum) in its three pieces: joined, a TOC of
+    // many entries would be held twice more.
+    let headerBytes = header.encoded()
+    let frontLength = UInt64(headerBytes.count + toc.compressed.count + tocChecksum.count)
     let dataLength = heapSize - UInt64(checksumSize)
-    let size = UInt64(front.count) + dataLength
+    let size = frontLength + dataLength
     try check?(size)
     var digest = XARHasher(.sha256)
-    digest.update(front)
+    digest.update(headerBytes)
+    digest.update(toc.compressed)
+    digest.update(tocChecksum)
 
     // Best: make room in front of the heap file and write header and TOC there; no data is
     // copied. Else: a new file, the heap copied behind the front.
-    if heap.insertRange(at: 0, length: UInt64(front.count)) {
-      try heap.write(front, at: 0)
-      var buffer = [UInt8](repeating: 0, count: 4 << 20)
-      var offset = UInt64(front.count)
+    if heap.insertRange(at: 0, length: frontLength) {
+      try heap.write(headerBytes, at: 0)
+      try heap.write(toc.compressed, at: UInt64(headerBytes.count))
+      try heap.write(tocChecksum, at: UInt64(headerBytes.count + toc.compressed.count))
+      var buffer = [UInt8](repeating: 0, count: 1 << 20)
+      var offset = frontLength
       while offset < size {
         let n = try buffer.withUnsafeMutableBytes { try heap.read(into: $0, at: offset) }
         guard n > 0 else { throw SystemError("read", path: heapPath, code: EIO) }
@@ -316,7 +323,9 @@ package final class XARWriter {
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
       let out = try FileDescriptor.create(outputTemp, mode: 0o644)
-      try out.write(front)
+      try out.write(headerBytes)
+      try out.write(toc.compressed)
+      try out.write(tocChecksum)
       try out.append(from: heap, offset: 0, length: dataLength) { digest.update($0) }
       try out.sync()
       try publish(outputTemp)
