@@ -1,0 +1,61 @@
+import TestSupport
+import Testing
+import XAR
+
+/// The compact TOC records give back every field as the TOC has it, the rare ones (kept in a
+/// side table) included, with paths joined from parents' names.
+@Suite struct EntryTableTests {
+  func open(_ toc: String) throws -> XARReader {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("x.xar")
+    try CraftedXAR(toc: CraftedXAR.document(toc)).write(to: path)
+    return try XARReader(path: path)
+  }
+
+  @Test func rareFieldsAndJoinedPathsComeBackAsStored() throws {
+    let reader = try open(
+      """
+      <file id="10"><name>dir</name><type>directory</type><mode>0750</mode><user>alice</user><group>staff</group>
+        <file id="11"><name>inner</name><type>directory</type>
+          <file id="12"><name>a.txt</name><type>file</type><uid>5000000000</uid><gid>4294967295</gid>
+            <mtime>2021-03-04T05:06:07Z</mtime></file>
+        </file>
+        <file id="big-id"><name>link</name><type>symlink</type><link>inner/a.txt</link><user>alice</user></file>
+      </file>
+      <file id="13"><name>second</name><type link="12">hardlink</type></file>
+      <file id="14"><name>odd</name><type>whiteout</type></file>
+      """)
+    let entries = Array(reader.entries)
+    #expect(entries.map(\.path) == ["dir", "dir/inner", "dir/inner/a.txt", "dir/link", "second", "odd"])
+    #expect(entries.map(\.id) == ["10", "11", "12", "big-id", "13", "14"])
+    #expect(entries[0].mode == 0o750 && entries[0].user == "alice" && entries[0].group == "staff")
+    #expect(entries[1].mode == nil && entries[1].user == nil)
+    #expect(entries[2].uid == 5_000_000_000, "a uid past 32 bits survives")
+    #expect(entries[2].gid == 4_294_967_295)
+    #expect(entries[2].mtime?.iso8601 == "2021-03-04T05:06:07Z")
+    #expect(entries[3].kind == .symlink && entries[3].linkTarget == "inner/a.txt" && entries[3].user == "alice")
+    #expect(entries[4].kind == .hardLink && entries[4].hardLinkTarget == "dir/inner/a.txt")
+    #expect(entries[5].kind == .unknown("whiteout"))
+    #expect(reader.entries.path(at: 2) == "dir/inner/a.txt")
+    #expect(reader.entries.pathLength(at: 2) == 15)
+  }
+
+  @Test func theSecondOfThreeEqualIDsIsTheOneReported() {
+    let toc = CraftedXAR.document(
+      (1...3).map { "<file id=\"7\"><name>f\($0)</name><type>file</type></file>" }.joined(separator: "\n"))
+    #expect(throws: XARError.invalidValue(line: 6, element: "file id", value: "7")) {
+      let dir = try TemporaryDirectory()
+      try CraftedXAR(toc: toc).write(to: dir.appending("x.xar"))
+      _ = try XARReader(path: dir.appending("x.xar"))
+    }
+  }
+
+  @Test func manyEntriesCrossChunksAndKeepTheirOrder() throws {
+    let count = 9_000
+    let files = (0..<count).map { "<file id=\"\($0 + 1)\"><name>n\($0)</name><type>file</type></file>" }
+    let reader = try open("<file id=\"0\"><name>d</name><type>directory</type>\(files.joined())</file>")
+    #expect(reader.entries.count == count + 1)
+    #expect(reader.entries[4_097].path == "d/n4096")
+    #expect(reader.entries[count].path == "d/n\(count - 1)")
+  }
+}
