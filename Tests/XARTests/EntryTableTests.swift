@@ -40,6 +40,18 @@ import XAR
     #expect(reader.entries.pathLength(at: 2) == 15)
   }
 
+  @Test func attributeAndTextEntitiesAreDecodedAsAnyReaderDecodesThem() throws {
+    let reader = try open(
+      """
+      <file id="a&amp;b&#65;"><name>x&lt;y&#x41;</name><type>file</type></file>
+      <file id="2"><name>h</name><type link="a&amp;bA">hardlink</type></file>
+      <file id="3"><name><![CDATA[c&d]]></name><type>file</type></file>
+      """)
+    #expect(reader.entries.map(\.id) == ["a&bA", "2", "3"])
+    #expect(reader.entries.map(\.path) == ["x<yA", "h", "c&d"])
+    #expect(reader.entries[1].hardLinkTarget == "x<yA")
+  }
+
   @Test func theSecondOfThreeEqualIDsIsTheOneReported() {
     let toc = CraftedXAR.document(
       (1...3).map { "<file id=\"7\"><name>f\($0)</name><type>file</type></file>" }.joined(separator: "\n"))

@@ -311,3 +311,228 @@ package final class XMLStreamReader {
     return String(cString: pointer)
   }
 }
+
+/// Receives a document's events from ``XMLEventParser`` as bytes lent for the call, never as
+/// strings (so a consumer pays only for what it keeps). Throwing stops the parse.
+package protocol XMLEventHandler: AnyObject {
+  /// A start tag (an empty element `<x/>` gets a start and an end). `name` is the qualified
+  /// name; `depth` is 0 for the root.
+  func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws
+  /// Character data (the predefined entities resolved), possibly in several pieces.
+  func text(_ bytes: UnsafeRawBufferPointer)
+  func end(name: UnsafeRawBufferPointer, line: Int, depth: Int) throws
+}
+
+/// A start tag's attributes, as libxml2 hands them to SAX2 (valid during the call).
+package struct XMLAttributes {
+  fileprivate let base: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
+  fileprivate let count: Int
+
+  /// The value of the unprefixed attribute `name`, if present.
+  package func value(_ name: StaticString) -> String? {
+    guard let base else { return nil }
+    return name.withUTF8Buffer { wanted in
+      for i in 0..<count {
+        let entry = base + 5 * i  // localname, prefix, URI, value, end
+        guard entry[1] == nil, let local = entry[0], let start = entry[3], let end = entry[4] else { continue }
+        let length = Int(xmlStrlen(local))
+        guard length == wanted.count, UnsafeBufferPointer(start: local, count: length).elementsEqual(wanted) else {
+          continue
+        }
+        return XMLAttributes.decode(UnsafeBufferPointer(start: start, count: end - start))
+      }
+      return nil
+    }
+  }
+
+  /// SAX2 without entity substitution hands `&` over as `&#38;` (and may leave other
+  /// references): they are resolved here, so values read as every other reader reads them.
+  private static func decode(_ raw: UnsafeBufferPointer<UInt8>) -> String {
+    guard raw.contains(UInt8(ascii: "&")) else { return String(decoding: raw, as: UTF8.self) }
+    var out: [UInt8] = []
+    var i = 0
+    while i < raw.count {
+      guard raw[i] == UInt8(ascii: "&"), let semicolon = raw[i...].firstIndex(of: UInt8(ascii: ";")) else {
+        out.append(raw[i])
+        i += 1
+        continue
+      }
+      let reference = String(decoding: raw[(i + 1)..<semicolon], as: UTF8.self)
+      var scalar: Unicode.Scalar?
+      switch reference {
+      case "amp": scalar = "&"
+      case "lt": scalar = "<"
+      case "gt": scalar = ">"
+      case "quot": scalar = "\""
+      case "apos": scalar = "'"
+      default:
+        if reference.hasPrefix("#x") || reference.hasPrefix("#X") {
+          scalar = UInt32(reference.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init)
+        } else if reference.hasPrefix("#") {
+          scalar = UInt32(reference.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init)
+        }
+      }
+      if let scalar {
+        out.append(contentsOf: String(Character(scalar)).utf8)
+        i = semicolon + 1
+      } else {
+        out.append(raw[i])
+        i += 1
+      }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+}
+
+/// A streaming XML parser over a pulled document, through libxml2's SAX2 push interface: no
+/// tree, no node per element, no string per name. Trusted with hostile input as
+/// ``XMLStreamReader`` is: no network, no DTD, no entity substitution; a DOCTYPE, an entity
+/// declaration or an entity reference other than the five predefined ones is refused.
+package final class XMLEventParser {
+  private var context: xmlParserCtxtPtr?
+  private unowned let handler: XMLEventHandler
+  private var depth = 0
+  /// The first failure: the handler's error, a refusal, or libxml2's first error.
+  private var failure: Error?
+  private var scratch: [UInt8] = []
+
+  private init(handler: XMLEventHandler) { self.handler = handler }
+
+  /// Parses the document `pull` delivers (it fills the buffer it is given and returns how many
+  /// bytes, 0 at the end), calling `handler` for each event. Throws the handler's or `pull`'s
+  /// error, or ``XMLReadError``.
+  package static func parse(
+    pulling pull: (UnsafeMutableRawBufferPointer) throws -> Int, into handler: XMLEventHandler
+  ) throws {
+    let parser = XMLEventParser(handler: handler)
+    try parser.run(pull)
+  }
+
+  private func run(_ pull: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+    var sax = xmlSAXHandler()
+    sax.initialized = UInt32(XML_SAX2_MAGIC)
+    sax.startElementNs = { context, localname, prefix, _, _, _, count, _, attributes in
+      guard let context, let localname else { return }
+      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().started(
+        localname, prefix: prefix, attributes: XMLAttributes(base: attributes, count: Int(count)))
+    }
+    sax.endElementNs = { context, localname, prefix, _ in
+      guard let context, let localname else { return }
+      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().ended(localname, prefix: prefix)
+    }
+    let characters: charactersSAXFunc = { context, bytes, length in
+      guard let context, let bytes, length > 0 else { return }
+      let parser = Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue()
+      guard parser.failure == nil else { return }
+      parser.handler.text(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+    }
+    sax.characters = characters
+    sax.ignorableWhitespace = characters
+    sax.internalSubset = { context, _, _, _ in
+      guard let context else { return }
+      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().refuse("a DOCTYPE")
+    }
+    sax.entityDecl = { context, _, _, _, _, _ in
+      guard let context else { return }
+      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().refuse("an entity declaration")
+    }
+    sax.reference = { context, _ in
+      guard let context else { return }
+      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().refuse("an entity reference")
+    }
+    sax.serror = { context, error in
+      guard let context, let error, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+      let parser = Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue()
+      guard parser.failure == nil else { return }
+      var message = error.pointee.message.map { String(cString: $0) } ?? "parse error"
+      while message.last == "\n" { message.removeLast() }
+      parser.failure = XMLReadError.malformed(line: Int(error.pointee.line), message: message)
+    }
+
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    var first = try buffer.withUnsafeMutableBytes { try pull($0) }
+    let me = Unmanaged.passUnretained(self).toOpaque()
+    // The first bytes go to the context's creation (libxml2 detects the encoding from them).
+    let lead = min(first, 4)
+    guard
+      let context = buffer.withUnsafeBytes({ raw in
+        xmlCreatePushParserCtxt(
+          &sax, me, raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(lead), nil)
+      })
+    else { throw XMLReadError.malformed(line: 0, message: "cannot start the XML parser") }
+    self.context = context
+    defer {
+      if let document = context.pointee.myDoc { xmlFreeDoc(document) }
+      xmlFreeParserCtxt(context)
+      self.context = nil
+    }
+    xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue))
+    var offset = lead
+    while true {
+      if first - offset > 0 {
+        _ = buffer.withUnsafeBytes { raw in
+          xmlParseChunk(
+            context, (raw.baseAddress! + offset).assumingMemoryBound(to: CChar.self), Int32(first - offset), 0)
+        }
+      }
+      if let failure { throw failure }
+      if context.pointee.disableSAX != 0 || context.pointee.wellFormed == 0 { break }
+      offset = 0
+      first = try buffer.withUnsafeMutableBytes { try pull($0) }
+      if first == 0 { break }
+    }
+    if failure == nil && context.pointee.disableSAX == 0 { xmlParseChunk(context, nil, 0, 1) }
+    if let failure { throw failure }
+    guard context.pointee.wellFormed != 0 else {
+      throw XMLReadError.malformed(line: line, message: "the document is not well formed")
+    }
+  }
+
+  private var line: Int {
+    guard let input = context?.pointee.input else { return 0 }
+    return Int(input.pointee.line)
+  }
+
+  private func refuse(_ what: String) {
+    if failure == nil { failure = XMLReadError.forbidden(line: line, what: what) }
+    if let context { xmlStopParser(context) }
+  }
+
+  /// The qualified name: the local name alone, or `prefix:local` (in a scratch buffer).
+  private func withName<T>(
+    _ local: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, _ body: (UnsafeRawBufferPointer) throws -> T
+  ) rethrows -> T {
+    let localLength = Int(xmlStrlen(local))
+    guard let prefix else { return try body(UnsafeRawBufferPointer(start: local, count: localLength)) }
+    let prefixLength = Int(xmlStrlen(prefix))
+    scratch.removeAll(keepingCapacity: true)
+    scratch.append(contentsOf: UnsafeBufferPointer(start: prefix, count: prefixLength))
+    scratch.append(UInt8(ascii: ":"))
+    scratch.append(contentsOf: UnsafeBufferPointer(start: local, count: localLength))
+    return try scratch.withUnsafeBytes { try body($0) }
+  }
+
+  private func started(_ local: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?, attributes: XMLAttributes) {
+    guard failure == nil else { return }
+    let depth = self.depth
+    self.depth += 1
+    do {
+      try withName(local, prefix: prefix) { try handler.start(name: $0, attributes: attributes, line: line, depth: depth) }
+    } catch {
+      failure = error
+      if let context { xmlStopParser(context) }
+    }
+  }
+
+  private func ended(_ local: UnsafePointer<xmlChar>, prefix: UnsafePointer<xmlChar>?) {
+    guard failure == nil else { return }
+    depth -= 1
+    let depth = self.depth
+    do {
+      try withName(local, prefix: prefix) { try handler.end(name: $0, line: line, depth: depth) }
+    } catch {
+      failure = error
+      if let context { xmlStopParser(context) }
+    }
+  }
+}

@@ -1,21 +1,71 @@
+/// The TOC elements the parser knows, found from their names' bytes without making a string.
+enum TOCElement: UInt8, CaseIterable, Hashable {
+  case xar, toc, checksum, creationTime, offset, size, file
+  case name, type, mode, uid, gid, user, group, mtime, link, data
+  case length, encoding, archivedChecksum, extractedChecksum
+  /// Any other element.
+  case other
+
+  /// The element's name in the TOC.
+  var name: String {
+    switch self {
+    case .xar: return "xar"
+    case .toc: return "toc"
+    case .checksum: return "checksum"
+    case .creationTime: return "creation-time"
+    case .offset: return "offset"
+    case .size: return "size"
+    case .file: return "file"
+    case .name: return "name"
+    case .type: return "type"
+    case .mode: return "mode"
+    case .uid: return "uid"
+    case .gid: return "gid"
+    case .user: return "user"
+    case .group: return "group"
+    case .mtime: return "mtime"
+    case .link: return "link"
+    case .data: return "data"
+    case .length: return "length"
+    case .encoding: return "encoding"
+    case .archivedChecksum: return "archived-checksum"
+    case .extractedChecksum: return "extracted-checksum"
+    case .other: return "(other)"
+    }
+  }
+
+  /// The names' bytes, by raw value (`other` last, matching nothing).
+  private static let names: [[UInt8]] = allCases.map { $0 == .other ? [] : Array($0.name.utf8) }
+
+  init(_ bytes: UnsafeRawBufferPointer) {
+    for (index, name) in TOCElement.names.enumerated() where name.count == bytes.count && !name.isEmpty {
+      if name.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
+        self = TOCElement(rawValue: UInt8(index)) ?? .other
+        return
+      }
+    }
+    self = .other
+  }
+}
+
 /// The children of a TOC `<file>` that the parser reads; any other is ignored.
 enum FileField: Int, CaseIterable {
   case mode, uid, gid, user, group, mtime, link
   case name, type, data
 
-  /// The field of element `name`, if it is one that is read.
-  init?(element name: String) {
-    switch name {
-    case "mode": self = .mode
-    case "uid": self = .uid
-    case "gid": self = .gid
-    case "user": self = .user
-    case "group": self = .group
-    case "mtime": self = .mtime
-    case "link": self = .link
-    case "name": self = .name
-    case "type": self = .type
-    case "data": self = .data
+  /// The field of `element`, if it is one that is read.
+  init?(_ element: TOCElement) {
+    switch element {
+    case .mode: self = .mode
+    case .uid: self = .uid
+    case .gid: self = .gid
+    case .user: self = .user
+    case .group: self = .group
+    case .mtime: self = .mtime
+    case .link: self = .link
+    case .name: self = .name
+    case .type: self = .type
+    case .data: self = .data
     default: return nil
     }
   }
@@ -47,14 +97,14 @@ enum FileField: Int, CaseIterable {
 enum DataField: Int, CaseIterable {
   case offset, length, size, encoding, archivedChecksum, extractedChecksum
 
-  init?(element name: String) {
-    switch name {
-    case "offset": self = .offset
-    case "length": self = .length
-    case "size": self = .size
-    case "encoding": self = .encoding
-    case "archived-checksum": self = .archivedChecksum
-    case "extracted-checksum": self = .extractedChecksum
+  init?(_ element: TOCElement) {
+    switch element {
+    case .offset: self = .offset
+    case .length: self = .length
+    case .size: self = .size
+    case .encoding: self = .encoding
+    case .archivedChecksum: self = .archivedChecksum
+    case .extractedChecksum: self = .extractedChecksum
     default: return nil
     }
   }

@@ -1,8 +1,7 @@
 /// Turns TOC XML into entries, refusing anything ambiguous. See ``XARReader``.
 ///
-/// The XML arrives as events; ``start(_:attributes:isEmpty:line:depth:)``,
-/// ``text(_:)`` and ``end(_:line:depth:)`` take one each, and ``finish()`` joins names into
-/// paths and resolves hard links.
+/// The XML arrives as libxml2's SAX events (``XMLEventParser``), with element names matched as
+/// bytes; ``finish()`` checks paths and ids and resolves hard links.
 struct TOCParser {
   struct ChecksumLocation {
     var algorithm: XARChecksumAlgorithm
@@ -15,8 +14,6 @@ struct TOCParser {
     var checksum: ChecksumLocation?
     var creationTime: XARTimestamp?
   }
-
-  typealias Attributes = [(name: String, value: String)]
 
   /// A `<file>` being read.
   private struct FileBuilder {
@@ -51,76 +48,82 @@ struct TOCParser {
   private var openFiles = 0
   /// The `<file>`s open now, outermost first.
   private var stack: [FileBuilder] = []
-  /// Element path outside `<file>`s, e.g. `["xar", "toc", "checksum"]`.
-  private var outer: [String] = []
-  /// The element whose text is being gathered, and that text.
-  private(set) var textTarget: (element: String, attributes: Attributes)?
-  private var text = ""
+  /// Element path outside `<file>`s, e.g. `[.xar, .toc, .checksum]`.
+  private var outer: [TOCElement] = []
+  /// The element whose text is being gathered: where it started and whether it is base64.
+  private var textTarget: (element: TOCElement, base64: Bool, line: Int)?
+  /// Its text so far, as bytes (a string is made once, at its end).
+  private var text: [UInt8] = []
   private var checksumStyle: String?
-  private var checksumFields: [String: String] = [:]
+  private var checksumFields: [TOCElement: String] = [:]
   private var sawRoot = false
 
   private init(limits: XARReader.Limits) { self.limits = limits }
 
+  /// Passes libxml2's events to the parser.
+  private final class Events: XMLEventHandler {
+    var parser: TOCParser
+    init(_ parser: TOCParser) { self.parser = parser }
+
+    func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws {
+      try parser.start(TOCElement(name), name: name, attributes: attributes, line: line, depth: depth)
+    }
+    func text(_ bytes: UnsafeRawBufferPointer) {
+      // Text matters only inside the elements whose values are read (most of a TOC's text is
+      // indentation).
+      if parser.textTarget != nil { parser.text.append(contentsOf: bytes) }
+    }
+    func end(name: UnsafeRawBufferPointer, line: Int, depth: Int) throws {
+      try parser.end(TOCElement(name), line: line, depth: depth)
+    }
+  }
+
   static func parse(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits)
     throws -> Result
   {
-    var parser = TOCParser(limits: limits)
+    let events = Events(TOCParser(limits: limits))
     do {
-      let reader = try XMLStreamReader(pulling: pull)
-      // Text matters only inside the elements whose values are read (most of a TOC's text is
-      // indentation): the reader skips the rest without making strings of it.
-      while let event = try reader.next(ignoringText: parser.textTarget == nil) {
-        switch event.kind {
-        case .start(let name, let attributes, let isEmpty):
-          try parser.start(name, attributes: attributes, isEmpty: isEmpty, line: event.line, depth: event.depth)
-        case .text(let content):
-          parser.text(content)
-        case .end(let name):
-          try parser.end(name, line: event.line, depth: event.depth)
-        }
-      }
+      try XMLEventParser.parse(pulling: pull, into: events)
     } catch let error as XMLReadError {
       throw translate(error)
     }
-    return try parser.finish()
+    return try events.parser.finish()
   }
 
   // MARK: Events
 
-  private mutating func start(_ name: String, attributes: Attributes, isEmpty: Bool, line: Int, depth: Int) throws {
+  private mutating func start(
+    _ element: TOCElement, name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int
+  ) throws {
     if !sawRoot {
-      guard name == "xar" else {
-        throw XARError.malformedTOC(line: line, message: "the root element is <\(name)>, not <xar>")
+      guard element == .xar else {
+        throw XARError.malformedTOC(
+          line: line, message: "the root element is <\(String(decoding: name, as: UTF8.self))>, not <xar>")
       }
       sawRoot = true
     }
-    if name == "file" && textTarget == nil
-      && (stack.isEmpty ? outer == ["xar", "toc"] : !stack[stack.count - 1].inData)
+    if element == .file && textTarget == nil
+      && (stack.isEmpty ? outer == [.xar, .toc] : !stack[stack.count - 1].inData)
     {
-      try openFile(attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
+      try openFile(id: attributes.value("id") ?? "", line: line, depth: depth)
     } else if !stack.isEmpty {
-      try startInsideFile(name, attributes: attributes, isEmpty: isEmpty, line: line, depth: depth)
+      try startInsideFile(element, attributes: attributes, line: line, depth: depth)
     } else {
-      try startOutsideFiles(name, attributes: attributes, isEmpty: isEmpty, line: line)
+      try startOutsideFiles(element, attributes: attributes, line: line)
     }
   }
 
-  private mutating func text(_ content: String) {
-    if textTarget != nil { text += content }
-  }
-
-  private mutating func end(_ name: String, line: Int, depth: Int) throws {
-    if let target = textTarget, target.element == name {
+  private mutating func end(_ element: TOCElement, line: Int, depth: Int) throws {
+    if let target = textTarget, target.element == element {
       textTarget = nil
-      try closeText(name, attributes: target.attributes, line: line)
+      try closeText(element, base64: target.base64, line: target.line)
       return
     }
     if !stack.isEmpty {
       let top = stack.count - 1
-      if name == "data" && stack[top].inData && depth - stack[top].depth == 1 {
+      if element == .data && stack[top].inData && depth - stack[top].depth == 1 {
         stack[top].inData = false
-      } else if name == "file" && depth == stack[top].depth {
+      } else if element == .file && depth == stack[top].depth {
         let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
         if let id = entry.hardLinkTarget { hardLinks.append((Int32(top.index), id)) }
@@ -134,114 +137,99 @@ struct TOCParser {
 
   // MARK: Elements
 
-  private mutating func openFile(attributes: Attributes, isEmpty: Bool, line: Int, depth: Int) throws {
+  private mutating func openFile(id: String, line: Int, depth: Int) throws {
     guard entries.count < limits.maxEntries else { throw XARError.tooManyEntries(limit: limits.maxEntries) }
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
-    let id = attributes.first { $0.name == "id" }?.value ?? ""
     let parent = stack.last?.index ?? -1
     let index = entries.open(parent: parent, line: line)
     stack.append(FileBuilder(index: index, parent: parent, depth: depth, line: line, id: id))
     openFiles += 1
-    if isEmpty { throw XARError.missingName(line: line) }
   }
 
-  private mutating func startInsideFile(
-    _ name: String, attributes: Attributes, isEmpty: Bool, line: Int, depth: Int
-  ) throws {
+  private mutating func gatherText(of element: TOCElement, attributes: XMLAttributes, line: Int) {
+    textTarget = (element, attributes.value("enctype") == "base64", line)
+    text.removeAll(keepingCapacity: true)
+  }
+
+  private mutating func startInsideFile(_ element: TOCElement, attributes: XMLAttributes, line: Int, depth: Int)
+    throws
+  {
     let top = stack.count - 1
     let relative = depth - stack[top].depth
     if relative == 1 && !stack[top].inData {
-      let field = FileField(element: name)
+      let field = FileField(element)
       if let field {
         guard stack[top].seen & field.bit == 0 else {
-          throw XARError.duplicateElement(line: line, element: name, path: stack[top].name ?? "(unnamed)")
+          throw XARError.duplicateElement(line: line, element: field.element, path: stack[top].name ?? "(unnamed)")
         }
         stack[top].seen |= field.bit
       }
       switch field {
       case .data:
-        stack[stack.count - 1].data = DataBuilder()
-        stack[stack.count - 1].inData = !isEmpty
+        stack[top].data = DataBuilder()
+        stack[top].inData = true
       case .some(let field):
-        if field == .type {
-          stack[stack.count - 1].typeLinkAttribute = attributes.first { $0.name == "link" }?.value
-        }
-        textTarget = (name, attributes)
-        text = ""
-        if isEmpty {
-          try closeFileField(name, attributes: attributes, text: "", line: line)
-          textTarget = nil
-        }
+        if field == .type { stack[top].typeLinkAttribute = attributes.value("link") }
+        gatherText(of: element, attributes: attributes, line: line)
       case nil:
         break
       }
-    } else if relative == 2 && stack[top].inData, let field = DataField(element: name), stack[top].data != nil {
+    } else if relative == 2 && stack[top].inData, let field = DataField(element), stack[top].data != nil {
       guard ((stack[top].data?.seen ?? 0) & field.bit) == 0 else {
-        throw XARError.duplicateElement(line: line, element: name, path: stack[top].name ?? "(unnamed)")
+        throw XARError.duplicateElement(line: line, element: field.element, path: stack[top].name ?? "(unnamed)")
       }
       stack[top].data?.seen |= field.bit
-      if let style = attributes.first(where: { $0.name == "style" })?.value { stack[top].data?.styles[field] = style }
-      textTarget = (name, attributes)
-      text = ""
-      if isEmpty {
-        stack[top].data?.fields[field] = ""
-        textTarget = nil
-      }
+      if let style = attributes.value("style") { stack[top].data?.styles[field] = style }
+      gatherText(of: element, attributes: attributes, line: line)
     }
     // Other elements inside a file are ignored.
   }
 
-  private mutating func startOutsideFiles(_ name: String, attributes: Attributes, isEmpty: Bool, line: Int) throws {
-    if isEmpty {
-      if outer == ["xar", "toc"] && name == "checksum" {
-        checksumStyle = attributes.first { $0.name == "style" }?.value
-      }
-      return
-    }
-    outer.append(name)
-    if outer == ["xar", "toc", "checksum"] {
+  private mutating func startOutsideFiles(_ element: TOCElement, attributes: XMLAttributes, line: Int) throws {
+    outer.append(element)
+    if outer == [.xar, .toc, .checksum] {
       guard checksumStyle == nil else { throw XARError.duplicateElement(line: line, element: "checksum", path: "toc") }
-      checksumStyle = attributes.first { $0.name == "style" }?.value ?? ""
+      checksumStyle = attributes.value("style") ?? ""
     }
-    if outer == ["xar", "toc", "checksum", "offset"] || outer == ["xar", "toc", "checksum", "size"]
-      || outer == ["xar", "toc", "creation-time"]
+    if outer == [.xar, .toc, .checksum, .offset] || outer == [.xar, .toc, .checksum, .size]
+      || outer == [.xar, .toc, .creationTime]
     {
-      textTarget = (name, attributes)
-      text = ""
+      gatherText(of: element, attributes: attributes, line: line)
     }
   }
 
   /// The end of an element whose text was gathered.
-  private mutating func closeText(_ name: String, attributes: Attributes, line: Int) throws {
+  private mutating func closeText(_ element: TOCElement, base64: Bool, line: Int) throws {
+    let text = String(decoding: self.text, as: UTF8.self)
     if !stack.isEmpty {
       if stack[stack.count - 1].inData {
-        if let field = DataField(element: name) { stack[stack.count - 1].data?.fields[field] = text }
+        if let field = DataField(element) { stack[stack.count - 1].data?.fields[field] = text }
       } else {
-        try closeFileField(name, attributes: attributes, text: text, line: line)
+        try closeFileField(element, base64: base64, text: text, line: line)
       }
       return
     }
-    if outer.count == 4 && outer[2] == "checksum" {
-      guard checksumFields[name] == nil else {
-        throw XARError.duplicateElement(line: line, element: name, path: "toc checksum")
+    if outer.count == 4 && outer[2] == .checksum {
+      guard checksumFields[element] == nil else {
+        throw XARError.duplicateElement(line: line, element: element.name, path: "toc checksum")
       }
-      checksumFields[name] = text
-    } else if name == "creation-time" {
+      checksumFields[element] = text
+    } else if element == .creationTime {
       result.creationTime = XARTimestamp(iso8601: text.trimmingASCIIWhitespace())
     }
     outer.removeLast()
   }
 
   /// Stores the text of a `<file>` child (decoding `enctype="base64"`).
-  private mutating func closeFileField(_ name: String, attributes: Attributes, text: String, line: Int) throws {
+  private mutating func closeFileField(_ element: TOCElement, base64: Bool, text: String, line: Int) throws {
     var value = text
-    if attributes.contains(where: { $0.name == "enctype" && $0.value == "base64" }) {
+    if base64 {
       guard let bytes = Base64.decode(text), let decoded = String(validating: bytes, as: UTF8.self) else {
-        throw XARError.invalidValue(line: line, element: name, value: text)
+        throw XARError.invalidValue(line: line, element: element.name, value: text)
       }
       value = decoded
     }
-    switch FileField(element: name) {
+    switch FileField(element) {
     case .name: stack[stack.count - 1].name = value
     case .type: stack[stack.count - 1].type = value.trimmingASCIIWhitespace()
     case .some(let field) where field.isAttribute: stack[stack.count - 1].fields[field] = value
@@ -258,8 +246,8 @@ struct TOCParser {
       guard let algorithm = XARChecksumAlgorithm(styleName: style) else {
         throw XARError.unsupportedChecksum(style.isEmpty ? "(no style)" : style)
       }
-      guard let offset = UInt64(checksumFields["offset"]?.trimmingASCIIWhitespace() ?? ""),
-        let size = UInt64(checksumFields["size"]?.trimmingASCIIWhitespace() ?? "")
+      guard let offset = UInt64(checksumFields[.offset]?.trimmingASCIIWhitespace() ?? ""),
+        let size = UInt64(checksumFields[.size]?.trimmingASCIIWhitespace() ?? "")
       else {
         throw XARError.malformedTOC(line: 0, message: "<checksum> needs a numeric <offset> and <size>")
       }
