@@ -28,15 +28,32 @@ package final class PathIndex {
   package func contains(_ path: String) -> Bool { find(path) != nil }
 
   /// True if `path` is an entry's path.
-  package func containsEntry(_ path: String) -> Bool {
-    guard let n = find(path) else { return false }
-    return roles[Int(n)] & PathIndex.entry != 0
+  package func containsEntry(_ path: String) -> Bool { number(of: path) != nil }
+
+  /// The number of an entry's path, if it is stored; ``path(_:)`` gives it back. The path
+  /// inserted last is found without hashing.
+  package func number(of path: String) -> Int32? {
+    var path = path
+    return path.withUTF8 { bytes in
+      if lastEntry >= 0 && equals(lastEntry, bytes) { return lastEntry }
+      guard let n = find(bytes), roles[Int(n)] & PathIndex.entry != 0 else { return nil }
+      return n
+    }
   }
 
-  /// The number of an entry's path, if it is stored; ``path(_:)`` gives it back.
-  package func number(of path: String) -> Int32? {
-    guard let n = find(path), roles[Int(n)] & PathIndex.entry != 0 else { return nil }
-    return n
+  /// The number of the entry path inserted last, -1 before the first.
+  private var lastEntry: Int32 = -1
+
+  private func equals(_ number: Int32, _ path: UnsafeBufferPointer<UInt8>) -> Bool {
+    let start = Int(starts[Int(number)])
+    let end = Int(starts[Int(number) + 1])
+    guard end - start == path.count else { return false }
+    return bytes.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[start..<end]).elementsEqual(path) }
+  }
+
+  private func find(_ path: String) -> Int32? {
+    var path = path
+    return path.withUTF8 { find($0) }
   }
 
   /// The path stored as `number`.
@@ -51,18 +68,24 @@ package final class PathIndex {
 
   /// Records an entry's path and the folders above it.
   package func insert(_ path: String) {
-    if let n = find(path) {
-      if roles[Int(n)] & PathIndex.entry == 0 { entryCount += 1 }
-      roles[Int(n)] |= PathIndex.entry
-    } else {
-      add(path, role: PathIndex.entry)
-      entryCount += 1
-    }
-    var prefix = Substring(path)
-    while let slash = prefix.lastIndex(of: "/") {
-      prefix = prefix[..<slash]
-      if find(prefix) != nil { break }
-      add(prefix, role: PathIndex.implied)
+    var path = path
+    path.withUTF8 { bytes in
+      if let n = find(bytes) {
+        if roles[Int(n)] & PathIndex.entry == 0 { entryCount += 1 }
+        roles[Int(n)] |= PathIndex.entry
+        lastEntry = n
+      } else {
+        lastEntry = Int32(roles.count)
+        add(bytes, role: PathIndex.entry)
+        entryCount += 1
+      }
+      var end = bytes.count
+      while let slash = bytes[..<end].lastIndex(of: UInt8(ascii: "/")) {
+        end = slash
+        let prefix = UnsafeBufferPointer(rebasing: bytes[..<end])
+        if find(prefix) != nil { break }
+        add(prefix, role: PathIndex.implied)
+      }
     }
   }
 
@@ -75,32 +98,32 @@ package final class PathIndex {
     return Int(truncatingIfNeeded: h)
   }
 
-  private func find<S: StringProtocol>(_ path: S) -> Int32? {
+  private func find(_ path: UnsafeBufferPointer<UInt8>) -> Int32? {
     let mask = slots.count - 1
-    var slot = PathIndex.hash(path.utf8) & mask
-    while true {
-      let n = slots[slot]
-      if n < 0 { return nil }
-      if equals(n, path) { return n }
-      slot = (slot + 1) & mask
+    var slot = PathIndex.hash(path) & mask
+    return bytes.withUnsafeBufferPointer { stored in
+      while true {
+        let n = slots[slot]
+        if n < 0 { return nil }
+        let start = Int(starts[Int(n)])
+        let end = Int(starts[Int(n) + 1])
+        if end - start == path.count && UnsafeBufferPointer(rebasing: stored[start..<end]).elementsEqual(path) {
+          return n
+        }
+        slot = (slot + 1) & mask
+      }
     }
   }
 
-  private func equals<S: StringProtocol>(_ number: Int32, _ path: S) -> Bool {
-    let start = Int(starts[Int(number)])
-    let end = Int(starts[Int(number) + 1])
-    return bytes[start..<end].elementsEqual(path.utf8)
-  }
-
-  private func add<S: StringProtocol>(_ path: S, role: UInt8) {
+  private func add(_ path: UnsafeBufferPointer<UInt8>, role: UInt8) {
     let number = Int32(roles.count)
-    bytes.append(contentsOf: path.utf8)
+    bytes.append(contentsOf: path)
     starts.append(UInt32(truncatingIfNeeded: bytes.count))
     roles.append(role)
     if roles.count * 2 > slots.count {
       grow()
     } else {
-      place(number, hash: PathIndex.hash(path.utf8))
+      place(number, hash: PathIndex.hash(path))
     }
   }
 

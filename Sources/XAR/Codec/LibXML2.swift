@@ -390,7 +390,7 @@ package struct XMLAttributes {
 /// declaration or an entity reference other than the five predefined ones is refused.
 package final class XMLEventParser {
   private var context: xmlParserCtxtPtr?
-  private unowned let handler: XMLEventHandler
+  private let handler: XMLEventHandler
   private var depth = 0
   /// The first failure: the handler's error, a refusal, or libxml2's first error.
   private var failure: Error?

@@ -34,17 +34,27 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     }
   }
 
-  /// The names' bytes, by raw value (`other` last, matching nothing).
-  private static let names: [[UInt8]] = allCases.map { $0 == .other ? [] : Array($0.name.utf8) }
-
+  /// Matches the name's bytes: by length first, then against the few names of that length.
   init(_ bytes: UnsafeRawBufferPointer) {
-    for (index, name) in TOCElement.names.enumerated() where name.count == bytes.count && !name.isEmpty {
-      if name.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
-        self = TOCElement(rawValue: UInt8(index)) ?? .other
-        return
-      }
+    func matches(_ name: StaticString) -> Bool {
+      name.withUTF8Buffer { UnsafeRawBufferPointer($0).elementsEqual(bytes) }
     }
-    self = .other
+    switch bytes.count {
+    case 3:
+      self = matches("xar") ? .xar : matches("toc") ? .toc : matches("uid") ? .uid : matches("gid") ? .gid : .other
+    case 4:
+      self =
+        matches("file") ? .file : matches("name") ? .name : matches("type") ? .type : matches("mode") ? .mode
+        : matches("user") ? .user : matches("link") ? .link : matches("data") ? .data : matches("size") ? .size
+        : .other
+    case 5: self = matches("group") ? .group : matches("mtime") ? .mtime : .other
+    case 6: self = matches("offset") ? .offset : matches("length") ? .length : .other
+    case 8: self = matches("checksum") ? .checksum : matches("encoding") ? .encoding : .other
+    case 13: self = matches("creation-time") ? .creationTime : .other
+    case 17: self = matches("archived-checksum") ? .archivedChecksum : .other
+    case 18: self = matches("extracted-checksum") ? .extractedChecksum : .other
+    default: self = .other
+    }
   }
 }
 

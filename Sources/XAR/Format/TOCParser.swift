@@ -52,6 +52,9 @@ struct TOCParser {
   private var outer: [TOCElement] = []
   /// The element whose text is being gathered: where it started and whether it is base64.
   private var textTarget: (element: TOCElement, base64: Bool, line: Int)?
+  /// The top `<file>`'s `<data>` while it is read (kept out of the stack, so it is changed in
+  /// place); it joins its file at `</data>`.
+  private var openData: DataBuilder?
   /// Its text so far, as bytes (a string is made once, at its end).
   private var text: [UInt8] = []
   private var checksumStyle: String?
@@ -123,6 +126,8 @@ struct TOCParser {
       let top = stack.count - 1
       if element == .data && stack[top].inData && depth - stack[top].depth == 1 {
         stack[top].inData = false
+        stack[top].data = openData
+        openData = nil
       } else if element == .file && depth == stack[top].depth {
         let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
@@ -140,7 +145,7 @@ struct TOCParser {
   private mutating func openFile(id: String, line: Int, depth: Int) throws {
     guard entries.count < limits.maxEntries else { throw XARError.tooManyEntries(limit: limits.maxEntries) }
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
-    let parent = stack.last?.index ?? -1
+    let parent = stack.isEmpty ? -1 : stack[stack.count - 1].index  // not `last`: that copies the builder
     let index = entries.open(parent: parent, line: line)
     stack.append(FileBuilder(index: index, parent: parent, depth: depth, line: line, id: id))
     openFiles += 1
@@ -166,7 +171,7 @@ struct TOCParser {
       }
       switch field {
       case .data:
-        stack[top].data = DataBuilder()
+        openData = DataBuilder()
         stack[top].inData = true
       case .some(let field):
         if field == .type { stack[top].typeLinkAttribute = attributes.value("link") }
@@ -174,12 +179,12 @@ struct TOCParser {
       case nil:
         break
       }
-    } else if relative == 2 && stack[top].inData, let field = DataField(element), stack[top].data != nil {
-      guard ((stack[top].data?.seen ?? 0) & field.bit) == 0 else {
+    } else if relative == 2 && stack[top].inData, let field = DataField(element), openData != nil {
+      guard ((openData?.seen ?? 0) & field.bit) == 0 else {
         throw XARError.duplicateElement(line: line, element: field.element, path: stack[top].name ?? "(unnamed)")
       }
-      stack[top].data?.seen |= field.bit
-      if let style = attributes.value("style") { stack[top].data?.styles[field] = style }
+      openData?.seen |= field.bit
+      if let style = attributes.value("style") { openData?.styles[field] = style }
       gatherText(of: element, attributes: attributes, line: line)
     }
     // Other elements inside a file are ignored.
@@ -203,7 +208,7 @@ struct TOCParser {
     let text = String(decoding: self.text, as: UTF8.self)
     if !stack.isEmpty {
       if stack[stack.count - 1].inData {
-        if let field = DataField(element) { stack[stack.count - 1].data?.fields[field] = text }
+        if let field = DataField(element) { openData?.fields[field] = text }
       } else {
         try closeFileField(element, base64: base64, text: text, line: line)
       }

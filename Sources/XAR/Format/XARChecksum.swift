@@ -57,20 +57,29 @@ package struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertib
 
   /// Parses a hex digest as found in the TOC; nil if it is not hex of the right length.
   package init?(algorithm: XARChecksumAlgorithm, hex: String) {
-    let text = hex.trimmingASCIIWhitespace()
-    guard text.utf8.count == algorithm.digestSize * 2 else { return nil }
-    var digest: [UInt8] = []
-    digest.reserveCapacity(algorithm.digestSize)
-    var high: UInt8? = nil
-    for byte in text.utf8 {
-      guard let nibble = hexValue(byte) else { return nil }
-      if let h = high {
-        digest.append(h << 4 | nibble)
-        high = nil
-      } else {
-        high = nibble
+    var text = hex
+    let size = algorithm.digestSize
+    let digest: [UInt8]? = text.withUTF8 { raw in
+      func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x09 || b == 0x0D }
+      var low = 0
+      var high = raw.count
+      while low < high && space(raw[low]) { low += 1 }
+      while high > low && space(raw[high - 1]) { high -= 1 }
+      guard high - low == size * 2 else { return nil }
+      var valid = true
+      let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+        for k in 0..<size {
+          guard let h = hexValue(raw[low + 2 * k]), let l = hexValue(raw[low + 2 * k + 1]) else {
+            valid = false
+            break
+          }
+          buffer[k] = h << 4 | l
+        }
+        count = valid ? size : 0
       }
+      return valid ? bytes : nil
     }
+    guard let digest else { return nil }
     self.init(algorithm: algorithm, digest: digest)
   }
 
