@@ -65,7 +65,7 @@ package final class XARWriter {
     /// The output is the same for every value: data is written in the order files were added.
     package var threads = 1
     /// Most bytes of whole files waiting for a thread or for their turn to be written.
-    package var maxBytesInFlight = 6 << 20
+    package var maxBytesInFlight = 10 << 20
 
     package init() {}
   }
