@@ -141,26 +141,25 @@ package final class XARReader {
   /// the stream ends exactly where the heap starts and inflates to the declared length.
   private static func parseTOC(_ compressed: [UInt8], header: XARHeader, limits: Limits) throws -> TOCParser.Result {
     let declared = header.tocUncompressedLength
-    let inflater = ZlibInflater()
-    var used = 0
-    var made: UInt64 = 0
+    let inflation = TOCInflation(compressed: compressed, declared: declared)
+    defer { inflation.stop() }
+    var chunk: [UInt8] = []
+    var position = 0
+    var ended = false
     let pull: (UnsafeMutableRawBufferPointer) throws -> Int = { out in
-      while !inflater.finished {
-        let step: (used: Int, made: Int)
-        do {
-          step = try compressed.withUnsafeBytes { raw in
-            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: out)
-          }
-        } catch let error as ZlibError {
-          throw XARError.tocNotDecodable(error.message)
+      while position == chunk.count {
+        if ended { return 0 }
+        guard let next = try inflation.next() else {
+          ended = true
+          return 0
         }
-        used += step.used
-        made += UInt64(step.made)
-        if made > declared { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
-        if step.made > 0 { return step.made }
-        if step.used == 0 { throw XARError.tocNotDecodable("the stream is truncated") }
+        chunk = next
+        position = 0
       }
-      return 0
+      let n = min(out.count, chunk.count - position)
+      chunk.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)])) }
+      position += n
+      return n
     }
     let result = try TOCParser.parse(pulling: pull, limits: limits)
     // What libxml2 did not need must be whitespace (the padding before an aligned heap).
@@ -172,6 +171,7 @@ package final class XARReader {
         throw XARError.malformedTOC(line: 0, message: "content after the end of the document")
       }
     }
+    let (used, made) = inflation.totals
     guard used == compressed.count else {
       throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(used))
     }

@@ -12,12 +12,14 @@ package final class PathIndex {
   private var bytes: [UInt8] = []
   /// Path `n` is `bytes[starts[n]..<starts[n + 1]]`.
   private var starts: [UInt32] = [0]
-  /// Per path: bit 0 an entry's path, bit 1 a folder implied by a longer path.
+  /// Per path: bit 0 an entry's path, bit 1 a folder implied by a longer path, bit 2 the mark
+  /// of ``mark(_:)``.
   private var roles: [UInt8] = []
   /// Path numbers by hash; -1 is empty. Kept at most half full.
   private var slots = [Int32](repeating: -1, count: 64)
   private static let entry: UInt8 = 1
   private static let implied: UInt8 = 2
+  private static let marked: UInt8 = 4
 
   package init() {}
 
@@ -29,6 +31,29 @@ package final class PathIndex {
 
   /// True if `path` is an entry's path.
   package func containsEntry(_ path: String) -> Bool { number(of: path) != nil }
+
+  /// Marks a stored entry path (the unpack sink marks the files it wrote, so it keeps no
+  /// second set of paths); false if `path` is not an entry's.
+  @discardableResult
+  package func mark(_ path: String) -> Bool {
+    guard let n = number(of: path) else { return false }
+    roles[Int(n)] |= PathIndex.marked
+    return true
+  }
+
+  /// Takes the mark off `path`; true if it was marked.
+  @discardableResult
+  package func unmark(_ path: String) -> Bool {
+    guard let n = find(path), roles[Int(n)] & PathIndex.marked != 0 else { return false }
+    roles[Int(n)] &= ~PathIndex.marked
+    return true
+  }
+
+  /// True if `path` was marked.
+  package func isMarked(_ path: String) -> Bool {
+    guard let n = find(path) else { return false }
+    return roles[Int(n)] & PathIndex.marked != 0
+  }
 
   /// The number of an entry's path, if it is stored; ``path(_:)`` gives it back. The path
   /// inserted last is found without hashing.

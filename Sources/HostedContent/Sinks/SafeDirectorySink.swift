@@ -20,7 +20,6 @@ import XAR
 package final class SafeDirectorySink: EntrySink {
   private let root: DirectoryHandle
   private var folders: [String: DirectoryHandle]
-  private var files: Set<String> = []
   private var symlinks: [(path: String, target: String)] = []
   private var reserved: Set<String> = []
   private var resolver = SymlinkResolver()
@@ -53,11 +52,14 @@ package final class SafeDirectorySink: EntrySink {
     return (String(path[..<slash]), String(path[path.index(after: slash)...]))
   }
 
+  /// True if a file (or hard link) was written at `path`: the resolver's path index marks them.
+  private func isFile(_ path: String) -> Bool { resolver.paths.isMarked(path) }
+
   /// The handle of folder `path`, creating missing folders (an archive may omit them).
   private func folder(_ path: String) throws -> DirectoryHandle? {
     if let handle = folders[path] { return handle }
     let (parentPath, name) = split(path)
-    guard !reserved.contains(path), !files.contains(path), let parent = try folder(parentPath) else { return nil }
+    guard !reserved.contains(path), !isFile(path), let parent = try folder(parentPath) else { return nil }
     if !parent.exists(name) {
       try parent.createDirectory(name, mode: 0o755)
     }
@@ -87,8 +89,8 @@ package final class SafeDirectorySink: EntrySink {
       try parent.createDirectory(name, mode: 0o755)
       folders[entry.path] = try parent.openDirectory(name)
     case .file:
-      guard !files.contains(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }
-      files.insert(entry.path)
+      guard !isFile(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }
+      resolver.paths.mark(entry.path)
       fileCount += 1
       if threads > 1 && entry.size <= UInt64(BackgroundFileWriter.fileLimit) {
         whole = (parent, name, background.takeBuffer())
@@ -100,13 +102,13 @@ package final class SafeDirectorySink: EntrySink {
       let target = entry.linkTarget ?? ""
       guard entry.size == 0 else { return "refused to write: the hard link carries data of its own" }
       try waitForWrites()  // the target may still be being written
-      guard files.contains(target), !files.contains(entry.path), !parent.exists(name) else {
+      guard isFile(target), !isFile(entry.path), !parent.exists(name) else {
         return "refused to write: the hard link's target '\(target)' is not a file written before"
       }
       let (targetParent, targetName) = split(target)
       guard let targetFolder = folders[targetParent] else { return "refused to write: hard link target not found" }
       try parent.createHardLink(name, to: targetName, in: targetFolder)
-      files.insert(entry.path)
+      resolver.paths.mark(entry.path)
     case .symlink:
       guard !parent.exists(name) else { return "refused to write: the path appears twice" }
       reserved.insert(entry.path)
@@ -149,7 +151,7 @@ package final class SafeDirectorySink: EntrySink {
       currentPlace = nil
       place.folder.removeFileIfPresent(place.name)
     }
-    if files.remove(entry.path) != nil { fileCount -= 1 }
+    if resolver.paths.unmark(entry.path) { fileCount -= 1 }
   }
 
   /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of

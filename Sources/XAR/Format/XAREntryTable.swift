@@ -71,6 +71,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   private var strings: [String] = []
   /// Only while the table is built.
   private var interned: [String: UInt32] = [:]
+  private var lastInterned: (string: String, index: UInt32)?
 
   init() {}
 
@@ -278,6 +279,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// Drops what only building needed and spare capacity.
   mutating func finishBuilding() {
     interned = [:]
+    lastInterned = nil
     if text.capacity > text.count + text.count / 8 { text = Array(text) }
     if digests.capacity > digests.count + digests.count / 8 { digests = Array(digests) }
   }
@@ -331,7 +333,12 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   private mutating func intern(_ s: String) -> UInt32 {
-    if let index = interned[s] { return index }
+    // Most entries share their neighbours' user and group.
+    if let last = lastInterned, last.string == s { return last.index }
+    if let index = interned[s] {
+      lastInterned = (s, index)
+      return index
+    }
     strings.append(s)
     let index = UInt32(strings.count)
     interned[s] = index

@@ -1,0 +1,131 @@
+import Dispatch
+import SystemIO
+
+/// Inflates a compressed TOC on a second thread, a few chunks ahead of the XML parser that
+/// reads it (zlib's work, about a tenth of reading a large TOC, then overlaps the parse).
+///
+/// The same checks as inflating in line: the stream may not inflate past the declared length,
+/// and a truncated or invalid stream is an error where the parser reaches it.
+final class TOCInflation: Sendable {
+  private struct State {
+    var chunks: [[UInt8]] = []
+    var head = 0
+    var ended = false
+    var failure: XARError?
+    /// Compressed bytes used and inflated bytes made, final once `ended`.
+    var used = 0
+    var made: UInt64 = 0
+    var cancelled = false
+  }
+
+  static let chunkSize = 128 * 1024
+  static let chunksAhead = 4
+
+  private let state = Locked(State())
+  private let filled = DispatchSemaphore(value: 0)
+  private let free = DispatchSemaphore(value: TOCInflation.chunksAhead)
+  private let stopped = DispatchSemaphore(value: 0)
+
+  init(compressed: [UInt8], declared: UInt64) {
+    DispatchQueue.global().async { [self] in
+      work(compressed, declared: declared)
+      stopped.signal()
+    }
+  }
+
+  private func work(_ compressed: [UInt8], declared: UInt64) {
+    let inflater = ZlibInflater()
+    var used = 0
+    var made: UInt64 = 0
+    func end(_ failure: XARError?) {
+      state.withLock {
+        $0.ended = true
+        $0.failure = failure
+        $0.used = used
+        $0.made = made
+      }
+      filled.signal()
+    }
+    while true {
+      free.wait()
+      if state.withLock({ $0.cancelled }) { return end(nil) }
+      var chunk = [UInt8](repeating: 0, count: TOCInflation.chunkSize)
+      var count = 0
+      do {
+        while count < chunk.count && !inflater.finished {
+          let step = try compressed.withUnsafeBytes { raw in
+            try chunk.withUnsafeMutableBytes { out in
+              try inflater.inflateStep(
+                UnsafeRawBufferPointer(rebasing: raw[used...]), into: UnsafeMutableRawBufferPointer(rebasing: out[count...]))
+            }
+          }
+          used += step.used
+          count += step.made
+          made += UInt64(step.made)
+          if made > declared { return end(.tocLengthMismatch(declared: declared, actual: made)) }
+          if step.used == 0 && step.made == 0 && !inflater.finished {
+            if count > 0 { break }
+            return end(.tocNotDecodable("the stream is truncated"))
+          }
+        }
+      } catch let error as ZlibError {
+        return end(.tocNotDecodable(error.message))
+      } catch {
+        return end(.tocNotDecodable("\(error)"))
+      }
+      if count > 0 {
+        chunk.removeLast(chunk.count - count)
+        state.withLock { $0.chunks.append(chunk) }
+        filled.signal()
+      } else {
+        free.signal()
+      }
+      if inflater.finished { return end(nil) }
+    }
+  }
+
+  /// The next chunk of XML, nil at the end; throws where the stream failed.
+  func next() throws -> [UInt8]? {
+    while true {
+      filled.wait()
+      let taken: Result<[UInt8]?, XARError>? = state.withLock { s in
+        if s.head < s.chunks.count {
+          let chunk = s.chunks[s.head]
+          s.chunks[s.head] = []
+          s.head += 1
+          if s.head > 64 {
+            s.chunks.removeFirst(s.head)
+            s.head = 0
+          }
+          return .success(chunk)
+        }
+        if let failure = s.failure { return .failure(failure) }
+        if s.ended { return .success(nil) }
+        return nil
+      }
+      switch taken {
+      case .success(let chunk?):
+        free.signal()
+        return chunk
+      case .success(nil):
+        filled.signal()  // every later call ends at once too
+        return nil
+      case .failure(let failure):
+        filled.signal()
+        throw failure
+      case nil:
+        continue
+      }
+    }
+  }
+
+  /// Compressed bytes used and inflated bytes made; call after ``next()`` returned nil.
+  var totals: (used: Int, made: UInt64) { state.withLock { ($0.used, $0.made) } }
+
+  /// Stops the worker (if it is still going) and waits for it.
+  func stop() {
+    state.withLock { $0.cancelled = true }
+    free.signal()
+    stopped.wait()
+  }
+}
