@@ -91,6 +91,21 @@ package final class PathIndex {
     roles.indices.filter { roles[$0] & PathIndex.entry != 0 }.map { path(Int32($0)) }
   }
 
+  /// Makes room for `count` paths of `bytes` bytes in all (plus a little for implied folders),
+  /// so the index does not grow by doubling.
+  package func reserve(count: Int, bytes: Int) {
+    let count = count + count / 16 + 16
+    self.bytes.reserveCapacity(bytes + bytes / 16)
+    starts.reserveCapacity(count + 1)
+    roles.reserveCapacity(count)
+    var size = slots.count
+    while size < 2 * count { size *= 2 }
+    if size > slots.count {
+      slots = [Int32](repeating: -1, count: size)
+      for n in roles.indices { place(Int32(n), hash: PathIndex.hash(self.bytes[Int(starts[n])..<Int(starts[n + 1])])) }
+    }
+  }
+
   /// Records an entry's path and the folders above it.
   package func insert(_ path: String) {
     var path = path

@@ -15,6 +15,11 @@ package final class XARPackageSource: EntrySource {
 
   package var packageSize: UInt64? { reader.fileSize }
 
+  package var pathsHint: (count: Int, bytes: Int)? {
+    let entries = reader.entries
+    return (entries.count, entries.indices.reduce(0) { $0 + entries.pathLength(at: $1) })
+  }
+
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {
     let kind: EntryKind

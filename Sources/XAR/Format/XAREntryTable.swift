@@ -1,9 +1,9 @@
 /// The `<file>`s of a TOC in document order, held compactly.
 ///
-/// One fixed-size record per entry (88 bytes), in chunks (no spare capacity to speak of, no copy
-/// as it grows); names and ids in one byte arena; digests in another; user, group and unknown
-/// type or encoding names interned; what few entries have (link targets, hard links, unknown
-/// names, ids over 32 bits) in a side table. A path is
+/// One fixed-size record per entry (72 bytes), in chunks (no spare capacity to speak of, no copy
+/// as it grows); names and ids in one byte arena; digests in another; owner and time interned
+/// (entries share a handful); what few entries have (link targets, hard links, unknown names)
+/// in a side table. A path is
 /// never stored: each record has its parent's index and its own name, and ``path(at:)`` joins
 /// them when asked. An ``XAREntry`` is made from a record on demand, so reading a TOC of many
 /// entries costs no allocation per entry, and iterating costs one path string per entry, freed
@@ -24,21 +24,16 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     /// UTF-8 bytes of the full path.
     var pathLength: UInt32 = 0
     var tocLine: UInt32 = 0
-    /// 1 + an index in ``strings``; 0 for none.
-    var user: UInt32 = 0
-    var group: UInt32 = 0
+    /// The entry's owner and time: an index in ``owners`` (entries share a handful).
+    var owner: UInt32 = 0
     /// Where the archived digest starts in ``digests``; the extracted one follows it.
     var digests: UInt32 = 0
-    /// Ids that do not fit are in ``Extra``.
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
     var kind: UInt8 = 0
     var flags: UInt8 = 0
     var mode: UInt16 = 0
     var encoding: UInt8 = 0
     var archivedAlgorithm: UInt8 = 0
     var extractedAlgorithm: UInt8 = 0
-    var mtime: Int64 = 0
     var offset: UInt64 = 0
     var length: UInt64 = 0
     var size: UInt64 = 0
@@ -51,15 +46,19 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     var hardLinkTarget: Int32 = -1
     /// An unknown kind's or encoding's name.
     var otherName: String?
+  }
+
+  /// Owner ids and names and the modification time, as a TOC gives them (nil where absent).
+  struct Owner: Hashable {
     var uid: UInt64?
     var gid: UInt64?
+    var user: String?
+    var group: String?
+    var mtime: Int64?
   }
 
   enum Flag {
     static let mode: UInt8 = 1
-    static let uid: UInt8 = 2
-    static let gid: UInt8 = 4
-    static let mtime: UInt8 = 8
     static let data: UInt8 = 16
     static let extra: UInt8 = 32
   }
@@ -68,10 +67,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   private var extras: [Int32: Extra] = [:]
   private var text: [UInt8] = []
   private var digests: [UInt8] = []
-  private var strings: [String] = []
+  private var owners: [Owner] = []
   /// Only while the table is built.
-  private var interned: [String: UInt32] = [:]
-  private var lastInterned: (string: String, index: UInt32)?
+  private var ownerIndex: [Owner: UInt32] = [:]
 
   init() {}
 
@@ -85,13 +83,11 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let r = records[position]
     let kind = self.kind(at: position)
     let extra = r.flags & Flag.extra != 0 ? extras[Int32(position)] : nil
+    let owner = owners[Int(r.owner)]
     return XAREntry(
       id: string(r.id) ?? "", path: path(at: position), kind: kind,
-      mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil,
-      uid: r.flags & Flag.uid != 0 ? extra?.uid ?? UInt64(r.uid) : nil,
-      gid: r.flags & Flag.gid != 0 ? extra?.gid ?? UInt64(r.gid) : nil, user: interned(r.user),
-      group: interned(r.group), mtime: r.flags & Flag.mtime != 0 ? XARTimestamp(secondsSinceEpoch: r.mtime) : nil,
-      linkTarget: extra?.link,
+      mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil, uid: owner.uid, gid: owner.gid, user: owner.user,
+      group: owner.group, mtime: owner.mtime.map { XARTimestamp(secondsSinceEpoch: $0) }, linkTarget: extra?.link,
       hardLinkTarget: (extra?.hardLinkTarget).flatMap { $0 >= 0 ? path(at: Int($0)) : nil },
       data: data(at: position), tocLine: Int(r.tocLine))
   }
@@ -202,8 +198,8 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     r.name = add(entry.path)
     r.id = add(entry.id)
     extra.link = entry.linkTarget
-    r.user = entry.user.map { intern($0) } ?? 0
-    r.group = entry.group.map { intern($0) } ?? 0
+    r.owner = intern(
+      Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch))
     switch entry.kind {
     case .file: r.kind = 0
     case .directory: r.kind = 1
@@ -221,20 +217,6 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     if let mode = entry.mode {
       r.flags |= Flag.mode
       r.mode = UInt16(truncatingIfNeeded: mode)
-    }
-    if let uid = entry.uid {
-      r.flags |= Flag.uid
-      r.uid = UInt32(truncatingIfNeeded: uid)
-      if uid > UInt32.max { extra.uid = uid }
-    }
-    if let gid = entry.gid {
-      r.flags |= Flag.gid
-      r.gid = UInt32(truncatingIfNeeded: gid)
-      if gid > UInt32.max { extra.gid = gid }
-    }
-    if let mtime = entry.mtime {
-      r.flags |= Flag.mtime
-      r.mtime = mtime.secondsSinceEpoch
     }
     if let data = entry.data {
       r.flags |= Flag.data
@@ -255,7 +237,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       r.archivedAlgorithm = addDigest(data.archivedChecksum)
       r.extractedAlgorithm = addDigest(data.extractedChecksum)
     }
-    if extra.link != nil || extra.otherName != nil || extra.uid != nil || extra.gid != nil {
+    if extra.link != nil || extra.otherName != nil {
       r.flags |= Flag.extra
       extras[Int32(index)] = extra
     }
@@ -278,8 +260,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 
   /// Drops what only building needed and spare capacity.
   mutating func finishBuilding() {
-    interned = [:]
-    lastInterned = nil
+    ownerIndex = [:]
     if text.capacity > text.count + text.count / 8 { text = Array(text) }
     if digests.capacity > digests.count + digests.count / 8 { digests = Array(digests) }
   }
@@ -332,20 +313,15 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     return Span(start: start, count: UInt32(truncatingIfNeeded: text.count) - start)
   }
 
-  private mutating func intern(_ s: String) -> UInt32 {
-    // Most entries share their neighbours' user and group.
-    if let last = lastInterned, last.string == s { return last.index }
-    if let index = interned[s] {
-      lastInterned = (s, index)
-      return index
-    }
-    strings.append(s)
-    let index = UInt32(strings.count)
-    interned[s] = index
+  private mutating func intern(_ owner: Owner) -> UInt32 {
+    // Most entries share their neighbours' owner and time.
+    if let last = owners.last, last == owner { return UInt32(owners.count - 1) }
+    if let index = ownerIndex[owner] { return index }
+    owners.append(owner)
+    let index = UInt32(owners.count - 1)
+    ownerIndex[owner] = index
     return index
   }
-
-  private func interned(_ index: UInt32) -> String? { index == 0 ? nil : strings[Int(index) - 1] }
 
   private func string(_ span: Span) -> String? {
     guard !span.isAbsent else { return nil }
