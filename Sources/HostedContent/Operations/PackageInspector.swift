@@ -64,6 +64,7 @@ package final class PackageInspector {
     var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
     let paths = PathIndex()
     if let hint = source.pathsHint { paths.reserve(count: hint.count, bytes: hint.bytes) }
+    sink.share(paths)
     let maxSize = context.options.maxSize
 
     var skipped: [String] = []

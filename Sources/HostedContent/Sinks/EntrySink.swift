@@ -10,10 +10,15 @@ package protocol EntrySink: AnyObject {
   /// Takes back the current entry, begun but not ended because reading it failed: whatever
   /// of it was written goes away.
   func abandon(_ entry: PackageEntry)
+  /// Offered before the first entry: the run's index of every path it has seen (each entry's
+  /// path is in it before the entry is begun). A sink that keeps paths can keep them there
+  /// instead of in an index of its own.
+  func share(_ paths: PathIndex)
 }
 
 extension EntrySink {
   package func abandon(_ entry: PackageEntry) {}
+  package func share(_ paths: PathIndex) {}
 }
 
 /// A sink that writes one package file, which appears at its path on ``commit(checkingSize:)``

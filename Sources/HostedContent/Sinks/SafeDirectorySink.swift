@@ -52,6 +52,13 @@ package final class SafeDirectorySink: EntrySink {
     return (String(path[..<slash]), String(path[path.index(after: slash)...]))
   }
 
+  /// Keeps its paths (and the marks of files written) in the run's index: one copy of every
+  /// path, not two. Only before the first entry.
+  package func share(_ paths: PathIndex) {
+    guard paths !== resolver.paths, resolver.paths.entryCount == 0 else { return }
+    resolver = SymlinkResolver(paths: paths)
+  }
+
   /// True if a file (or hard link) was written at `path`: the resolver's path index marks them.
   private func isFile(_ path: String) -> Bool { resolver.paths.isMarked(path) }
 
