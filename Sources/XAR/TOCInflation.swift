@@ -56,7 +56,8 @@ final class TOCInflation: Sendable {
           let step = try compressed.withUnsafeBytes { raw in
             try chunk.withUnsafeMutableBytes { out in
               try inflater.inflateStep(
-                UnsafeRawBufferPointer(rebasing: raw[used...]), into: UnsafeMutableRawBufferPointer(rebasing: out[count...]))
+                UnsafeRawBufferPointer(rebasing: raw[used...]),
+                into: UnsafeMutableRawBufferPointer(rebasing: out[count...]))
             }
           }
           used += step.used

@@ -86,7 +86,9 @@ final class DownloadedPackage {
       try output.write(contentsOf: data)
     }
     try? body.fileHandleForReading.close()
-    let message = (try? errors.fileHandleForReading.readToEnd()).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+    let message = (try? errors.fileHandleForReading.readToEnd()).flatMap { $0 }.map {
+      String(decoding: $0, as: UTF8.self)
+    }
     curl.waitUntilExit()
     if let failure { throw OperationError("cannot download '\(address)': \(failure)") }
     guard curl.terminationReason == .exit, curl.terminationStatus == 0 else {

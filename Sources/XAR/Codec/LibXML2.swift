@@ -517,7 +517,9 @@ package final class XMLEventParser {
     let depth = self.depth
     self.depth += 1
     do {
-      try withName(local, prefix: prefix) { try handler.start(name: $0, attributes: attributes, line: line, depth: depth) }
+      try withName(local, prefix: prefix) {
+        try handler.start(name: $0, attributes: attributes, line: line, depth: depth)
+      }
     } catch {
       failure = error
       if let context { xmlStopParser(context) }

@@ -34,27 +34,30 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     }
   }
 
-  /// Matches the name's bytes: by length first, then against the few names of that length.
+  /// The known names by length (a name is matched against those of its length only).
+  private static let byLength: [[(name: StaticString, element: TOCElement)]] = {
+    var table = [[(name: StaticString, element: TOCElement)]](repeating: [], count: 19)
+    let all: [(StaticString, TOCElement)] = [
+      ("xar", .xar), ("toc", .toc), ("uid", .uid), ("gid", .gid), ("file", .file), ("name", .name), ("type", .type),
+      ("mode", .mode), ("user", .user), ("link", .link), ("data", .data), ("size", .size), ("group", .group),
+      ("mtime", .mtime), ("offset", .offset), ("length", .length), ("checksum", .checksum), ("encoding", .encoding),
+      ("creation-time", .creationTime), ("archived-checksum", .archivedChecksum),
+      ("extracted-checksum", .extractedChecksum),
+    ]
+    for (name, element) in all { table[name.utf8CodeUnitCount].append((name, element)) }
+    return table
+  }()
+
+  /// Matches the name's bytes against the known names of the same length.
   init(_ bytes: UnsafeRawBufferPointer) {
-    func matches(_ name: StaticString) -> Bool {
-      name.withUTF8Buffer { UnsafeRawBufferPointer($0).elementsEqual(bytes) }
+    if bytes.count < TOCElement.byLength.count {
+      for candidate in TOCElement.byLength[bytes.count]
+      where candidate.name.withUTF8Buffer({ UnsafeRawBufferPointer($0).elementsEqual(bytes) }) {
+        self = candidate.element
+        return
+      }
     }
-    switch bytes.count {
-    case 3:
-      self = matches("xar") ? .xar : matches("toc") ? .toc : matches("uid") ? .uid : matches("gid") ? .gid : .other
-    case 4:
-      self =
-        matches("file") ? .file : matches("name") ? .name : matches("type") ? .type : matches("mode") ? .mode
-        : matches("user") ? .user : matches("link") ? .link : matches("data") ? .data : matches("size") ? .size
-        : .other
-    case 5: self = matches("group") ? .group : matches("mtime") ? .mtime : .other
-    case 6: self = matches("offset") ? .offset : matches("length") ? .length : .other
-    case 8: self = matches("checksum") ? .checksum : matches("encoding") ? .encoding : .other
-    case 13: self = matches("creation-time") ? .creationTime : .other
-    case 17: self = matches("archived-checksum") ? .archivedChecksum : .other
-    case 18: self = matches("extracted-checksum") ? .extractedChecksum : .other
-    default: self = .other
-    }
+    self = .other
   }
 }
 

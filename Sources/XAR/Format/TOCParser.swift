@@ -278,7 +278,8 @@ struct TOCParser {
       duplicate = min(duplicate ?? Int.max, Int(b))
     }
     if let duplicate {
-      throw XARError.invalidValue(line: entries.tocLine(at: duplicate), element: "file id", value: entries.id(at: duplicate))
+      throw XARError.invalidValue(
+        line: entries.tocLine(at: duplicate), element: "file id", value: entries.id(at: duplicate))
     }
     for (index, id) in hardLinks {
       let i = Int(index)

@@ -199,7 +199,8 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     r.id = add(entry.id)
     extra.link = entry.linkTarget
     r.owner = intern(
-      Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch))
+      Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch)
+    )
     switch entry.kind {
     case .file: r.kind = 0
     case .directory: r.kind = 1
@@ -337,7 +338,8 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 }
 
 /// Compares two byte strings of the arena: negative, zero or positive.
-private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: XAREntryTable.Span) -> Int {
+private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: XAREntryTable.Span) -> Int
+{
   compareBytes(arena, x, UnsafeBufferPointer(rebasing: arena[Int(y.start)..<Int(y.start + y.count)]))
 }
 
