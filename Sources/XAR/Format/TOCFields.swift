@@ -85,18 +85,8 @@ enum FileField: Int, CaseIterable {
 
   /// The element's name.
   var element: String {
-    switch self {
-    case .mode: return "mode"
-    case .uid: return "uid"
-    case .gid: return "gid"
-    case .user: return "user"
-    case .group: return "group"
-    case .mtime: return "mtime"
-    case .link: return "link"
-    case .name: return "name"
-    case .type: return "type"
-    case .data: return "data"
-    }
+    let elements: [TOCElement] = [.mode, .uid, .gid, .user, .group, .mtime, .link, .name, .type, .data]
+    return elements[rawValue].name
   }
 
   /// True for the fields kept as text in ``FieldValues`` (name, type and data are kept apart).
@@ -122,15 +112,10 @@ enum DataField: Int, CaseIterable {
     }
   }
 
+  /// The element's name.
   var element: String {
-    switch self {
-    case .offset: return "offset"
-    case .length: return "length"
-    case .size: return "size"
-    case .encoding: return "encoding"
-    case .archivedChecksum: return "archived-checksum"
-    case .extractedChecksum: return "extracted-checksum"
-    }
+    let elements: [TOCElement] = [.offset, .length, .size, .encoding, .archivedChecksum, .extractedChecksum]
+    return elements[rawValue].name
   }
 
   var bit: UInt32 { 1 << UInt32(rawValue) }
