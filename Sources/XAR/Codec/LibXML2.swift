@@ -316,9 +316,11 @@ package final class XMLStreamReader {
 /// strings (so a consumer pays only for what it keeps). Throwing stops the parse.
 package protocol XMLEventHandler: AnyObject {
   /// A start tag (an empty element `<x/>` gets a start and an end). `name` is the qualified
-  /// name; `depth` is 0 for the root.
-  func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws
-  /// Character data (the predefined entities resolved), possibly in several pieces.
+  /// name; `depth` is 0 for the root. Returns true to be given the character data from here to
+  /// this element's end (other text, most of a document's indentation, is skipped unseen).
+  func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws -> Bool
+  /// Character data (the predefined entities resolved), possibly in several pieces; only
+  /// inside an element whose ``start(name:attributes:line:depth:)`` asked for it.
   func text(_ bytes: UnsafeRawBufferPointer)
   func end(name: UnsafeRawBufferPointer, line: Int, depth: Int) throws
 }
@@ -392,6 +394,8 @@ package final class XMLEventParser {
   private var context: xmlParserCtxtPtr?
   private let handler: XMLEventHandler
   private var depth = 0
+  /// The depth of the element whose text the handler asked for, if any.
+  private var textDepth: Int?
   /// The first failure: the handler's error, a refusal, or libxml2's first error.
   private var failure: Error?
   private var scratch: [UInt8] = []
@@ -413,18 +417,22 @@ package final class XMLEventParser {
     sax.initialized = UInt32(XML_SAX2_MAGIC)
     sax.startElementNs = { context, localname, prefix, _, _, _, count, _, attributes in
       guard let context, let localname else { return }
-      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().started(
-        localname, prefix: prefix, attributes: XMLAttributes(base: attributes, count: Int(count)))
+      Unmanaged<XMLEventParser>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.started(localname, prefix: prefix, attributes: XMLAttributes(base: attributes, count: Int(count)))
+      }
     }
     sax.endElementNs = { context, localname, prefix, _ in
       guard let context, let localname else { return }
-      Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().ended(localname, prefix: prefix)
+      Unmanaged<XMLEventParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.ended(localname, prefix: prefix) }
     }
     let characters: charactersSAXFunc = { context, bytes, length in
       guard let context, let bytes, length > 0 else { return }
-      let parser = Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue()
-      guard parser.failure == nil else { return }
-      parser.handler.text(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+      // Called for every run of text, the indentation included: no retain, and nothing more
+      // unless the handler asked for this element's text.
+      Unmanaged<XMLEventParser>.fromOpaque(context)._withUnsafeGuaranteedRef { parser in
+        guard parser.textDepth != nil, parser.failure == nil else { return }
+        parser.handler.text(UnsafeRawBufferPointer(start: bytes, count: Int(length)))
+      }
     }
     sax.characters = characters
     sax.ignorableWhitespace = characters
@@ -517,9 +525,10 @@ package final class XMLEventParser {
     let depth = self.depth
     self.depth += 1
     do {
-      try withName(local, prefix: prefix) {
+      let wantsText = try withName(local, prefix: prefix) {
         try handler.start(name: $0, attributes: attributes, line: line, depth: depth)
       }
+      if wantsText && textDepth == nil { textDepth = depth }
     } catch {
       failure = error
       if let context { xmlStopParser(context) }
@@ -530,6 +539,7 @@ package final class XMLEventParser {
     guard failure == nil else { return }
     depth -= 1
     let depth = self.depth
+    if textDepth == depth { textDepth = nil }
     do {
       try withName(local, prefix: prefix) { try handler.end(name: $0, line: line, depth: depth) }
     } catch {

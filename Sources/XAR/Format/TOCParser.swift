@@ -68,12 +68,13 @@ struct TOCParser {
     var parser: TOCParser
     init(_ parser: TOCParser) { self.parser = parser }
 
-    func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws {
+    func start(name: UnsafeRawBufferPointer, attributes: XMLAttributes, line: Int, depth: Int) throws -> Bool {
       try parser.start(TOCElement(name), name: name, attributes: attributes, line: line, depth: depth)
+      return parser.textTarget != nil
     }
     func text(_ bytes: UnsafeRawBufferPointer) {
-      // Text matters only inside the elements whose values are read (most of a TOC's text is
-      // indentation).
+      // Text matters only inside the elements whose values are read (the event parser skips
+      // the rest, most of a TOC's text being indentation).
       if parser.textTarget != nil { parser.text.append(contentsOf: bytes) }
     }
     func end(name: UnsafeRawBufferPointer, line: Int, depth: Int) throws {
