@@ -43,12 +43,23 @@ package final class XARReader {
   /// The size of the heap: everything after the compressed TOC.
   package var heapSize: UInt64 { fileSize - header.heapStart }
   /// The TOC XML, inflated again from the file (it is not kept in memory).
+  /// Empty if it no longer inflates to exactly the declared length.
   package var tocXML: [UInt8] {
-    guard let compressed = try? file.read(count: Int(header.tocCompressedLength), at: UInt64(header.headerSize)),
-      let (buffer, count) = try? XARReader.inflateTOC(compressed, header: header)
+    guard let compressed = try? file.read(count: Int(header.tocCompressedLength), at: UInt64(header.headerSize))
     else { return [] }
-    defer { buffer.deallocate() }
-    return Array(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+    // The same inflation, with the same checks, as opening the archive.
+    let declared = header.tocUncompressedLength
+    let inflation = TOCInflation(compressed: compressed, declared: declared)
+    defer { inflation.stop() }
+    var xml: [UInt8] = []
+    xml.reserveCapacity(Int(declared))
+    do {
+      while let chunk = try inflation.next() { xml += chunk }
+    } catch {
+      return []
+    }
+    let (used, made) = inflation.totals
+    return used == compressed.count && made == declared ? xml : []
   }
   let file: FileDescriptor
 
@@ -177,52 +188,6 @@ package final class XARReader {
     }
     guard made == declared else { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
     return result
-  }
-
-  /// Inflates the TOC into a new buffer of exactly the declared length (the caller frees it).
-  private static func inflateTOC(_ compressed: [UInt8], header: XARHeader) throws -> (
-    UnsafeMutableRawBufferPointer, Int
-  ) {
-    let declared = Int(header.tocUncompressedLength)
-    // One spare byte shows a stream that inflates past the declared length.
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: declared + 1, alignment: 1)
-    let inflater = ZlibInflater()
-    var used = 0
-    var made = 0
-    do {
-      try compressed.withUnsafeBytes { raw in
-        while !inflater.finished {
-          let step = try inflater.inflateStep(
-            UnsafeRawBufferPointer(rebasing: raw[used...]),
-            into: UnsafeMutableRawBufferPointer(rebasing: buffer[made...]))
-          used += step.used
-          made += step.made
-          if made > declared {
-            throw XARError.tocLengthMismatch(declared: UInt64(declared), actual: UInt64(made))
-          }
-          if step.used == 0 && step.made == 0 { break }
-        }
-      }
-    } catch let error as ZlibError {
-      buffer.deallocate()
-      throw XARError.tocNotDecodable(error.message)
-    } catch {
-      buffer.deallocate()
-      throw error
-    }
-    guard inflater.finished else {
-      buffer.deallocate()
-      throw XARError.tocNotDecodable("the stream is truncated")
-    }
-    guard used == compressed.count else {
-      buffer.deallocate()
-      throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(used))
-    }
-    guard made == declared else {
-      buffer.deallocate()
-      throw XARError.tocLengthMismatch(declared: UInt64(declared), actual: UInt64(made))
-    }
-    return (buffer, made)
   }
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.

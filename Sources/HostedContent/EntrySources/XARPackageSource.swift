@@ -16,8 +16,7 @@ package final class XARPackageSource: EntrySource {
   package var packageSize: UInt64? { reader.fileSize }
 
   package var pathsHint: (count: Int, bytes: Int)? {
-    let entries = reader.entries
-    return (entries.count, entries.indices.reduce(0) { $0 + entries.pathLength(at: $1) })
+    (reader.entries.count, Int(clamping: reader.entries.totalPathBytes))
   }
 
   /// The XAR entry as a ``PackageEntry``.

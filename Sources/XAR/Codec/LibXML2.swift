@@ -132,6 +132,16 @@ package enum XMLReadError: Error, Equatable {
   case forbidden(line: Int, what: String)
 }
 
+extension XMLReadError {
+  /// libxml2's error as `malformed`, with its line and message; nil for warnings.
+  fileprivate init?(_ error: UnsafePointer<xmlError>) {
+    guard error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return nil }
+    var message = error.pointee.message.map { String(cString: $0) } ?? "parse error"
+    while message.last == "\n" { message.removeLast() }
+    self = .malformed(line: Int(error.pointee.line), message: message)
+  }
+}
+
 /// A streaming XML reader over bytes in memory, through libxml2's `xmlTextReader`, configured so
 /// that it can be trusted with hostile input: no network, no DTD loading, no entity substitution.
 /// Entity references and (unless allowed) DOCTYPEs are refused.
@@ -222,10 +232,8 @@ package final class XMLStreamReader {
       { context, error in
         guard let context, let error else { return }
         let box = Unmanaged<ErrorBox>.fromOpaque(context).takeUnretainedValue()
-        guard box.first == nil, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-        var message = error.pointee.message.map { String(cString: $0) } ?? "parse error"
-        while message.last == "\n" { message.removeLast() }
-        box.first = (Int(error.pointee.line), message)
+        guard box.first == nil, let failure = XMLReadError(error) else { return }
+        if case .malformed(let line, let message) = failure { box.first = (line, message) }
       }, Unmanaged.passUnretained(errors).toOpaque())
   }
 
@@ -449,12 +457,9 @@ package final class XMLEventParser {
       Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue().refuse("an entity reference")
     }
     sax.serror = { context, error in
-      guard let context, let error, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
+      guard let context, let error, let failure = XMLReadError(error) else { return }
       let parser = Unmanaged<XMLEventParser>.fromOpaque(context).takeUnretainedValue()
-      guard parser.failure == nil else { return }
-      var message = error.pointee.message.map { String(cString: $0) } ?? "parse error"
-      while message.last == "\n" { message.removeLast() }
-      parser.failure = XMLReadError.malformed(line: Int(error.pointee.line), message: message)
+      if parser.failure == nil { parser.failure = failure }
     }
 
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)

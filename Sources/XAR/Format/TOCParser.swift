@@ -261,14 +261,12 @@ struct TOCParser {
     }
 
     guard openFiles == 0 else { throw XARError.malformedTOC(line: 0, message: "a <file> is not closed") }
-    var totalPathBytes: UInt64 = 0
     for i in entries.indices {
       let pathBytes = entries.computePathLength(at: i)
       guard pathBytes <= limits.maxPathBytes else {
         throw XARError.pathTooLong(line: entries.tocLine(at: i), limit: limits.maxPathBytes)
       }
-      totalPathBytes += UInt64(pathBytes)
-      guard totalPathBytes <= limits.maxTotalPathBytes else {
+      guard entries.totalPathBytes <= limits.maxTotalPathBytes else {
         throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
       }
     }

@@ -99,18 +99,16 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// The entry's kind.
   package func kind(at position: Int) -> XAREntryKind {
     let r = records[position]
-    switch r.kind {
-    case 0: return .file
-    case 1: return .directory
-    case 2: return .symlink
-    case 3: return .hardLink
-    case 4: return .fifo
-    case 5: return .characterDevice
-    case 6: return .blockDevice
-    case 7: return .socket
-    default: return .unknown(otherName(at: position))
-    }
+    let code = Int(r.kind)
+    return code < Self.kinds.count ? Self.kinds[code] : .unknown(otherName(at: position))
   }
+
+  /// The known kinds and encodings by their codes in a record; any other is stored as the next
+  /// code, its name in the side table.
+  private static let kinds: [XAREntryKind] = [
+    .file, .directory, .symlink, .hardLink, .fifo, .characterDevice, .blockDevice, .socket,
+  ]
+  private static let encodings: [XAREncoding] = [.none, .gzip, .bzip2, .xz, .lzma]
 
   /// The entry's full path: its ancestors' names and its own, joined with `/`.
   package func path(at position: Int) -> String {
@@ -134,6 +132,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     }
   }
 
+  /// The UTF-8 bytes of all entries' full paths together.
+  package private(set) var totalPathBytes: UInt64 = 0
+
   /// The UTF-8 length of the entry's full path.
   package func pathLength(at position: Int) -> Int { Int(records[position].pathLength) }
 
@@ -142,14 +143,8 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let r = records[position]
     guard r.flags & Flag.data != 0 else { return nil }
     let encoding: XAREncoding
-    switch r.encoding {
-    case 0: encoding = .none
-    case 1: encoding = .gzip
-    case 2: encoding = .bzip2
-    case 3: encoding = .xz
-    case 4: encoding = .lzma
-    default: encoding = .unknown(otherName(at: position))
-    }
+    let code = Int(r.encoding)
+    encoding = code < Self.encodings.count ? Self.encodings[code] : .unknown(otherName(at: position))
     var start = Int(r.digests)
     func checksum(_ code: UInt8) -> XARChecksum? {
       guard code != 0 else { return nil }
@@ -201,18 +196,11 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     r.owner = intern(
       Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch)
     )
-    switch entry.kind {
-    case .file: r.kind = 0
-    case .directory: r.kind = 1
-    case .symlink: r.kind = 2
-    case .hardLink: r.kind = 3
-    case .fifo: r.kind = 4
-    case .characterDevice: r.kind = 5
-    case .blockDevice: r.kind = 6
-    case .socket: r.kind = 7
-    case .unknown(let name):
-      r.kind = 8
+    if case .unknown(let name) = entry.kind {
+      r.kind = UInt8(Self.kinds.count)
       extra.otherName = name
+    } else {
+      r.kind = UInt8(Self.kinds.firstIndex(of: entry.kind) ?? 0)
     }
     r.flags = 0
     if let mode = entry.mode {
@@ -224,15 +212,11 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       r.offset = data.offset
       r.length = data.length
       r.size = data.size
-      switch data.encoding {
-      case .none: r.encoding = 0
-      case .gzip: r.encoding = 1
-      case .bzip2: r.encoding = 2
-      case .xz: r.encoding = 3
-      case .lzma: r.encoding = 4
-      case .unknown(let style):
-        r.encoding = 5
+      if case .unknown(let style) = data.encoding {
+        r.encoding = UInt8(Self.encodings.count)
         extra.otherName = style
+      } else {
+        r.encoding = UInt8(Self.encodings.firstIndex(of: data.encoding) ?? 0)
       }
       r.digests = UInt32(truncatingIfNeeded: digests.count)
       r.archivedAlgorithm = addDigest(data.archivedChecksum)
@@ -245,12 +229,14 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     records[index] = r
   }
 
-  /// Sets the record's full path length from its parent's (parents come first).
+  /// Sets the record's full path length from its parent's (parents come first), and adds it to
+  /// ``totalPathBytes``.
   mutating func computePathLength(at index: Int) -> Int {
     let parent = Int(records[index].parent)
     let own = Int(records[index].name.count)
     let length = parent < 0 ? own : Int(records[parent].pathLength) + 1 + own
     records[index].pathLength = UInt32(clamping: length)
+    totalPathBytes += UInt64(length)
     return length
   }
 
