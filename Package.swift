@@ -28,6 +28,9 @@ let package = Package(
       name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
     .systemLibrary(
+      name: "CDeflate", path: "Sources/CDeflate", pkgConfig: "libdeflate",
+      providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
+    .systemLibrary(
       name: "CArchive", path: "Sources/CArchive", pkgConfig: "libarchive",
       providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
 
@@ -41,7 +44,7 @@ let package = Package(
     .target(
       name: "XAR",
       dependencies: [
-        "SystemIO", "ArchiveIO", "CLibXML2", "CZlib",
+        "SystemIO", "ArchiveIO", "CLibXML2", "CZlib", "CDeflate",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: instrumented),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what pkgtool needs to build and test, if it is missing:
 #   Debian/Ubuntu: libarchive-dev (headers, pkg-config file), libarchive-tools (bsdtar),
-#                  libxml2-dev, zlib1g-dev, pkg-config, curl (unpack/install of a URL)
-#   macOS:         libarchive and libxml2 from Homebrew (keg-only: PKG_CONFIG_PATH is set)
+#                  libxml2-dev, zlib1g-dev, libdeflate-dev, pkg-config, curl (unpack/install of a URL)
+#   macOS:         libarchive, libxml2 and libdeflate from Homebrew (keg-only: PKG_CONFIG_PATH is set)
 # Source it (". scripts/bootstrap.sh") so PKG_CONFIG_PATH reaches the caller on macOS.
 # It also sets release_flags: how to build the release binary. On Linux that carries the Swift
 # runtime and Foundation inside the binary (--static-swift-stdlib): 16 MiB of memory at start
@@ -17,6 +17,7 @@ need_debian_packages() {
   command -v bsdtar >/dev/null 2>&1 || missing+=(libarchive-tools)
   pkg-config --exists libxml-2.0 2>/dev/null || missing+=(libxml2-dev)
   pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
+  pkg-config --exists libdeflate 2>/dev/null || missing+=(libdeflate-dev)
   command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   echo "${missing[@]:-}"
@@ -35,7 +36,7 @@ case "$(uname -s)" in
     ;;
   Darwin)
     if command -v brew >/dev/null 2>&1; then
-      for formula in libarchive libxml2 pkg-config; do
+      for formula in libarchive libxml2 libdeflate pkg-config; do
         brew list "$formula" >/dev/null 2>&1 || brew install "$formula" >&2
       done
       export PKG_CONFIG_PATH="$(brew --prefix libarchive)/lib/pkgconfig:$(brew --prefix libxml2)/lib/pkgconfig:${PKG_CONFIG_PATH:-}"

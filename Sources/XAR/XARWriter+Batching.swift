@@ -70,9 +70,9 @@ extension XARWriter {
         hasher.update(item.bytes)
         item.extracted = hasher.finalize()
         if case .zlib(let level) = item.compression {
-          let deflater = DeflaterPool.shared.take(level: level)
-          item.stored = deflater.compressWhole(item.bytes)
-          DeflaterPool.shared.give(deflater)
+          let deflater = WholeDeflater.pool.take(level: level)
+          item.stored = deflater.compress(item.bytes)
+          WholeDeflater.pool.give(deflater)
           var a = XARHasher(algorithm)
           a.update(item.stored)
           item.archived = a.finalize()
@@ -83,27 +83,6 @@ extension XARWriter {
         item.bytes = []
         items[index] = item
       }
-    }
-  }
-
-  /// Deflaters kept between files: starting a stream with `deflateReset` costs far less than a
-  /// new one (which clears 64 KiB of tables), and gives the same bytes.
-  final class DeflaterPool: @unchecked Sendable {
-    static let shared = DeflaterPool()
-    private let lock = DispatchSemaphore(value: 1)
-    private var free: [ZlibDeflater] = []
-
-    func take(level: Int32) -> ZlibDeflater {
-      lock.wait()
-      defer { lock.signal() }
-      if let i = free.lastIndex(where: { $0.level == level }) { return free.remove(at: i) }
-      return ZlibDeflater(level: level)
-    }
-
-    func give(_ deflater: ZlibDeflater) {
-      lock.wait()
-      if free.count < 4 { free.append(deflater) }
-      lock.signal()
     }
   }
 

@@ -32,24 +32,20 @@ extension XARWriter {
     return (out, xmlLength + padding.count)
   }
 
-  /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed as libxml2
-  /// writes it, so the XML is never held whole.
+  /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed on
+  /// a second thread as libxml2 writes it (``TOCDeflation``), so the XML is never held whole.
   func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
-    let deflater = ZlibDeflater(level: 9)
-    var body: [UInt8] = []
-    var adler: UInt32? = nil
-    var length = 0
-    let xml = XMLTextWriter { chunk in
-      adler = ZlibDeflater.adler32(chunk, continuing: adler)
-      length += chunk.count
-      try! deflater.deflate(chunk, finish: false) { body.append(contentsOf: $0) }
-    }
+    let deflation = TOCDeflation(level: XARWriter.tocLevel)
+    let xml = XMLTextWriter { deflation.append($0) }
     writeTOC(xml)
     xml.finishStreaming()
-    try! deflater.syncFlush { body.append(contentsOf: $0) }
+    let (body, length, adler) = deflation.finish()
     return XARWriter.padTOC(
-      body, xmlLength: length, xmlAdler: adler ?? 1, headerSize: headerSize, checksumSize: checksumSize)
+      body, xmlLength: length, xmlAdler: adler, headerSize: headerSize, checksumSize: checksumSize)
   }
+
+  /// The TOC's zlib level: 6 compresses it within 2% of 9, in three quarters of the time.
+  static let tocLevel: Int32 = 6
 
   func writeTOC(_ xml: XMLTextWriter) {
     xml.startElement("xar")

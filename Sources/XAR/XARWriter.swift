@@ -49,7 +49,8 @@ package final class XARWriter {
   /// How a file's data is stored.
   package enum Compression: Equatable, Sendable {
     case none
-    /// zlib at a level from 1 (fast) to 9 (best).
+    /// A zlib stream at a level from 1 (fast) to 9 (best): made by libdeflate for files added
+    /// whole (``XARWriter/addFile(_:attributes:compression:bytes:)``), by zlib for streamed ones.
     case zlib(level: Int32)
   }
 

@@ -6,14 +6,15 @@ import XAR
 public enum CompressionLevel: String, CaseIterable, Sendable {
   /// Store every file as it is.
   case none
-  /// zlib level 1.
+  /// Deflate level 1.
   case fast
-  /// zlib level 5: on text, much faster than 6 for a slightly larger result.
+  /// Deflate level 5: on text, much faster than 6 for a slightly larger result.
   case `default`
-  /// zlib level 9.
+  /// Deflate level 9.
   case best
 
-  /// The zlib level; nil stores everything.
+  /// The deflate level (libdeflate's for files up to ``XARSink/wholeFileLimit``, zlib's for
+  /// larger ones); nil stores everything.
   package var zlibLevel: Int32? {
     switch self {
     case .none: return nil
