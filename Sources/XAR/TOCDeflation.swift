@@ -12,7 +12,7 @@ final class TOCDeflation: @unchecked Sendable {
   private var pending: [UInt8] = []
   // Touched only on `queue`.
   private let deflater: ZlibDeflater
-  private var body: [UInt8] = []
+  private var body = ByteChunks()
   private var adler: UInt32? = nil
   private var length = 0
 
@@ -46,21 +46,47 @@ final class TOCDeflation: @unchecked Sendable {
     chunk.withUnsafeBytes { bytes in
       adler = ZlibDeflater.adler32(bytes, continuing: adler)
       length += bytes.count
-      try! deflater.deflate(bytes, finish: false) { body.append(contentsOf: $0) }
+      try! deflater.deflate(bytes, finish: false) { body.append($0) }
     }
   }
 
   /// Waits for the last chunk and returns the stream so far, ended by a sync flush (on a byte
   /// boundary, not finished: ``XARWriter/padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``
   /// ends it), with the XML's length and Adler-32.
-  func finish() -> (body: [UInt8], length: Int, adler: UInt32) {
+  func finish() -> (body: ByteChunks, length: Int, adler: UInt32) {
     let last = pending
     pending = []
     return queue.sync {
       deflate(last)
-      try! deflater.syncFlush { body.append(contentsOf: $0) }
-      defer { body = [] }
+      try! deflater.syncFlush { body.append($0) }
+      defer { body = ByteChunks() }
       return (body, length, adler ?? 1)
     }
+  }
+}
+
+/// Bytes kept as pieces of at most 256 KiB: growing never copies what is held, and never holds
+/// a spare half (the compressed TOC of a large package is megabytes).
+struct ByteChunks {
+  private(set) var pieces: [[UInt8]] = []
+  private(set) var count = 0
+  private static let pieceSize = 256 * 1024
+
+  mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    var rest = bytes
+    while !rest.isEmpty {
+      if pieces.isEmpty || pieces[pieces.count - 1].count == ByteChunks.pieceSize {
+        pieces.append([])
+        pieces[pieces.count - 1].reserveCapacity(ByteChunks.pieceSize)
+      }
+      let n = min(rest.count, ByteChunks.pieceSize - pieces[pieces.count - 1].count)
+      pieces[pieces.count - 1].append(contentsOf: UnsafeRawBufferPointer(rebasing: rest[..<n]))
+      rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+      count += n
+    }
+  }
+
+  mutating func append(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { append($0) }
   }
 }

@@ -7,22 +7,50 @@ import SystemIO
   import Darwin
 #endif
 
-// The compact records a XARWriter keeps per entry (no full paths, no array per file), and how
-// entries are added to them.
+// The compact records a XARWriter keeps per entry, and how entries are added to them. Like the
+// reader's XAREntryTable: no path and no Swift object per entry. A record is 40 bytes, kept in
+// chunks (the table never copies itself to grow); names sit back to back in one byte arena;
+// owners and times are interned (a build has one or a few); the index by (parent, name) is an
+// open-addressing table of 8-byte slots.
 extension XARWriter {
   struct Record {
     var parent: Int32
     var firstChild: Int32 = -1
     var lastChild: Int32 = -1
     var nextSibling: Int32 = -1
-    var name: String
-    var kind: XAREntryKind
-    var attributes: Attributes
-    var linkTarget: String? = nil
-    var hardLinkOf: Int32 = -1
-    var isHardLinkOriginal = false
-    /// Index into `dataRecords`, or -1.
+    /// The name's bytes in `RecordTable.names`.
+    var nameStart: UInt32
+    var nameLength: UInt32
+    var mode: UInt32
+    /// Index into `RecordTable.owners`.
+    var owner: Int32
+    /// Index into `RecordTable.dataRecords`, or -1.
     var data: Int32 = -1
+    var kind: Kind
+    var isHardLinkOriginal = false
+  }
+
+  /// The kinds the writer makes.
+  enum Kind: UInt8 {
+    case file, directory, symlink, hardLink
+
+    var entryKind: XAREntryKind {
+      switch self {
+      case .file: return .file
+      case .directory: return .directory
+      case .symlink: return .symlink
+      case .hardLink: return .hardLink
+      }
+    }
+  }
+
+  /// The attributes other than the mode: shared by (nearly) every entry of a build.
+  struct Owner: Hashable {
+    var uid: UInt64
+    var gid: UInt64
+    var user: String?
+    var group: String?
+    var mtime: XARTimestamp
   }
 
   /// Where a file's data went; checksums live in `digests` (no array per file).
@@ -34,10 +62,114 @@ extension XARWriter {
     var digestStart: Int32  // archived digest, then extracted digest
   }
 
-  /// Records by (parent, name): names are shared with the records, not copied as full paths.
-  struct Key: Hashable {
-    var parent: Int32
-    var name: String
+  /// The entries added so far and their index by (parent, name).
+  ///
+  /// Names are compared as Swift compares strings (equal up to Unicode canonical equivalence),
+  /// so two spellings of one name (NFC and NFD) are one entry, as they are on a Mac.
+  struct RecordTable {
+    private(set) var records = ChunkedArray<Record>()
+    private var names: [UInt8] = []
+    private var owners: [Owner] = []
+    private var ownerNumbers: [Owner: Int32] = [:]
+    /// Targets of symlinks, by record.
+    var linkTargets: [Int32: String] = [:]
+    /// The file each hard link names, by record.
+    var hardLinkOf: [Int32: Int32] = [:]
+    var dataRecords = ChunkedArray<DataRecord>()
+    var digests: [UInt8] = []
+    /// Open addressing: the high 32 bits hold the name's hash, the low 32 the record number + 1;
+    /// 0 is empty. Kept at most half full.
+    private var slots = [UInt64](repeating: 0, count: 1024)
+
+    var count: Int { records.count }
+
+    subscript(index: Int32) -> Record {
+      get { records[Int(index)] }
+      set { records[Int(index)] = newValue }
+    }
+
+    func name(of record: Record) -> String {
+      let start = Int(record.nameStart)
+      return String(decoding: names[start..<(start + Int(record.nameLength))], as: UTF8.self)
+    }
+
+    func attributes(of record: Record) -> Attributes {
+      let o = owners[Int(record.owner)]
+      return Attributes(mode: record.mode, uid: o.uid, gid: o.gid, user: o.user, group: o.group, mtime: o.mtime)
+    }
+
+    private static func hash(parent: Int32, name: Substring) -> UInt32 {
+      var hasher = Hasher()
+      hasher.combine(parent)
+      hasher.combine(name)  // as String hashes: the same for canonically equivalent names
+      return UInt32(truncatingIfNeeded: hasher.finalize())
+    }
+
+    private func matches(_ record: Record, parent: Int32, name: Substring) -> Bool {
+      guard record.parent == parent else { return false }
+      let start = Int(record.nameStart)
+      let stored = names[start..<(start + Int(record.nameLength))]
+      if name.utf8.elementsEqual(stored) { return true }
+      // Different bytes can still be one name (NFC and NFD): only when either is not ASCII.
+      if stored.allSatisfy({ $0 < 0x80 }) && name.utf8.allSatisfy({ $0 < 0x80 }) { return false }
+      return String(decoding: stored, as: UTF8.self) == name
+    }
+
+    /// The record named `name` in `parent` (-1: the root), if any.
+    func find(parent: Int32, name: Substring) -> Int32? {
+      let hash = RecordTable.hash(parent: parent, name: name)
+      let mask = slots.count - 1
+      var i = Int(hash) & mask
+      while true {
+        let slot = slots[i]
+        if slot == 0 { return nil }
+        if UInt32(slot >> 32) == hash {
+          let index = Int32(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1
+          if matches(records[Int(index)], parent: parent, name: name) { return index }
+        }
+        i = (i + 1) & mask
+      }
+    }
+
+    /// Adds a record; the caller has checked that the name is not taken.
+    mutating func append(parent: Int32, name: Substring, kind: Kind, attributes: Attributes) -> Int32 {
+      let index = Int32(records.count)
+      let owner = Owner(
+        uid: attributes.uid, gid: attributes.gid, user: attributes.user, group: attributes.group,
+        mtime: attributes.mtime)
+      let ownerNumber: Int32
+      if let known = ownerNumbers[owner] {
+        ownerNumber = known
+      } else {
+        ownerNumber = Int32(owners.count)
+        owners.append(owner)
+        ownerNumbers[owner] = ownerNumber
+      }
+      let start = names.count
+      names.append(contentsOf: name.utf8)
+      records.append(
+        Record(
+          parent: parent, nameStart: UInt32(start), nameLength: UInt32(names.count - start), mode: attributes.mode,
+          owner: ownerNumber, kind: kind))
+      if (records.count + 1) * 2 > slots.count { grow() }
+      insert(hash: RecordTable.hash(parent: parent, name: name), index: index)
+      return index
+    }
+
+    private mutating func insert(hash: UInt32, index: Int32) {
+      let mask = slots.count - 1
+      var i = Int(hash) & mask
+      while slots[i] != 0 { i = (i + 1) & mask }
+      slots[i] = UInt64(hash) << 32 | UInt64(UInt32(bitPattern: index + 1))
+    }
+
+    private mutating func grow() {
+      let old = slots
+      slots = [UInt64](repeating: 0, count: old.count * 2)
+      for slot in old where slot != 0 {
+        insert(hash: UInt32(slot >> 32), index: Int32(truncatingIfNeeded: slot & 0xFFFF_FFFF) - 1)
+      }
+    }
   }
 
   func setData(
@@ -46,76 +178,81 @@ extension XARWriter {
   ) {
     var start: Int32 = -1
     if options.checksum != .none, let archived, let extracted {
-      start = Int32(digests.count)
-      digests += archived.digest
-      digests += extracted.digest
+      start = Int32(table.digests.count)
+      table.digests += archived.digest
+      table.digests += extracted.digest
     }
-    records[Int(record)].data = Int32(dataRecords.count)
-    dataRecords.append(DataRecord(offset: offset, length: length, size: size, gzip: gzip, digestStart: start))
+    table[record].data = Int32(table.dataRecords.count)
+    table.dataRecords.append(DataRecord(offset: offset, length: length, size: size, gzip: gzip, digestStart: start))
   }
 
   /// The data of a record, as the TOC describes it.
   func data(of record: Record) -> XARData? {
     guard record.data >= 0 else { return nil }
-    let d = dataRecords[Int(record.data)]
+    let d = table.dataRecords[Int(record.data)]
     var archived: XARChecksum?
     var extracted: XARChecksum?
     if d.digestStart >= 0 {
       let n = options.checksum.digestSize
       let a = Int(d.digestStart)
-      archived = XARChecksum(algorithm: options.checksum, digest: Array(digests[a..<(a + n)]))
-      extracted = XARChecksum(algorithm: options.checksum, digest: Array(digests[(a + n)..<(a + 2 * n)]))
+      archived = XARChecksum(algorithm: options.checksum, digest: Array(table.digests[a..<(a + n)]))
+      extracted = XARChecksum(algorithm: options.checksum, digest: Array(table.digests[(a + n)..<(a + 2 * n)]))
     }
     return XARData(
       offset: d.offset, length: d.length, size: d.size, encoding: d.gzip ? .gzip : .none,
       archivedChecksum: archived, extractedChecksum: extracted)
   }
 
-  func lookup(_ path: String) -> Int32? {
+  /// The record at `path` (components between slashes), if added.
+  func lookup(_ path: Substring) -> Int32? {
     var parent: Int32 = -1
-    for component in path.split(separator: "/", omittingEmptySubsequences: false) {
-      guard let i = index[Key(parent: parent, name: String(component))] else { return nil }
+    var rest = path
+    while true {
+      let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+      guard let i = table.find(parent: parent, name: rest[..<slash]) else { return nil }
       parent = i
+      if slash == rest.endIndex { return parent }
+      rest = rest[rest.index(after: slash)...]
     }
-    return parent
   }
 
-  func lookupParent(_ path: String) -> Int32? {
-    if lastParent.path == path { return lastParent.index }
+  func lookupParent(_ path: Substring) -> Int32? {
+    if let last = lastParent.path, last == path { return lastParent.index }
     return lookup(path)
   }
 
-  func addRecord(_ path: String, kind: XAREntryKind, attributes: Attributes) throws -> Int32 {
+  func addRecord(_ path: String, kind: Kind, attributes: Attributes) throws -> Int32 {
     guard !finished else { throw XARError.writerFinished }
     let (parentPath, name) = try XARWriter.split(path)
     var parent: Int32 = -1
     if let parentPath {
-      guard let p = lookupParent(parentPath), records[Int(p)].kind == .directory else {
-        throw XARError.missingParent(path: path, parent: parentPath)
+      guard let p = lookupParent(parentPath), table[p].kind == .directory else {
+        throw XARError.missingParent(path: path, parent: String(parentPath))
       }
       parent = p
-    }
-    let key = Key(parent: parent, name: name)
-    guard index[key] == nil else { throw XARError.duplicatePath(path) }
-    let i = Int32(records.count)
-    records.append(Record(parent: parent, name: name, kind: kind, attributes: attributes))
-    index[key] = i
-    lastParent = (parentPath, parent)
-    if parent >= 0 {
-      if records[Int(parent)].lastChild >= 0 {
-        records[Int(records[Int(parent)].lastChild)].nextSibling = i
-      } else {
-        records[Int(parent)].firstChild = i
-      }
-      records[Int(parent)].lastChild = i
+      lastParent = (parentPath, p)
     } else {
-      if rootLast >= 0 { records[Int(rootLast)].nextSibling = i } else { rootFirst = i }
+      lastParent = (nil, -1)
+    }
+    guard table.find(parent: parent, name: name) == nil else { throw XARError.duplicatePath(path) }
+    let i = table.append(parent: parent, name: name, kind: kind, attributes: attributes)
+    if parent >= 0 {
+      if table[parent].lastChild >= 0 {
+        table[table[parent].lastChild].nextSibling = i
+      } else {
+        table[parent].firstChild = i
+      }
+      table[parent].lastChild = i
+    } else {
+      if rootLast >= 0 { table[rootLast].nextSibling = i } else { rootFirst = i }
       rootLast = i
     }
     return i
   }
 
-  static func split(_ path: String) throws -> (parent: String?, name: String) {
+  /// `path` as its folder (nil at the top) and its last component; refuses empty, absolute,
+  /// NUL-holding paths and empty, `.` or `..` components.
+  static func split(_ path: String) throws -> (parent: Substring?, name: Substring) {
     guard !path.isEmpty else { throw XARError.invalidPath(path, reason: "the path is empty") }
     guard !path.hasPrefix("/") else {
       throw XARError.invalidPath(path, reason: "absolute paths are not allowed")
@@ -123,13 +260,24 @@ extension XARWriter {
     guard !path.utf8.contains(0) else {
       throw XARError.invalidPath(path, reason: "the path holds a NUL byte")
     }
-    let components = path.split(separator: "/", omittingEmptySubsequences: false)
-    for component in components {
-      if component.isEmpty || component == "." || component == ".." {
+    var componentStart = path.utf8.startIndex
+    var lastSlash: String.Index? = nil
+    var index = path.utf8.startIndex
+    func check(_ component: Substring.UTF8View) throws {
+      if component.isEmpty || component.elementsEqual(".".utf8) || component.elementsEqual("..".utf8) {
         throw XARError.invalidPath(path, reason: "empty, '.' or '..' components are not allowed")
       }
     }
-    guard let slash = path.lastIndex(of: "/") else { return (nil, path) }
-    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+    while index != path.utf8.endIndex {
+      if path.utf8[index] == UInt8(ascii: "/") {
+        try check(path[componentStart..<index].utf8)
+        lastSlash = index
+        componentStart = path.utf8.index(after: index)
+      }
+      index = path.utf8.index(after: index)
+    }
+    try check(path[componentStart...].utf8)
+    guard let slash = lastSlash else { return (nil, path[...]) }
+    return (path[..<slash], path[path.index(after: slash)...])
   }
 }

@@ -8,7 +8,7 @@ import SystemIO
 #endif
 
 // The table of contents: written with libxml2's text writer from the compact records, compressed
-// as it is written, and padded so the heap starts on a file-system block.
+// on a second thread as it is written, and padded so the heap starts on a file-system block.
 extension XARWriter {
   // The TOC is padded so that header + TOC + TOC checksum end on a 4096-byte boundary: the heap
   // then starts on a file-system block, which lets ``finish()`` put the header in front of the
@@ -16,32 +16,33 @@ extension XARWriter {
   // final stored block; it costs under 4 KiB.
   /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
   /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
-  static func padTOC(_ body: [UInt8], xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> (
-    compressed: [UInt8], uncompressedLength: Int
-  ) {
+  /// Returns the XML's length with the padding.
+  static func padTOC(_ body: inout ByteChunks, xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int)
+    -> Int
+  {
     let overhead = 5 + 4  // stored-block header, Adler-32
     let used = headerSize + body.count + overhead + checksumSize
     let aligned = (used + 4095) / 4096 * 4096
     let padding = [UInt8](repeating: UInt8(ascii: " "), count: aligned - used)
-    var out = body
     let length = UInt16(padding.count)
-    out += [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
-    out += padding
+    body.append([0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)])
+    body.append(padding)
     let adler = padding.withUnsafeBytes { ZlibDeflater.adler32($0, continuing: xmlAdler) }
-    out += [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
-    return (out, xmlLength + padding.count)
+    body.append([UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)])
+    return xmlLength + padding.count
   }
 
   /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed on
   /// a second thread as libxml2 writes it (``TOCDeflation``), so the XML is never held whole.
-  func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: [UInt8], uncompressedLength: Int) {
+  func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: ByteChunks, uncompressedLength: Int) {
     let deflation = TOCDeflation(level: XARWriter.tocLevel)
     let xml = XMLTextWriter { deflation.append($0) }
     writeTOC(xml)
     xml.finishStreaming()
-    let (body, length, adler) = deflation.finish()
-    return XARWriter.padTOC(
-      body, xmlLength: length, xmlAdler: adler, headerSize: headerSize, checksumSize: checksumSize)
+    var (body, length, adler) = deflation.finish()
+    let uncompressed = XARWriter.padTOC(
+      &body, xmlLength: length, xmlAdler: adler, headerSize: headerSize, checksumSize: checksumSize)
+    return (body, uncompressed)
   }
 
   /// The TOC's zlib level: 6 compresses it within 2% of 9, in three quarters of the time.
@@ -70,7 +71,7 @@ extension XARWriter {
         current = resume
         continue
       }
-      let record = records[Int(current)]
+      let record = table[current]
       writeFileElement(xml, id: current, record: record)
       if record.firstChild >= 0 {
         stack.append(record.nextSibling)
@@ -87,18 +88,19 @@ extension XARWriter {
   func writeFileElement(_ xml: XMLTextWriter, id: Int32, record: Record) {
     xml.startElement("file")
     xml.attribute("id", String(id + 1))
-    if XARWriter.isXMLSafe(record.name) {
-      xml.element("name", record.name)
+    let name = table.name(of: record)
+    if XARWriter.isXMLSafe(name) {
+      xml.element("name", name)
     } else {
       xml.startElement("name")
       xml.attribute("enctype", "base64")
-      xml.text(Base64.encode(Array(record.name.utf8)))
+      xml.text(Base64.encode(Array(name.utf8)))
       xml.endElement()
     }
     switch record.kind {
     case .hardLink:
       xml.startElement("type")
-      xml.attribute("link", String(record.hardLinkOf + 1))
+      xml.attribute("link", String(table.hardLinkOf[id, default: -1] + 1))
       xml.text("hardlink")
       xml.endElement()
     case .file where record.isHardLinkOriginal:
@@ -107,9 +109,9 @@ extension XARWriter {
       xml.text("hardlink")
       xml.endElement()
     default:
-      xml.element("type", record.kind.typeName)
+      xml.element("type", record.kind.entryKind.typeName)
     }
-    if let target = record.linkTarget {
+    if let target = table.linkTargets[id] {
       xml.startElement("link")
       if XARWriter.isXMLSafe(target) {
         xml.text(target)
@@ -119,7 +121,7 @@ extension XARWriter {
       }
       xml.endElement()
     }
-    let a = record.attributes
+    let a = table.attributes(of: record)
     let octal = String(a.mode & 0o7777, radix: 8)
     xml.element("mode", String(repeating: "0", count: max(1, 4 - octal.count)) + octal)
     xml.element("uid", String(a.uid))

@@ -81,11 +81,7 @@ package final class XARWriter {
   package let options: Options
 
   // MARK: State (kept in this body: extensions in the other XARWriter files use it)
-  var dataRecords: [DataRecord] = []
-  var digests: [UInt8] = []
-
-  var records: [Record] = []
-  var index: [Key: Int32] = [:]
+  var table = RecordTable()
 
   var rootFirst: Int32 = -1
   var rootLast: Int32 = -1
@@ -106,16 +102,16 @@ package final class XARWriter {
   var queuedBytes = 0
 
   /// Small files are gathered into one write.
-  var heapBuffer: [UInt8] = []
+  var heapBuffer: [UInt8] = { var b = [UInt8](); b.reserveCapacity(1 << 20); return b }()
 
   /// The folder most recently added to, so siblings do not walk the path again.
-  var lastParent: (path: String?, index: Int32) = (nil, -1)
+  var lastParent: (path: Substring?, index: Int32) = (nil, -1)
 
   // MARK: Adding entries
 
   /// The record at `path`, if added.
   /// True when an entry at `path` (or one equal to it up to Unicode normalization) was added.
-  package func contains(_ path: String) -> Bool { lookup(path) != nil }
+  package func contains(_ path: String) -> Bool { lookup(path[...]) != nil }
 
   /// Starts an archive that will appear at `path` when ``finish()`` succeeds.
   package init(path: String, options: Options = Options()) throws {
@@ -130,7 +126,7 @@ package final class XARWriter {
   deinit { cancel() }
 
   /// The number of entries added so far.
-  package var entryCount: Int { records.count }
+  package var entryCount: Int { table.count }
 
   /// Abandons the archive: removes the temporary heap. Nothing appears at ``path``.
   package func cancel() {
@@ -149,17 +145,17 @@ package final class XARWriter {
   /// Adds a symbolic link whose target is stored verbatim.
   package func addSymlink(_ path: String, target: String, attributes: Attributes) throws {
     let i = try addRecord(path, kind: .symlink, attributes: attributes)
-    records[Int(i)].linkTarget = target
+    table.linkTargets[i] = target
   }
 
   /// Adds a second name for a file added before; it shares that file's data.
   package func addHardLink(_ path: String, to original: String, attributes: Attributes) throws {
-    guard let target = lookup(original), records[Int(target)].kind == .file else {
+    guard let target = lookup(original[...]), table[target].kind == .file else {
       throw XARError.hardLinkTargetNotAFile(path: path, target: original)
     }
     let i = try addRecord(path, kind: .hardLink, attributes: attributes)
-    records[Int(i)].hardLinkOf = target
-    records[Int(target)].isHardLinkOriginal = true
+    table.hardLinkOf[i] = target
+    table[target].isHardLinkOriginal = true
   }
 
   /// Adds a regular file, streaming its bytes from `data` until it ends.
@@ -283,14 +279,14 @@ package final class XARWriter {
       .headerSize
     let toc = streamAlignedTOC(headerSize: Int(headerSize), checksumSize: checksumSize)
     var hasher = XARHasher(options.checksum)
-    hasher.update(toc.compressed)
+    for piece in toc.compressed.pieces { hasher.update(piece) }
     let tocChecksum = hasher.finalize().digest
 
     let header = XARHeader(
       tocCompressedLength: UInt64(toc.compressed.count),
       tocUncompressedLength: UInt64(toc.uncompressedLength), checksumAlgorithm: options.checksum)
-    // The front (header, compressed TOC, its checksum) in its three pieces: joined, a TOC of
-    // many entries would be held twice more.
+    // The front (header, compressed TOC, its checksum) in its pieces: joined, a TOC of many
+    // entries would be held twice more.
     let headerBytes = header.encoded()
     let frontLength = UInt64(headerBytes.count + toc.compressed.count + tocChecksum.count)
     let dataLength = heapSize - UInt64(checksumSize)
@@ -298,15 +294,19 @@ package final class XARWriter {
     try check?(size)
     var digest = XARHasher(.sha256)
     digest.update(headerBytes)
-    digest.update(toc.compressed)
+    for piece in toc.compressed.pieces { digest.update(piece) }
     digest.update(tocChecksum)
 
     // Best: make room in front of the heap file and write header and TOC there; no data is
     // copied. Else: a new file, the heap copied behind the front.
     if heap.insertRange(at: 0, length: frontLength) {
       try heap.write(headerBytes, at: 0)
-      try heap.write(toc.compressed, at: UInt64(headerBytes.count))
-      try heap.write(tocChecksum, at: UInt64(headerBytes.count + toc.compressed.count))
+      var at = UInt64(headerBytes.count)
+      for piece in toc.compressed.pieces {
+        try heap.write(piece, at: at)
+        at += UInt64(piece.count)
+      }
+      try heap.write(tocChecksum, at: at)
       var buffer = [UInt8](repeating: 0, count: 1 << 20)
       var offset = frontLength
       while offset < size {
@@ -325,7 +325,7 @@ package final class XARWriter {
     do {
       let out = try FileDescriptor.create(outputTemp, mode: 0o644)
       try out.write(headerBytes)
-      try out.write(toc.compressed)
+      for piece in toc.compressed.pieces { try out.write(piece) }
       try out.write(tocChecksum)
       try out.append(from: heap, offset: 0, length: dataLength) { digest.update($0) }
       try out.sync()
