@@ -102,7 +102,11 @@ package final class XARWriter {
   var queuedBytes = 0
 
   /// Small files are gathered into one write.
-  var heapBuffer: [UInt8] = { var b = [UInt8](); b.reserveCapacity(1 << 20); return b }()
+  var heapBuffer: [UInt8] = {
+    var b = [UInt8]()
+    b.reserveCapacity(1 << 20)
+    return b
+  }()
 
   /// The folder most recently added to, so siblings do not walk the path again.
   var lastParent: (path: Substring?, index: Int32) = (nil, -1)
@@ -111,7 +115,12 @@ package final class XARWriter {
 
   /// The record at `path`, if added.
   /// True when an entry at `path` (or one equal to it up to Unicode normalization) was added.
-  package func contains(_ path: String) -> Bool { lookup(path[...]) != nil }
+  package func contains(_ path: String) -> Bool {
+    guard let slash = path.lastIndex(of: "/") else { return table.find(parent: -1, name: path[...]) != nil }
+    // The folder is most often the one added to last: its lookup is cached.
+    guard let parent = lookupParent(path[..<slash]) else { return false }
+    return table.find(parent: parent, name: path[path.index(after: slash)...]) != nil
+  }
 
   /// Starts an archive that will appear at `path` when ``finish()`` succeeds.
   package init(path: String, options: Options = Options()) throws {

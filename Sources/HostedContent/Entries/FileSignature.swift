@@ -46,21 +46,31 @@ package enum FileSignature {
   /// True when `head` starts a format that is already compressed, so deflating it again would
   /// waste time for nothing: PNG, JPEG, GIF, WebP, MP3, AAC, M4A/MP4/MOV/HEIC, OGG, FLAC, zip,
   /// gzip, bzip2, xz, 7z, zstd, WOFF/WOFF2.
-  package static func isCompressed(_ head: [UInt8]) -> Bool {
-    func starts(_ bytes: [UInt8], at offset: Int = 0) -> Bool {
-      head.count >= offset + bytes.count && Array(head[offset..<(offset + bytes.count)]) == bytes
+  package static func isCompressed(_ head: [UInt8]) -> Bool { head.withUnsafeBytes { isCompressed($0) } }
+
+  /// ``isCompressed(_:)-([UInt8])`` over the first bytes read (not copied: it runs per file).
+  package static func isCompressed(_ head: UnsafeRawBufferPointer) -> Bool {
+    func has(_ magic: [UInt8], at offset: Int) -> Bool {
+      guard head.count >= offset + magic.count else { return false }
+      for (i, byte) in magic.enumerated() where head[offset + i] != byte { return false }
+      return true
     }
-    func ascii(_ text: String, at offset: Int = 0) -> Bool { starts(Array(text.utf8), at: offset) }
-    if starts([0x89, 0x50, 0x4E, 0x47]) || starts([0xFF, 0xD8, 0xFF]) || ascii("GIF8") { return true }
-    if ascii("RIFF") && ascii("WEBP", at: 8) { return true }
-    if ascii("ID3") || ascii("OggS") || ascii("fLaC") { return true }
-    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xF6) == 0xF0 { return true }  // AAC ADTS
-    // MPEG audio frame sync.
-    if head.count >= 2 && head[0] == 0xFF && (head[1] & 0xE0) == 0xE0 && (head[1] & 0x06) != 0 { return true }
-    if ascii("ftyp", at: 4) || ascii("moov", at: 4) || ascii("mdat", at: 4) || ascii("wide", at: 4) { return true }
-    if starts([0x50, 0x4B, 0x03, 0x04]) || starts([0x1F, 0x8B]) || ascii("BZh") { return true }
-    if starts([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) || starts([0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]) { return true }
-    if starts([0x28, 0xB5, 0x2F, 0xFD]) || ascii("wOFF") || ascii("wOF2") { return true }
-    return false
+    for (offset, magic) in compressedMagics where has(magic, at: offset) { return true }
+    if has(Array("RIFF".utf8), at: 0) && has(Array("WEBP".utf8), at: 8) { return true }
+    guard head.count >= 2, head[0] == 0xFF else { return false }
+    if (head[1] & 0xF6) == 0xF0 { return true }  // AAC ADTS
+    return (head[1] & 0xE0) == 0xE0 && (head[1] & 0x06) != 0  // MPEG audio frame sync
   }
+
+  /// (offset, magic) of the already-compressed formats that a fixed prefix identifies.
+  private static let compressedMagics: [(Int, [UInt8])] =
+    [
+      (0, [0x89, 0x50, 0x4E, 0x47]), (0, [0xFF, 0xD8, 0xFF]), (0, [0x50, 0x4B, 0x03, 0x04]), (0, [0x1F, 0x8B]),
+      (0, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]), (0, [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C]),
+      (0, [0x28, 0xB5, 0x2F, 0xFD]),
+    ]
+    + [
+      (0, "GIF8"), (0, "ID3"), (0, "OggS"), (0, "fLaC"), (0, "BZh"), (0, "wOFF"), (0, "wOF2"),
+      (4, "ftyp"), (4, "moov"), (4, "mdat"), (4, "wide"),
+    ].map { ($0.0, Array($0.1.utf8)) }
 }

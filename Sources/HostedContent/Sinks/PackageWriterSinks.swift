@@ -28,14 +28,12 @@ public enum CompressionLevel: String, CaseIterable, Sendable {
 /// Decides per file: already-compressed formats (by magic bytes) are stored, the rest deflated.
 struct EncodingChooser {
   var level: CompressionLevel
-  func shouldCompress(head: UnsafeRawBufferPointer) -> Bool {
-    guard level.zlibLevel != nil, head.count > 0 else { return false }
-    return !FileSignature.isCompressed(Array(head.prefix(64)))
-  }
-  /// True when a file is stored because its bytes are already compressed (not merely because
-  /// nothing is compressed, or because it is empty).
-  func storesAsCompressed(head: UnsafeRawBufferPointer) -> Bool {
-    level.zlibLevel != nil && head.count > 0 && FileSignature.isCompressed(Array(head.prefix(64)))
+  /// Whether to deflate a file that starts with `head`, and whether it is stored because its
+  /// bytes are already compressed (not merely because nothing is compressed, or it is empty).
+  func choose(head: UnsafeRawBufferPointer) -> (compress: Bool, storedAsCompressed: Bool) {
+    guard level.zlibLevel != nil, head.count > 0 else { return (false, false) }
+    let compressed = FileSignature.isCompressed(UnsafeRawBufferPointer(rebasing: head.prefix(64)))
+    return (!compressed, compressed)
   }
 }
 
@@ -92,8 +90,8 @@ package final class XARSink: PackageSink {
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
-      let compress = chooser.shouldCompress(head: bytes)
-      if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
+      let (compress, storedAsCompressed) = chooser.choose(head: bytes)
+      if storedAsCompressed { storedCount += 1 }
       if entry.size <= XARSink.wholeFileLimit {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(Int(entry.size))
@@ -173,8 +171,9 @@ package final class ZipSink: PackageSink {
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
     if let entry = pending {
       pending = nil
-      if chooser.storesAsCompressed(head: bytes) { storedCount += 1 }
-      try add(entry, compress: chooser.shouldCompress(head: bytes))
+      let (compress, storedAsCompressed) = chooser.choose(head: bytes)
+      if storedAsCompressed { storedCount += 1 }
+      try add(entry, compress: compress)
     }
     try writer.writeData(bytes)
   }
