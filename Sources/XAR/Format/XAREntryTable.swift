@@ -248,8 +248,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// Drops what only building needed and spare capacity.
   mutating func finishBuilding() {
     ownerIndex = [:]
-    if text.capacity > text.count + text.count / 8 { text = Array(text) }
-    if digests.capacity > digests.count + digests.count / 8 { digests = Array(digests) }
+    // (`Array(text)` would share the same buffer, spare capacity and all: copy the elements.)
+    if text.capacity > text.count + text.count / 8 { text = text.withUnsafeBufferPointer { Array($0) } }
+    if digests.capacity > digests.count + digests.count / 8 { digests = digests.withUnsafeBufferPointer { Array($0) } }
   }
 
   /// Entry indices with a non-empty id, ordered by id bytes, then by index.
