@@ -184,6 +184,37 @@ package final class FileDescriptor: Sendable {
     }
   }
 
+  /// Shows `length` bytes from `offset` on to `observe`, in pieces, straight from the page
+  /// cache: each piece of at most `window` bytes is mapped, shown and unmapped (nothing is copied,
+  /// and at most one window is resident at a time). Returns false, having shown nothing, where the
+  /// file cannot be mapped; the caller then reads instead.
+  package func observeMapped(
+    offset: UInt64, length: UInt64, window: Int = 2 << 20, _ observe: (UnsafeRawBufferPointer) -> Void
+  ) -> Bool {
+    let page = UInt64(max(4096, sysconf(Int32(_SC_PAGESIZE))))
+    var position = offset
+    let end = offset + length
+    while position < end {
+      let mapStart = position / page * page
+      let mapLength = Int(min(UInt64(window), end - mapStart))
+      guard let base = mmap(nil, mapLength, PROT_READ, MAP_SHARED, rawValue, off_t(mapStart)),
+        base != MAP_FAILED
+      else {
+        // Only the first window may fail over to reading: later ones were already shown.
+        precondition(position == offset, "mmap of \(path) failed after its first window")
+        return false
+      }
+      #if os(Linux)
+        _ = madvise(base, mapLength, MADV_SEQUENTIAL)
+      #endif
+      let skip = Int(position - mapStart)
+      observe(UnsafeRawBufferPointer(start: base + skip, count: mapLength - skip))
+      munmap(base, mapLength)
+      position = mapStart + UInt64(mapLength)
+    }
+    return true
+  }
+
   /// Flushes the file's data to stable storage.
   package func sync() throws {
     guard fsync(rawValue) == 0 else { throw SystemError("flush", path: path) }

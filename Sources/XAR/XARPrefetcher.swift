@@ -191,10 +191,8 @@ extension XARPrefetcher {
 }
 
 extension XARReader {
-  /// Starts decoding the data of every file entry on a worker thread (see ``XARPrefetcher``).
-  package func prefetchedItems() -> XARPrefetchedItems {
-    XARPrefetchedItems(
-      XARPrefetcher(
-        file: file, heapStart: header.heapStart, entries: entries, workers: min(2, Machine.processorCount)))
+  /// Starts decoding the data of every file entry on `workers` threads (see ``XARPrefetcher``).
+  package func prefetchedItems(workers: Int = 2) -> XARPrefetchedItems {
+    XARPrefetchedItems(XARPrefetcher(file: file, heapStart: header.heapStart, entries: entries, workers: workers))
   }
 }

@@ -18,7 +18,7 @@ extension XARWriter {
       queuedBytes += job.inputBytes
       queue.append(job)
       job.start()
-      while queuedBytes > options.maxBytesInFlight || queue.count - queueHead > 4 * options.threads {
+      while queuedBytes > options.maxBytesInFlight || queue.count - queueHead > 2 * options.threads {
         try writeOldestJob()
       }
     } else {

@@ -53,11 +53,11 @@ package final class XARPackageSource: EntrySource {
       linkTarget: kind == .symlink ? x.linkTarget : x.hardLinkTarget, storage: storage)
   }
 
-  /// Decode files' data on a second thread, ahead of the rules (when there is a second core).
+  /// Decode files' data on other threads (two), ahead of the rules (when there is a second core).
   package var prefetch = Machine.processorCount > 1
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    let items = prefetch ? reader.prefetchedItems() : nil
+    let items = prefetch ? reader.prefetchedItems(workers: min(2, Machine.processorCount)) : nil
     defer { items?.stop() }
     for x in reader.entries {
       let entry = XARPackageSource.entry(from: x)

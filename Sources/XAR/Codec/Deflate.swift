@@ -25,16 +25,30 @@ package final class WholeDeflater: @unchecked Sendable {
 
   deinit { libdeflate_free_compressor(compressor) }
 
-  /// `bytes` as one finished zlib stream.
+  /// `bytes` as one finished zlib stream, in an array of exactly its size (a file waits in
+  /// memory for its turn to be written: room for the worst case would hold the input's size).
   package func compress(_ bytes: [UInt8]) -> [UInt8] {
     let bound = libdeflate_zlib_compress_bound(compressor, bytes.count)
-    return [UInt8](unsafeUninitializedCapacity: bound) { out, count in
+    if bound <= WholeDeflater.scratchLimit {
+      if scratch.count < bound { scratch = [UInt8](repeating: 0, count: max(bound, 16 << 10)) }
+      let count = scratch.withUnsafeMutableBytes { out in
+        bytes.withUnsafeBytes { libdeflate_zlib_compress(compressor, $0.baseAddress, $0.count, out.baseAddress, bound) }
+      }
+      precondition(count > 0, "libdeflate_zlib_compress into its own bound failed")
+      return Array(scratch[..<count])
+    }
+    let out = [UInt8](unsafeUninitializedCapacity: bound) { out, count in
       count = bytes.withUnsafeBytes { input in
         libdeflate_zlib_compress(compressor, input.baseAddress, input.count, out.baseAddress, bound)
       }
       precondition(count > 0, "libdeflate_zlib_compress into its own bound failed")
     }
+    return out.count + 64 << 10 < bound ? out.withUnsafeBufferPointer { Array($0) } : out
   }
+
+  /// Output room kept between files, for inputs up to about this size.
+  private static let scratchLimit = 256 << 10
+  private var scratch: [UInt8] = []
 
   /// Compressors kept between files: allocating one costs more than compressing a small file.
   package static let pool = Pool()
