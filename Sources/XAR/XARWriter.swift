@@ -307,7 +307,18 @@ package final class XARWriter {
     digest.update(tocChecksum)
 
     // Best: make room in front of the heap file and write header and TOC there; no data is
-    // copied. Else: a new file, the heap copied behind the front.
+    // copied. Else: a new file, the heap copied behind the front (and hashed on the way).
+    //
+    // Where the room can be made (Linux), the data is hashed first, from the page cache in
+    // place (mapped, not copied): making the room writes the file back and drops its cached
+    // pages, and hashing after it read all 424 MB of the mixed benchmark's package back from
+    // the disk (1.1 s of the build's CPU; 0.3 s now).
+    var withData: XARHasher? = nil
+    #if os(Linux)
+      var hashed = digest
+      try hashHeap(length: dataLength) { hashed.update($0) }
+      withData = hashed
+    #endif
     if heap.insertRange(at: 0, length: frontLength) {
       try heap.write(headerBytes, at: 0)
       var at = UInt64(headerBytes.count)
@@ -316,23 +327,16 @@ package final class XARWriter {
         at += UInt64(piece.count)
       }
       try heap.write(tocChecksum, at: at)
-      // The data is hashed from the page cache in place (mapped, not copied by read: on the
-      // 512 MB package the copy cost twice the hashing).
-      if !heap.observeMapped(offset: frontLength, length: size - frontLength, { digest.update($0) }) {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset = frontLength
-        while offset < size {
-          let n = try buffer.withUnsafeMutableBytes { try heap.read(into: $0, at: offset) }
-          guard n > 0 else { throw SystemError("read", path: heapPath, code: EIO) }
-          buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-          offset += UInt64(n)
-        }
+      if withData == nil {
+        var hashed = digest
+        try hashHeap(from: frontLength, length: dataLength) { hashed.update($0) }
+        withData = hashed
       }
       try heap.setMode(0o644)
       try heap.sync()
       try publish(heapPath)
       self.heap = nil  // published: nothing to remove
-      return Summary(size: size, sha256: digest.finalize())
+      return Summary(size: size, sha256: withData!.finalize())
     }
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
@@ -340,14 +344,33 @@ package final class XARWriter {
       try out.write(headerBytes)
       for piece in toc.compressed.pieces { try out.write(piece) }
       try out.write(tocChecksum)
-      try out.append(from: heap, offset: 0, length: dataLength) { digest.update($0) }
+      try out.append(from: heap, offset: 0, length: dataLength) { if withData == nil { digest.update($0) } }
       try out.sync()
       try publish(outputTemp)
     } catch {
       FileSystem.removeFile(outputTemp)
       throw error
     }
-    return Summary(size: size, sha256: digest.finalize())
+    return Summary(size: size, sha256: (withData ?? digest).finalize())
+  }
+
+  /// Shows the heap file's `length` bytes from `offset` to `observe`: mapped where it can be,
+  /// read where not.
+  private func hashHeap(from offset: UInt64 = 0, length: UInt64, _ observe: (UnsafeRawBufferPointer) -> Void) throws {
+    guard let heap else { throw XARError.writerFinished }
+    if heap.observeMapped(offset: offset, length: length, observe) { return }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var done: UInt64 = 0
+    while done < length {
+      let n = try buffer.withUnsafeMutableBytes {
+        try heap.read(
+          into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(min(UInt64($0.count), length - done))]),
+          at: offset + done)
+      }
+      guard n > 0 else { throw SystemError("read", path: heapPath, code: EIO) }
+      buffer.withUnsafeBytes { observe(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+      done += UInt64(n)
+    }
   }
 
   /// Renames (or, without `overwrite`, links) a finished file to ``path``.
