@@ -5,10 +5,13 @@ import SystemIO
 /// processors), ahead of the reader, and hands them over in file order, so reading the heap
 /// (inflating, hashing) overlaps with the work done on each entry (rules, writing files).
 ///
-/// Files up to ``wholeLimit`` bytes (declared and stored) are decoded whole; larger ones are
-/// left to the caller, who streams them as before (``Item/isStreamed``). Workers claim batches
-/// of up to ``batchBytes`` bytes or ``batchCount`` files in turn; at most ``queuedBatches`` plus
-/// one per worker exist at any time, so read-ahead memory stays bounded whatever the package.
+/// Files up to ``wholeLimit`` bytes (declared and stored) are decoded whole, in batches of up to
+/// ``batchBytes`` bytes or ``batchCount`` files. A larger file is decoded in parts of
+/// ``partSize`` bytes, a batch each (``Item/continues``), when the reader has work of its own
+/// per file (unpack writes them); else it is left to the reader (``Item/isStreamed``), which
+/// then decodes it while the workers go on with the small files after it. Workers claim batches
+/// in turn and decode at most ``ahead`` batches beyond the one the reader takes next, so
+/// read-ahead memory stays bounded whatever the package.
 package final class XARPrefetcher: Sendable {
   /// One file's data, as ``XARDataReader`` produced it.
   package struct Item: Sendable {
@@ -17,110 +20,124 @@ package final class XARPrefetcher: Sendable {
     /// What the data reader threw (a checksum or size mismatch at the end, corrupt data in the
     /// middle), after `bytes`.
     package var error: (any Error)?
-    /// True for a file too large to decode whole: the caller streams it itself.
-    package var isStreamed: Bool
+    /// True when more of the same file follows, in the next item (a file larger than
+    /// ``wholeLimit`` comes in parts of ``partSize`` bytes).
+    package var continues = false
+    /// True for a large file left to the caller, who streams it itself (when the prefetcher
+    /// was not asked for parts).
+    package var isStreamed = false
   }
 
   static let wholeLimit: UInt64 = 256 << 10
+  static let partSize = 256 << 10
   static let batchBytes = 256 << 10
   static let batchCount = 128
-  static let queuedBatches = 1
-
-  /// A place for one batch: batch number n goes to slot n % slots.count. `vacant` lets one
-  /// worker in; `ready` tells the consumer the batch is there. Batches are taken in order, so a
-  /// slot is never wanted by two batches at once.
-  private final class Slot: @unchecked Sendable {
-    let vacant = DispatchSemaphore(value: 1)
-    let ready = DispatchSemaphore(value: 0)
-    var items: [Item] = []  // written by the worker holding `vacant`, read after `ready`
-  }
+  /// Batches decoded (or being decoded) beyond the one the reader takes next, at most.
+  static let ahead = 3
 
   private struct State: Sendable {
-    /// The first file entry no batch has claimed yet.
+    /// The first entry no batch has claimed yet.
     var cursor = 0
     var nextBatch = 0
+    /// The batch the reader takes next.
+    var taken = 0
+    var done: [Int: [Item]] = [:]
     var cancelled = false
+    var running: Int
   }
 
   private let file: FileDescriptor
   private let heapStart: UInt64
   private let entries: XAREntryTable
-  private let state = Locked(State())
-  private let slots: [Slot]
-  private let workers: Int
-  private let stopped = DispatchSemaphore(value: 0)
-  /// Held while a worker takes a slot and claims a batch.
-  private let claimTurn = DispatchSemaphore(value: 1)
+  private let state: Watched<State>
+  private let inParts: Bool
 
-  init(file: FileDescriptor, heapStart: UInt64, entries: XAREntryTable, workers: Int) {
+  init(file: FileDescriptor, heapStart: UInt64, entries: XAREntryTable, workers: Int, largeFilesInParts: Bool) {
+    inParts = largeFilesInParts
     self.file = file
     self.heapStart = heapStart
     self.entries = entries  // the reader's table, shared, not copied
-    self.workers = max(1, workers)
-    slots = (0..<(XARPrefetcher.queuedBatches + self.workers)).map { _ in Slot() }
-    for _ in 0..<self.workers {
+    let workers = max(1, workers)
+    state = Watched(State(running: workers))
+    for _ in 0..<workers {
       DispatchQueue.global().async { [self] in
         work()
-        stopped.signal()
+        state.update { $0.running -= 1 }
       }
     }
   }
 
-  /// Claims the next batch: its number and its range of entries, ended by size or count; nil
-  /// when every file is claimed or the prefetcher is cancelled.
-  private func claim() -> (number: Int, range: Range<Int>)? {
-    state.withLock { s in
+  /// Whether a file is decoded in parts, each its own batch.
+  private func isLarge(_ i: Int) -> Bool {
+    let (size, stored) = entries.sizes(at: i)
+    return size > XARPrefetcher.wholeLimit || stored > XARPrefetcher.wholeLimit
+  }
+
+  /// Claims the next batch numbers: one for a run of small files (ended by size or count), or
+  /// one per part of a large file (as many as its declared size needs); nil when every file is
+  /// claimed or the prefetcher is cancelled.
+  private func claim() -> (first: Int, range: Range<Int>, parts: Int?)? {
+    state.update { s in
       var i = s.cursor
       while i < entries.count && entries.kind(at: i) != .file { i += 1 }
       guard !s.cancelled, i < entries.count else { return nil }
       let start = i
+      let first = s.nextBatch
+      if inParts && isLarge(i) {
+        let size = entries.sizes(at: i).size
+        let parts = max(1, Int((size + UInt64(XARPrefetcher.partSize) - 1) / UInt64(XARPrefetcher.partSize)))
+        s.cursor = i + 1
+        s.nextBatch += parts
+        return (first, start..<(i + 1), parts)
+      }
       var count = 0
       var bytes: UInt64 = 0
       while i < entries.count && count < XARPrefetcher.batchCount && bytes < UInt64(XARPrefetcher.batchBytes) {
         if entries.kind(at: i) == .file {
-          let (size, stored) = entries.sizes(at: i)
-          if size <= XARPrefetcher.wholeLimit && stored <= XARPrefetcher.wholeLimit { bytes += size }
+          if isLarge(i) {
+            if inParts { break }
+          } else {
+            bytes += entries.sizes(at: i).size
+          }
           count += 1
         }
         i += 1
       }
       s.cursor = i
-      defer { s.nextBatch += 1 }
-      return (s.nextBatch, start..<i)
+      s.nextBatch += 1
+      return (first, start..<i, nil)
     }
   }
 
-  /// Takes the slot of the next batch, then claims the batch: one worker at a time, so slots
-  /// are taken in batch order (a later batch can never take the slot an earlier one waits for).
-  private func claimWithSlot() -> (slot: Slot, range: Range<Int>)? {
-    claimTurn.wait()
-    defer { claimTurn.signal() }
-    let number = state.withLock { $0.nextBatch }
-    let slot = slots[number % slots.count]
-    slot.vacant.wait()
-    guard let (claimed, range) = claim() else {
-      slot.vacant.signal()
-      return nil
-    }
-    assert(claimed == number)
-    return (slot, range)
+  /// Waits until batch `number` may be decoded (few enough ahead of the reader); false once
+  /// cancelled.
+  private func waitForRoom(_ number: Int) -> Bool {
+    state.when({ $0.cancelled || number < $0.taken + XARPrefetcher.ahead }) { !$0.cancelled }
+  }
+
+  private func deposit(_ number: Int, _ items: [Item]) {
+    state.update { $0.done[number] = items }
   }
 
   private func work() {
     let window = ReadWindow()
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while let (slot, range) = claimWithSlot() {
+    while let (first, range, parts) = claim() {
+      if let parts {
+        decodeInParts(range.lowerBound, first: first, parts: parts, window: window)
+        continue
+      }
+      guard waitForRoom(first) else { return }
       var batch: [Item] = []
       for i in range where entries.kind(at: i) == .file {
-        let (size, stored) = entries.sizes(at: i)
-        if size > XARPrefetcher.wholeLimit || stored > XARPrefetcher.wholeLimit {
+        if isLarge(i) {
           batch.append(Item(bytes: [], error: nil, isStreamed: true))
           continue
         }
         let reader = XARDataReader(
           file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
-        var item = Item(bytes: [], error: nil, isStreamed: false)
-        item.bytes.reserveCapacity(Int(size))
+        var item = Item(bytes: [], error: nil)
+        item.bytes.reserveCapacity(Int(entries.sizes(at: i).size))
         do {
           while true {
             let n = try chunk.withUnsafeMutableBytes { try reader.read(into: $0) }
@@ -132,8 +149,43 @@ package final class XARPrefetcher: Sendable {
         }
         batch.append(item)
       }
-      slot.items = batch
-      slot.ready.signal()
+      deposit(first, batch)
+    }
+  }
+
+  /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
+  /// one read to the end of the data (where the reader checks size and checksums). After a
+  /// failure the remaining parts are empty: the reader throws at the failure and skips them.
+  private func decodeInParts(_ i: Int, first: Int, parts: Int, window: ReadWindow) {
+    let reader = XARDataReader(
+      file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
+    var ended = false
+    for j in 0..<parts {
+      guard waitForRoom(first + j) else { return }
+      let last = j == parts - 1
+      var part = Item(bytes: [], error: nil, continues: !last)
+      if !ended {
+        part.bytes = [UInt8](repeating: 0, count: XARPrefetcher.partSize)
+        var filled = 0
+        do {
+          while filled < part.bytes.count || last {
+            if filled == part.bytes.count { part.bytes += [UInt8](repeating: 0, count: 64 * 1024) }
+            let n = try part.bytes.withUnsafeMutableBytes {
+              try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...]))
+            }
+            if n == 0 {
+              ended = true
+              break
+            }
+            filled += n
+          }
+        } catch {
+          part.error = error
+          ended = true
+        }
+        part.bytes.removeSubrange(filled...)
+      }
+      deposit(first + j, [part])
     }
   }
 }
@@ -144,18 +196,35 @@ package final class XARPrefetchedItems {
   private var current: [XARPrefetcher.Item] = []
   private var position = 0
   private var batch = 0
+  /// True while parts of the file handed out last are still to come.
+  private var inFile = false
 
   init(_ prefetcher: XARPrefetcher) { self.prefetcher = prefetcher }
 
-  /// The next file's item (blocking until the worker has it).
-  package func next() -> XARPrefetcher.Item {
+  private func take() -> XARPrefetcher.Item {
     if position == current.count {
       current = prefetcher.take(batch)
       batch += 1
       position = 0
     }
     defer { position += 1 }
-    return current[position]
+    let item = current[position]
+    current[position].bytes = []
+    inFile = item.continues
+    return item
+  }
+
+  /// The next file's first item (blocking until a worker has it). The parts of the file before
+  /// that nobody asked for are skipped.
+  package func next() -> XARPrefetcher.Item {
+    while inFile { _ = take() }
+    return take()
+  }
+
+  /// The next part of the file whose item had ``XARPrefetcher/Item/continues`` set.
+  package func nextPart() -> XARPrefetcher.Item {
+    precondition(inFile, "no part follows")
+    return take()
   }
 
   /// Stops the worker and waits for it (the items not taken are dropped).
@@ -167,32 +236,29 @@ package final class XARPrefetchedItems {
 extension XARPrefetcher {
   /// Batch number `number` (blocking until a worker has it); batches are taken in order.
   fileprivate func take(_ number: Int) -> [Item] {
-    let slot = slots[number % slots.count]
-    slot.ready.wait()
-    let batch = slot.items
-    slot.items = []
-    slot.vacant.signal()
-    return batch
+    state.when({ $0.done[number] != nil || $0.running == 0 }) { s in
+      guard let batch = s.done.removeValue(forKey: number) else {
+        preconditionFailure("batch \(number) was never made")
+      }
+      s.taken = number + 1
+      return batch
+    }
   }
 
   /// Cancels the workers and waits until they have stopped; safe to call more than once.
   fileprivate func stop() {
-    let first = state.withLock { state -> Bool in
-      defer { state.cancelled = true }
-      return !state.cancelled
-    }
-    guard first else { return }
-    // A worker may wait for a slot that is never taken now: let it in (its claim sees the
-    // cancellation and it gives the slot back). Every `vacant` ends at 1 or more, as a semaphore
-    // must when freed.
-    for slot in slots { slot.vacant.signal() }
-    for _ in 0..<workers { stopped.wait() }
+    state.update { $0.cancelled = true }
+    state.when({ $0.running == 0 }) { $0.done = [:] }
   }
 }
 
 extension XARReader {
-  /// Starts decoding the data of every file entry on `workers` threads (see ``XARPrefetcher``).
-  package func prefetchedItems(workers: Int = 2) -> XARPrefetchedItems {
-    XARPrefetchedItems(XARPrefetcher(file: file, heapStart: header.heapStart, entries: entries, workers: workers))
+  /// Starts decoding the data of every file entry on `workers` threads (see ``XARPrefetcher``);
+  /// with `largeFilesInParts`, large files too.
+  package func prefetchedItems(workers: Int = 2, largeFilesInParts: Bool = true) -> XARPrefetchedItems {
+    XARPrefetchedItems(
+      XARPrefetcher(
+        file: file, heapStart: header.heapStart, entries: entries, workers: workers,
+        largeFilesInParts: largeFilesInParts))
   }
 }

@@ -6,9 +6,10 @@ import Testing
 /// Files' data decoded ahead on a second thread must give exactly the verdict of reading it in
 /// line: every hostile package, and packages damaged in the middle and at the end of a file.
 @Suite struct PrefetchTests {
-  private func findings(_ path: String, prefetch: Bool) throws -> [Finding]? {
+  private func findings(_ path: String, prefetch: Bool, large: Bool = true) throws -> [Finding]? {
     guard let source = try PackageOpener.open(path) as? XARPackageSource else { return nil }
     source.prefetch = prefetch
+    source.prefetchLargeFiles = large
     let inspector = PackageInspector(context: RuleContext(packageFileName: (path as NSString).lastPathComponent))
     return try inspector.run(source).findings
   }
@@ -24,10 +25,14 @@ import Testing
     #expect(ahead.contains { $0.ruleID == hostile.ruleID }, "\(hostile.name)")
   }
 
-  @Test func manyFilesWithOneDamagedInTheMiddle() throws {
+  /// `large`: some files come in parts (past 256 KiB); the damage lands in one of them or not.
+  @Test(arguments: [false, true]) func manyFilesWithOneDamagedInTheMiddle(large: Bool) throws {
     let dir = try TemporaryDirectory()
     var nodes = RuleExample.baseNodes
-    for i in 0..<600 { nodes.append(.file("Contents/f\(i).txt", String(repeating: "line \(i)\n", count: 20 + i % 50))) }
+    for i in 0..<600 {
+      let count = large && i % 100 == 50 ? 40_000 + i : 20 + i % 50
+      nodes.append(.file("Contents/f\(i).txt", String(repeating: "line \(i)\n", count: count)))
+    }
     var bytes = ExamplePackages.xarBytes(nodes, compress: true)
     // Flip a byte two thirds into the heap (after the header and the compressed TOC, whose
     // length is the big-endian UInt64 at offset 8): one file's stored data no longer matches.
@@ -38,7 +43,9 @@ import Testing
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     let inline = try #require(try findings(path, prefetch: false))
     let ahead = try #require(try findings(path, prefetch: true))
+    let smallAhead = try #require(try findings(path, prefetch: true, large: false))
     #expect(ahead == inline)
+    #expect(smallAhead == inline)
     #expect(ahead.contains { $0.ruleID == "archive-integrity" })
   }
 }

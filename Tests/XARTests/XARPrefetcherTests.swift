@@ -4,7 +4,7 @@ import XAR
 
 /// The prefetcher's workers decode batches in whatever order they finish, and the reader gets
 /// every file's bytes in file order all the same: many batches, files of different sizes (a few
-/// too large to decode whole), several rounds (an ordering race shows up as a mismatch).
+/// large enough to come in parts), several rounds (an ordering race shows up as a mismatch).
 @Suite struct XARPrefetcherTests {
   @Test func itemsComeInFileOrderFromEveryWorker() throws {
     let dir = try TemporaryDirectory()
@@ -13,7 +13,7 @@ import XAR
     try writer.addDirectory("d", attributes: .init(mode: 0o755))
     var expected: [[UInt8]] = []
     for i in 0..<3_000 {
-      let size = i % 500 == 7 ? 300_000 : (i * 37) % 2_000
+      let size = i % 500 == 7 ? 300_000 + i * 100 : (i * 37) % 2_000
       let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i) }
       try writer.addFile("d/f\(i)", attributes: .init(mode: 0o644), compression: .zlib(level: 1), bytes: bytes)
       if i % 3 == 0 { try writer.addDirectory("d/sub\(i)", attributes: .init(mode: 0o755)) }
@@ -26,17 +26,41 @@ import XAR
       let items = reader.prefetchedItems()
       var index = 0
       for entry in reader.entries where entry.kind == .file {
-        let item = items.next()
-        #expect(item.error == nil)
-        if item.isStreamed {
-          #expect(expected[index].count > 256 << 10, "only files past the whole limit are streamed")
-        } else {
-          #expect(item.bytes == expected[index], "file \(index) (\(entry.path)) got another file's bytes")
+        var item = items.next()
+        var bytes = item.bytes
+        var parts = 1
+        while item.continues {
+          item = items.nextPart()
+          bytes += item.bytes
+          parts += 1
         }
+        #expect(item.error == nil)
+        #expect(bytes == expected[index], "file \(index) (\(entry.path)) got another file's bytes")
+        #expect(parts == 1 || expected[index].count > 256 << 10, "only files past the whole limit come in parts")
         index += 1
       }
       #expect(index == expected.count)
       items.stop()
     }
+  }
+
+  @Test func partsNobodyReadAreSkippedAndTheNextFileIsItself() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("parts.xar")
+    let writer = try XARWriter(path: path)
+    let large = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+    try writer.addFile("large", attributes: .init(mode: 0o644), compression: .zlib(level: 1), bytes: large)
+    try writer.addFile("small", attributes: .init(mode: 0o644), compression: .none, bytes: [1, 2, 3])
+    try writer.addFile("large2", attributes: .init(mode: 0o644), compression: .none, bytes: large)
+    try writer.finish()
+    let reader = try XARReader(path: path)
+    let items = reader.prefetchedItems()
+    let first = items.next()
+    #expect(first.continues && first.bytes == Array(large[..<(256 << 10)]))
+    // The rest of "large" is never asked for.
+    #expect(items.next().bytes == [1, 2, 3])
+    let third = items.next()
+    #expect(third.continues && third.bytes == Array(large[..<(256 << 10)]))
+    items.stop()
   }
 }

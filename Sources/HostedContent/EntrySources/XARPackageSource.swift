@@ -55,9 +55,15 @@ package final class XARPackageSource: EntrySource {
 
   /// Decode files' data on other threads (two), ahead of the rules (when there is a second core).
   package var prefetch = Machine.processorCount > 1
+  /// Decode large files ahead too (in parts), not only small ones: for a reader with much work
+  /// of its own per file (unpack writes each), which should not also decode them. Otherwise
+  /// the reading thread decodes a large file itself while the workers go on with the next ones.
+  package var prefetchLargeFiles = false
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    let items = prefetch ? reader.prefetchedItems(workers: min(2, Machine.processorCount)) : nil
+    let items =
+      prefetch
+      ? reader.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInParts: prefetchLargeFiles) : nil
     defer { items?.stop() }
     for x in reader.entries {
       let entry = XARPackageSource.entry(from: x)
@@ -65,8 +71,8 @@ package final class XARPackageSource: EntrySource {
         try visit(entry, nil)
         continue
       }
-      if let item = items?.next(), !item.isStreamed {
-        try visit(entry, PrefetchedData(item))
+      if let items, case let item = items.next(), !item.isStreamed {
+        try visit(entry, PrefetchedData(item, rest: items))
       } else {
         try visit(entry, reader.dataReader(for: x))
       }
@@ -74,25 +80,33 @@ package final class XARPackageSource: EntrySource {
   }
 }
 
-/// A file's data decoded ahead by ``XARPrefetcher``: its bytes, then the reader's error at the
-/// point where the reader threw it (after the bytes it had delivered), as ``XARDataReader``
-/// would have.
+/// A file's data decoded ahead by ``XARPrefetcher``: its bytes (part after part for a large
+/// file), then the reader's error at the point where the reader threw it (after the bytes it
+/// had delivered), as ``XARDataReader`` would have.
 final class PrefetchedData: EntryData {
-  private let item: XARPrefetcher.Item
+  private var item: XARPrefetcher.Item
+  private let rest: XARPrefetchedItems
   private var position = 0
 
-  init(_ item: XARPrefetcher.Item) { self.item = item }
+  init(_ item: XARPrefetcher.Item, rest: XARPrefetchedItems) {
+    self.item = item
+    self.rest = rest
+  }
 
   func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-    let n = min(buffer.count, item.bytes.count - position)
-    if n > 0 {
-      item.bytes.withUnsafeBytes {
-        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)]))
+    while true {
+      let n = min(buffer.count, item.bytes.count - position)
+      if n > 0 {
+        item.bytes.withUnsafeBytes {
+          buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)]))
+        }
+        position += n
+        return n
       }
-      position += n
-      return n
+      if let error = item.error { throw error }
+      guard item.continues else { return 0 }
+      item = rest.nextPart()
+      position = 0
     }
-    if let error = item.error { throw error }
-    return 0
   }
 }

@@ -117,6 +117,8 @@ public enum Install {
     let info: ContentInfo
     do {
       source = try PackageOpener.open(package, limits: options.limits)
+      // This thread writes every file: the workers decode large ones too.
+      (source as? XARPackageSource)?.prefetchLargeFiles = true
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
       info = try ContentInfo(decoding: bytes)

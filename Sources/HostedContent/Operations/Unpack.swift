@@ -59,6 +59,8 @@ public enum Unpack {
     } catch {
       throw OperationError.wrap(error)
     }
+    // This thread writes every file: the workers decode large ones too.
+    (source as? XARPackageSource)?.prefetchLargeFiles = true
     if source.format == .directory {
       throw OperationError(
         "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
