@@ -4,7 +4,7 @@
   import Darwin
 #endif
 
-/// A value shared between threads that threads can wait on: ``when(_:_:)`` waits, under the
+/// A value shared between threads that threads can wait on: ``wait(until:then:)`` waits, under the
 /// lock, until the value is as the caller needs it, changes it, and wakes every waiter to look
 /// again. Like ``Locked``, a place where thread safety is vouched for by hand.
 package final class Watched<Value: Sendable>: @unchecked Sendable {
@@ -27,7 +27,9 @@ package final class Watched<Value: Sendable>: @unchecked Sendable {
 
   /// Waits until `ready` holds for the value, then runs `body` with it, holding the lock; the
   /// other waiters then look again.
-  package func when<Result>(_ ready: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
+  package func wait<Result>(until ready: (Value) -> Bool, then body: (inout Value) throws -> Result) rethrows
+    -> Result
+  {
     pthread_mutex_lock(mutex)
     defer {
       pthread_cond_broadcast(condition)
@@ -39,6 +41,6 @@ package final class Watched<Value: Sendable>: @unchecked Sendable {
 
   /// Runs `body` with the value, holding the lock; waiters then look again.
   package func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    try when({ _ in true }, body)
+    try wait(until: { _ in true }, then: body)
   }
 }

@@ -112,7 +112,7 @@ package final class XARPrefetcher: Sendable {
   /// Waits until batch `number` may be decoded (few enough ahead of the reader); false once
   /// cancelled.
   private func waitForRoom(_ number: Int) -> Bool {
-    state.when({ $0.cancelled || number < $0.taken + XARPrefetcher.ahead }) { !$0.cancelled }
+    state.wait(until: { $0.cancelled || number < $0.taken + XARPrefetcher.ahead }, then: { !$0.cancelled })
   }
 
   private func deposit(_ number: Int, _ items: [Item]) {
@@ -236,19 +236,21 @@ package final class XARPrefetchedItems {
 extension XARPrefetcher {
   /// Batch number `number` (blocking until a worker has it); batches are taken in order.
   fileprivate func take(_ number: Int) -> [Item] {
-    state.when({ $0.done[number] != nil || $0.running == 0 }) { s in
-      guard let batch = s.done.removeValue(forKey: number) else {
-        preconditionFailure("batch \(number) was never made")
-      }
-      s.taken = number + 1
-      return batch
-    }
+    state.wait(
+      until: { $0.done[number] != nil || $0.running == 0 },
+      then: { s in
+        guard let batch = s.done.removeValue(forKey: number) else {
+          preconditionFailure("batch \(number) was never made")
+        }
+        s.taken = number + 1
+        return batch
+      })
   }
 
   /// Cancels the workers and waits until they have stopped; safe to call more than once.
   fileprivate func stop() {
     state.update { $0.cancelled = true }
-    state.when({ $0.running == 0 }) { $0.done = [:] }
+    state.wait(until: { $0.running == 0 }, then: { $0.done = [:] })
   }
 }
 
