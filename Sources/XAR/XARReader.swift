@@ -219,7 +219,7 @@ package final class XARReader {
 final class ReadWindow {
   private var bytes = [UInt8]()
   private var start: UInt64 = 0
-  static let size = 256 << 10
+  static let size = 128 << 10
 
   /// Copies `count` bytes at `offset` into `buffer` from the window, refilling it when needed.
   /// Returns false when the file ends first.
