@@ -215,6 +215,24 @@ package final class FileDescriptor: Sendable {
     return true
   }
 
+  /// Shows `length` bytes from `offset` on to `observe`: mapped (``observeMapped(offset:length:window:_:)``)
+  /// where the file can be mapped, read where not. Throws if the file ends first.
+  package func observe(offset: UInt64, length: UInt64, _ observe: (UnsafeRawBufferPointer) -> Void) throws {
+    if observeMapped(offset: offset, length: length, observe) { return }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var done: UInt64 = 0
+    while done < length {
+      let n = try buffer.withUnsafeMutableBytes {
+        try read(
+          into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(min(UInt64($0.count), length - done))]),
+          at: offset + done)
+      }
+      guard n > 0 else { throw SystemError("read", path: path, code: EIO) }
+      buffer.withUnsafeBytes { observe(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+      done += UInt64(n)
+    }
+  }
+
   /// Flushes the file's data to stable storage.
   package func sync() throws {
     guard fsync(rawValue) == 0 else { throw SystemError("flush", path: path) }

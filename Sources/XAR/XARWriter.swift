@@ -313,13 +313,13 @@ package final class XARWriter {
     // place (mapped, not copied): making the room writes the file back and drops its cached
     // pages, and hashing after it read all 424 MB of the mixed benchmark's package back from
     // the disk (1.1 s of the build's CPU; 0.3 s now).
-    var withData: XARHasher? = nil
     #if os(Linux)
-      var hashed = digest
-      try hashHeap(length: dataLength) { hashed.update($0) }
-      withData = hashed
+      let hashedFirst = true
+      try heap.observe(offset: 0, length: dataLength) { digest.update($0) }
+    #else
+      let hashedFirst = false
     #endif
-    if heap.insertRange(at: 0, length: frontLength) {
+    if heap.insertRange(at: 0, length: frontLength) {  // only on Linux: the data is hashed
       try heap.write(headerBytes, at: 0)
       var at = UInt64(headerBytes.count)
       for piece in toc.compressed.pieces {
@@ -327,16 +327,11 @@ package final class XARWriter {
         at += UInt64(piece.count)
       }
       try heap.write(tocChecksum, at: at)
-      if withData == nil {
-        var hashed = digest
-        try hashHeap(from: frontLength, length: dataLength) { hashed.update($0) }
-        withData = hashed
-      }
       try heap.setMode(0o644)
       try heap.sync()
       try publish(heapPath)
       self.heap = nil  // published: nothing to remove
-      return Summary(size: size, sha256: withData!.finalize())
+      return Summary(size: size, sha256: digest.finalize())
     }
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
@@ -344,33 +339,14 @@ package final class XARWriter {
       try out.write(headerBytes)
       for piece in toc.compressed.pieces { try out.write(piece) }
       try out.write(tocChecksum)
-      try out.append(from: heap, offset: 0, length: dataLength) { if withData == nil { digest.update($0) } }
+      try out.append(from: heap, offset: 0, length: dataLength) { if !hashedFirst { digest.update($0) } }
       try out.sync()
       try publish(outputTemp)
     } catch {
       FileSystem.removeFile(outputTemp)
       throw error
     }
-    return Summary(size: size, sha256: (withData ?? digest).finalize())
-  }
-
-  /// Shows the heap file's `length` bytes from `offset` to `observe`: mapped where it can be,
-  /// read where not.
-  private func hashHeap(from offset: UInt64 = 0, length: UInt64, _ observe: (UnsafeRawBufferPointer) -> Void) throws {
-    guard let heap else { throw XARError.writerFinished }
-    if heap.observeMapped(offset: offset, length: length, observe) { return }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var done: UInt64 = 0
-    while done < length {
-      let n = try buffer.withUnsafeMutableBytes {
-        try heap.read(
-          into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(min(UInt64($0.count), length - done))]),
-          at: offset + done)
-      }
-      guard n > 0 else { throw SystemError("read", path: heapPath, code: EIO) }
-      buffer.withUnsafeBytes { observe(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-      done += UInt64(n)
-    }
+    return Summary(size: size, sha256: digest.finalize())
   }
 
   /// Renames (or, without `overwrite`, links) a finished file to ``path``.

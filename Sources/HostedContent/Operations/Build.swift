@@ -184,14 +184,7 @@ public enum Build {
   /// SHA-256 of a whole file, hex.
   package static func sha256(of file: FileDescriptor) throws -> String {
     var hasher = XARHasher(.sha256)
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var offset: UInt64 = 0
-    while true {
-      let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: offset) }
-      if n == 0 { break }
-      buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-      offset += UInt64(n)
-    }
+    try file.observe(offset: 0, length: try file.size()) { hasher.update($0) }
     return hasher.finalize().hex
   }
 }

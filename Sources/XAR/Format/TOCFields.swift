@@ -66,28 +66,17 @@ enum FileField: Int, CaseIterable {
   case mode, uid, gid, user, group, mtime, link
   case name, type, data
 
+  /// The element of each field, in the fields' order.
+  private static let elements: [TOCElement] = [.mode, .uid, .gid, .user, .group, .mtime, .link, .name, .type, .data]
+
   /// The field of `element`, if it is one that is read.
   init?(_ element: TOCElement) {
-    switch element {
-    case .mode: self = .mode
-    case .uid: self = .uid
-    case .gid: self = .gid
-    case .user: self = .user
-    case .group: self = .group
-    case .mtime: self = .mtime
-    case .link: self = .link
-    case .name: self = .name
-    case .type: self = .type
-    case .data: self = .data
-    default: return nil
-    }
+    guard let i = FileField.elements.firstIndex(of: element) else { return nil }
+    self.init(rawValue: i)
   }
 
   /// The element's name.
-  var element: String {
-    let elements: [TOCElement] = [.mode, .uid, .gid, .user, .group, .mtime, .link, .name, .type, .data]
-    return elements[rawValue].name
-  }
+  var element: String { FileField.elements[rawValue].name }
 
   /// True for the fields kept as text in ``FieldValues`` (name, type and data are kept apart).
   var isAttribute: Bool { rawValue <= FileField.link.rawValue }
@@ -100,23 +89,18 @@ enum FileField: Int, CaseIterable {
 enum DataField: Int, CaseIterable {
   case offset, length, size, encoding, archivedChecksum, extractedChecksum
 
+  /// The element of each field, in the fields' order.
+  private static let elements: [TOCElement] = [
+    .offset, .length, .size, .encoding, .archivedChecksum, .extractedChecksum,
+  ]
+
   init?(_ element: TOCElement) {
-    switch element {
-    case .offset: self = .offset
-    case .length: self = .length
-    case .size: self = .size
-    case .encoding: self = .encoding
-    case .archivedChecksum: self = .archivedChecksum
-    case .extractedChecksum: self = .extractedChecksum
-    default: return nil
-    }
+    guard let i = DataField.elements.firstIndex(of: element) else { return nil }
+    self.init(rawValue: i)
   }
 
   /// The element's name.
-  var element: String {
-    let elements: [TOCElement] = [.offset, .length, .size, .encoding, .archivedChecksum, .extractedChecksum]
-    return elements[rawValue].name
-  }
+  var element: String { DataField.elements[rawValue].name }
 
   var bit: UInt32 { 1 << UInt32(rawValue) }
 }
