@@ -100,8 +100,9 @@ package final class FileDescriptor: Sendable {
         filled += n
       }
     }
-    bytes.removeSubrange(filled...)
-    return bytes
+    // Callers ask for a bound (a plist's largest size): what was read is kept at its own size,
+    // not in a buffer of the bound's (1 MiB held through a whole build, for a 300-byte plist).
+    return filled == count ? bytes : Array(bytes[..<filled])
   }
 
   /// Reads from the current position; returns 0 at the end.
@@ -126,16 +127,41 @@ package final class FileDescriptor: Sendable {
 
   /// Writes every byte of `bytes` at `offset` (the position does not move).
   package func write(_ bytes: [UInt8], at offset: UInt64) throws {
-    try bytes.withUnsafeBytes { raw in
-      var done = 0
-      while done < raw.count {
-        let n = retryingOnInterrupt {
-          pwrite(rawValue, raw.baseAddress! + done, raw.count - done, off_t(offset) + off_t(done))
-        }
-        guard n > 0 else { throw SystemError("write", path: path) }
-        done += n
+    try bytes.withUnsafeBytes { try write($0, at: offset) }
+  }
+
+  /// Writes every byte of `buffer` at `offset` (the position does not move).
+  package func write(_ buffer: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    var done = 0
+    while done < buffer.count {
+      let n = retryingOnInterrupt {
+        pwrite(rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
       }
+      guard n > 0 else { throw SystemError("write", path: path) }
+      done += n
     }
+  }
+
+  /// Copies `length` bytes of this file from `source` to `destination` (the ranges must not
+  /// overlap), through a buffer of at most 256 KiB.
+  package func copy(from source: UInt64, length: UInt64, to destination: UInt64) throws {
+    var buffer = [UInt8](repeating: 0, count: Int(min(length, 256 * 1024)))
+    var done: UInt64 = 0
+    while done < length {
+      let n = try buffer.withUnsafeMutableBytes { raw in
+        try read(
+          into: UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(min(UInt64(raw.count), length - done))]),
+          at: source + done)
+      }
+      if n == 0 { throw SystemError("read", path: path, code: EIO) }
+      try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: destination + done) }
+      done += UInt64(n)
+    }
+  }
+
+  /// Cuts the file (or extends it with zeros) to `size` bytes.
+  package func truncate(to size: UInt64) throws {
+    guard ftruncate(rawValue, off_t(size)) == 0 else { throw SystemError("truncate", path: path) }
   }
 
   /// Shifts the file's bytes from `offset` on by `length` bytes, leaving room in front, without
@@ -166,7 +192,7 @@ package final class FileDescriptor: Sendable {
     from source: FileDescriptor, offset: UInt64, length: UInt64,
     observe: (UnsafeRawBufferPointer) -> Void
   ) throws {
-    var buffer = [UInt8](repeating: 0, count: 4 << 20)
+    var buffer = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
     var copied: UInt64 = 0
     while copied < length {
       let n = try buffer.withUnsafeMutableBytes { raw in

@@ -14,35 +14,68 @@ extension XARWriter {
   // then starts on a file-system block, which lets ``finish()`` put the header in front of the
   // heap without copying it. The padding is whitespace after the XML (which XML allows), in a
   // final stored block; it costs under 4 KiB.
-  /// Ends an unfinished zlib stream `body` (of XML with length and Adler-32 given) with a
-  /// stored block of spaces sized so the heap starts on a 4096-byte boundary.
-  /// Returns the XML's length with the padding.
-  static func padTOC(_ body: inout ByteChunks, xmlLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int)
-    -> Int
-  {
+  /// The bytes that end an unfinished zlib stream of `compressedLength` bytes (of XML with the
+  /// Adler-32 given): a stored block of spaces, sized so the heap starts on a 4096-byte boundary,
+  /// and the stream's Adler-32. The XML's length grows by `trailer.count - 9`.
+  static func tocTrailer(compressedLength: Int, xmlAdler: UInt32, headerSize: Int, checksumSize: Int) -> [UInt8] {
     let overhead = 5 + 4  // stored-block header, Adler-32
-    let used = headerSize + body.count + overhead + checksumSize
+    let used = headerSize + compressedLength + overhead + checksumSize
     let aligned = (used + 4095) / 4096 * 4096
     let padding = [UInt8](repeating: UInt8(ascii: " "), count: aligned - used)
     let length = UInt16(padding.count)
-    body.append([0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)])
-    body.append(padding)
+    var trailer = [UInt8(0x01), UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8(~length >> 8)]
+    trailer += padding
     let adler = padding.withUnsafeBytes { ZlibDeflater.adler32($0, continuing: xmlAdler) }
-    body.append([UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)])
-    return xmlLength + padding.count
+    trailer += [UInt8(adler >> 24), UInt8(adler >> 16 & 0xFF), UInt8(adler >> 8 & 0xFF), UInt8(adler & 0xFF)]
+    return trailer
   }
 
-  /// The aligned TOC (see ``padTOC(_:xmlLength:xmlAdler:headerSize:checksumSize:)``), compressed on
-  /// a second thread as libxml2 writes it (``TOCDeflation``), so the XML is never held whole.
-  func streamAlignedTOC(headerSize: Int, checksumSize: Int) -> (compressed: ByteChunks, uncompressedLength: Int) {
-    let deflation = TOCDeflation(level: XARWriter.tocLevel)
+  /// Where the compressed TOC is while the archive is finished: in the heap file, behind the data,
+  /// until ``finish()`` moves it to the front.
+  struct SpilledTOC {
+    /// Where it starts in the heap file.
+    var offset: UInt64
+    var compressedLength: Int
+    var uncompressedLength: Int
+    /// The TOC checksum: of the compressed bytes, with the algorithm of the archive.
+    var checksum: [UInt8]
+  }
+
+  /// Writes the aligned TOC (see ``tocTrailer(compressedLength:xmlAdler:headerSize:checksumSize:)``)
+  /// into `heap` from `offset` on, compressed on a second thread as libxml2 writes it
+  /// (``TOCDeflation``): neither the XML nor the compressed TOC is held whole (on 50,000 entries
+  /// they are about 20 and 3.4 MB).
+  func spillAlignedTOC(into heap: FileDescriptor, at offset: UInt64, headerSize: Int, checksumSize: Int) throws
+    -> SpilledTOC
+  {
+    // Touched by the deflation queue until `finish()` returns, then by this thread.
+    final class Spill: @unchecked Sendable {
+      let heap: FileDescriptor
+      var end: UInt64
+      var hasher: XARHasher
+      init(heap: FileDescriptor, end: UInt64, hasher: XARHasher) {
+        self.heap = heap
+        self.end = end
+        self.hasher = hasher
+      }
+      func write(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher.update(bytes)
+        try heap.write(bytes, at: end)
+        end += UInt64(bytes.count)
+      }
+    }
+    let spill = Spill(heap: heap, end: offset, hasher: XARHasher(options.checksum))
+    let deflation = TOCDeflation(level: XARWriter.tocLevel, output: spill.write)
     let xml = XMLTextWriter { deflation.append($0) }
     writeTOC(xml)
     xml.finishStreaming()
-    var (body, length, adler) = deflation.finish()
-    let uncompressed = XARWriter.padTOC(
-      &body, xmlLength: length, xmlAdler: adler, headerSize: headerSize, checksumSize: checksumSize)
-    return (body, uncompressed)
+    let (length, adler) = try deflation.finish()
+    let trailer = XARWriter.tocTrailer(
+      compressedLength: Int(spill.end - offset), xmlAdler: adler, headerSize: headerSize, checksumSize: checksumSize)
+    try trailer.withUnsafeBytes { try spill.write($0) }
+    return SpilledTOC(
+      offset: offset, compressedLength: Int(spill.end - offset), uncompressedLength: length + trailer.count - 9,
+      checksum: spill.hasher.finalize().digest)
   }
 
   /// The TOC's zlib level: 6 compresses it within 2% of 9, in three quarters of the time.

@@ -23,3 +23,19 @@ import Testing
     #expect(pieces >= length / window, "at most one window is mapped at a time")
   }
 }
+
+/// `copy(from:length:to:)` and `truncate(to:)`: how the writer moves the TOC it spilled behind
+/// the data to the front of the archive, across more than one buffer.
+@Suite struct FileCopyTests {
+  @Test func copiesWithinTheFileAndCuts() throws {
+    let dir = try TemporaryDirectory()
+    let file = try FileDescriptor.create(dir.appending("f"), mode: 0o600)
+    let front = [UInt8](repeating: 0, count: 10)
+    let tail = (0..<600_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+    try file.write(front + [UInt8](repeating: 0xEE, count: 700_000) + tail)
+    try file.copy(from: 700_010, length: UInt64(tail.count), to: 10)
+    try file.truncate(to: 10 + UInt64(tail.count))
+    #expect(try file.size() == 600_010)
+    #expect(try file.read(count: 700_000, at: 0) == front + tail)
+  }
+}
