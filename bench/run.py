@@ -106,8 +106,9 @@ def main():
         subprocess.run(["sync"])
         print(f"removed the outputs of an earlier run; waiting {a.settle} s (see the note at the top)", file=sys.stderr)
         time.sleep(a.settle)
-    # As scripts/bootstrap.sh's release_flags: the Swift runtime linked in on Linux.
-    flags = ["-c", "release"] + (["--static-swift-stdlib"] if sys.platform.startswith("linux") else [])
+    # scripts/bootstrap.sh's release_flags (run.sh sourced it; ask it again for the list).
+    flags = subprocess.run(["bash", "-c", '. scripts/bootstrap.sh >/dev/null 2>&1; printf "%s\\n" "${release_flags[@]}"'],
+                           cwd=ROOT, check=True, capture_output=True, text=True).stdout.split()
     subprocess.run(["swift", "build", *flags, "--product", "pkgtool"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     binpath = subprocess.run(["swift", "build", *flags, "--show-bin-path"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
     pkgtool = os.path.join(binpath, "pkgtool")

@@ -6,10 +6,21 @@
 # Source it (". scripts/bootstrap.sh") so PKG_CONFIG_PATH reaches the caller on macOS.
 # It also sets release_flags: how to build the release binary. On Linux that carries the Swift
 # runtime and Foundation inside the binary (--static-swift-stdlib): 16 MiB of memory at start
-# instead of 29, and no shared Swift libraries needed where it runs (docs/performance.md).
+# instead of 29, and no shared Swift libraries needed where it runs. Where glibc is 2.36 or
+# later, the binary is also linked by the toolchain's lld with packed relative relocations
+# (DT_RELR): the loader then reads 16 KB of them instead of 2 MB, 1.5 MiB less at start
+# (docs/performance.md). Older glibc cannot load such a binary, so it is not done there.
 set -u
 release_flags=(-c release)
-[ "$(uname -s)" = Linux ] && release_flags+=(--static-swift-stdlib)
+if [ "$(uname -s)" = Linux ]; then
+  release_flags+=(--static-swift-stdlib)
+  glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  swift_bin=$(dirname "$(readlink -f "$(command -v swift)")")
+  if [ -x "$swift_bin/ld.lld" ] && [ -n "$glibc" ] \
+    && [ "$(printf '%s\n' 2.36 "$glibc" | sort -V | head -1)" = 2.36 ]; then
+    release_flags+=(-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+  fi
+fi
 
 need_debian_packages() {
   local missing=()

@@ -118,8 +118,8 @@ extension XARWriter {
   }
 
   func bufferedHeapWrite(_ bytes: UnsafeRawBufferPointer, _ heap: FileDescriptor) throws {
-    let large = bytes.count >= 1 << 19
-    if !heapBuffer.isEmpty && (large || heapBuffer.count + bytes.count > 1 << 20) {
+    let large = bytes.count >= XARWriter.heapBufferSize / 2
+    if !heapBuffer.isEmpty && (large || heapBuffer.count + bytes.count > XARWriter.heapBufferSize) {
       try heapBuffer.withUnsafeBytes { try heap.write($0) }
       heapBuffer.removeAll(keepingCapacity: true)
     }

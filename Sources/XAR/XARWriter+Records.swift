@@ -9,7 +9,7 @@ import SystemIO
 
 // The compact records a XARWriter keeps per entry, and how entries are added to them. Like the
 // reader's XAREntryTable: no path and no Swift object per entry. A record is 40 bytes, kept in
-// chunks (the table never copies itself to grow); names sit back to back in one byte arena;
+// chunks (the table never copies itself to grow); names sit back to back in a chunked arena;
 // owners and times are interned (a build has one or a few); the index by (parent, name) is an
 // open-addressing table of 8-byte slots.
 extension XARWriter {
@@ -68,7 +68,7 @@ extension XARWriter {
   /// so two spellings of one name (NFC and NFD) are one entry, as they are on a Mac.
   struct RecordTable {
     private(set) var records = ChunkedArray<Record>()
-    private var names: [UInt8] = []
+    private var names = ByteArena()
     private var owners: [Owner] = []
     private var ownerNumbers: [Owner: Int32] = [:]
     /// Targets of symlinks, by record.
@@ -76,7 +76,7 @@ extension XARWriter {
     /// The file each hard link names, by record.
     var hardLinkOf: [Int32: Int32] = [:]
     var dataRecords = ChunkedArray<DataRecord>()
-    var digests: [UInt8] = []
+    var digests = ByteArena()
     /// Open addressing: the high 32 bits hold the name's hash, the low 32 the record number + 1;
     /// 0 is empty. Kept at most half full.
     private var slots = [UInt64](repeating: 0, count: 1024)
@@ -89,8 +89,7 @@ extension XARWriter {
     }
 
     func name(of record: Record) -> String {
-      let start = Int(record.nameStart)
-      return String(decoding: names[start..<(start + Int(record.nameLength))], as: UTF8.self)
+      String(decoding: names[Int(record.nameStart), Int(record.nameLength)], as: UTF8.self)
     }
 
     func attributes(of record: Record) -> Attributes {
@@ -107,8 +106,7 @@ extension XARWriter {
 
     private func matches(_ record: Record, parent: Int32, name: Substring) -> Bool {
       guard record.parent == parent else { return false }
-      let start = Int(record.nameStart)
-      let stored = names[start..<(start + Int(record.nameLength))]
+      let stored = names[Int(record.nameStart), Int(record.nameLength)]
       if name.utf8.elementsEqual(stored) { return true }
       // Different bytes can still be one name (NFC and NFD): only when either is not ASCII.
       if stored.allSatisfy({ $0 < 0x80 }) && name.utf8.allSatisfy({ $0 < 0x80 }) { return false }
@@ -145,11 +143,10 @@ extension XARWriter {
         owners.append(owner)
         ownerNumbers[owner] = ownerNumber
       }
-      let start = names.count
-      names.append(contentsOf: name.utf8)
+      let start = names.append(name.utf8)
       records.append(
         Record(
-          parent: parent, nameStart: UInt32(start), nameLength: UInt32(names.count - start), mode: attributes.mode,
+          parent: parent, nameStart: UInt32(start), nameLength: UInt32(name.utf8.count), mode: attributes.mode,
           owner: ownerNumber, kind: kind))
       if (records.count + 1) * 2 > slots.count { grow() }
       insert(hash: RecordTable.hash(parent: parent, name: name), index: index)
@@ -178,9 +175,7 @@ extension XARWriter {
   ) {
     var start: Int32 = -1
     if options.checksum != .none, let archived, let extracted {
-      start = Int32(table.digests.count)
-      table.digests += archived.digest
-      table.digests += extracted.digest
+      start = Int32(table.digests.append(archived.digest + extracted.digest))
     }
     table[record].data = Int32(table.dataRecords.count)
     table.dataRecords.append(DataRecord(offset: offset, length: length, size: size, gzip: gzip, digestStart: start))
@@ -195,8 +190,9 @@ extension XARWriter {
     if d.digestStart >= 0 {
       let n = options.checksum.digestSize
       let a = Int(d.digestStart)
-      archived = XARChecksum(algorithm: options.checksum, digest: Array(table.digests[a..<(a + n)]))
-      extracted = XARChecksum(algorithm: options.checksum, digest: Array(table.digests[(a + n)..<(a + 2 * n)]))
+      let pair = table.digests[a, 2 * n]
+      archived = XARChecksum(algorithm: options.checksum, digest: Array(pair.prefix(n)))
+      extracted = XARChecksum(algorithm: options.checksum, digest: Array(pair.suffix(n)))
     }
     return XARData(
       offset: d.offset, length: d.length, size: d.size, encoding: d.gzip ? .gzip : .none,

@@ -47,7 +47,11 @@ package final class XARSink: PackageSink {
   private let attributesTime: XARTimestamp
   private let chooser: EncodingChooser
   private var pending: PackageEntry?
-  private var whole: (entry: PackageEntry, bytes: [UInt8], compress: Bool)?
+  /// The file being gathered whole, and its bytes so far. The bytes are a property of their own:
+  /// appended through the optional tuple, the first append copied the buffer (not uniquely
+  /// held) into one of twice the reserved size, 8 MiB for a 4 MiB file.
+  private var whole: (entry: PackageEntry, compress: Bool)?
+  private var wholeBytes: [UInt8] = []
   /// Files stored without compression because they already were compressed.
   package private(set) var storedCount = 0
   /// Files up to this size are compressed whole (and in parallel).
@@ -93,15 +97,14 @@ package final class XARSink: PackageSink {
       let (compress, storedAsCompressed) = chooser.choose(head: bytes)
       if storedAsCompressed { storedCount += 1 }
       if entry.size <= XARSink.wholeFileLimit {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(Int(entry.size))
-        whole = (entry, buffer, compress)
+        wholeBytes.reserveCapacity(Int(entry.size))
+        whole = (entry, compress)
       } else {
         try writer.beginFile(entry.path, attributes: attributes(entry), compression: compression(compress))
       }
     }
     if whole != nil {
-      whole!.bytes.append(contentsOf: bytes)
+      wholeBytes.append(contentsOf: bytes)
     } else {
       try writer.writeFileData(bytes)
     }
@@ -115,8 +118,10 @@ package final class XARSink: PackageSink {
       try writer.addFile(pending.path, attributes: attributes(pending), compression: .none, bytes: [])
     } else if let file = whole {
       whole = nil
+      let bytes = wholeBytes
+      wholeBytes = []
       try writer.addFile(
-        file.entry.path, attributes: attributes(file.entry), compression: compression(file.compress), bytes: file.bytes)
+        file.entry.path, attributes: attributes(file.entry), compression: compression(file.compress), bytes: bytes)
     } else {
       try writer.endFile()
     }

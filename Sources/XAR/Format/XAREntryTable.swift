@@ -341,30 +341,3 @@ private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTabl
   }
   return Int(x.count) - y.count
 }
-
-/// An array in chunks of 4,096 elements: appending never copies what is there, and at most one
-/// chunk is partly empty.
-package struct ChunkedArray<Element> {
-  private var chunks: [[Element]] = []
-  private static var shift: Int { 12 }
-  private static var chunkSize: Int { 1 << shift }
-  package private(set) var count = 0
-
-  package init() {}
-
-  package subscript(index: Int) -> Element {
-    get { chunks[index >> Self.shift][index & (Self.chunkSize - 1)] }
-    set { chunks[index >> Self.shift][index & (Self.chunkSize - 1)] = newValue }
-  }
-
-  package mutating func append(_ element: Element) {
-    if count & (Self.chunkSize - 1) == 0 {
-      chunks.append([])
-      chunks[chunks.count - 1].reserveCapacity(Self.chunkSize)
-    }
-    chunks[chunks.count - 1].append(element)
-    count += 1
-  }
-}
-
-extension ChunkedArray: Sendable where Element: Sendable {}
