@@ -40,7 +40,6 @@ public struct PkgToolCommand: ParsableCommand {
 public enum PkgToolMain {
   public static func main(_ arguments: [String]? = nil) -> Never {
     signal(SIGPIPE, SIG_IGN)
-    Allocator.returnFreedMemoryPromptly()
     let given = arguments ?? Array(CommandLine.arguments.dropFirst())
     if let first = given.first, !first.hasPrefix("-"), first != "help" {
       let names = PkgToolCommand.configuration.subcommands.map { $0._commandName }

@@ -17,9 +17,11 @@ package enum Allocator {
   ///
   /// By default glibc raises the mapping threshold each time such a block is freed, up to 32 MiB,
   /// and then serves the megabyte buffers a build passes between threads from per-thread heaps,
-  /// which keep the memory after it is freed. Measured on the benchmark's builds: peak RSS 38.5
-  /// → 30.6 MiB (512 MB of mixed files) and 35.5 → 32.2 MiB (50,000 small files), for 0.1–0.15 s
-  /// more system time (docs/performance.md). Does nothing where the allocator is not glibc's.
+  /// which keep the memory after it is freed. Measured on the benchmark's builds: peak RSS 39.1–39.4
+  /// → 31.0–31.3 MiB (512 MB of mixed files) and 36.5–37.1 → 33.1–34.1 MiB (50,000 small files),
+  /// for about 0.2 s more system time on the mixed files (docs/performance.md). Costs time where
+  /// buffers of 128 KiB and more come and go by the thousand (reading: each one is mapped and
+  /// zeroed afresh), so only build asks for it. Does nothing where the allocator is not glibc's.
   package static func returnFreedMemoryPromptly() {
     #if os(Linux)
       typealias Mallopt = @convention(c) (Int32, Int32) -> Int32

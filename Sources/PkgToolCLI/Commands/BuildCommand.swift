@@ -94,6 +94,9 @@ struct BuildCommand: ParsableCommand {
   }
 
   func run() throws {
+    // Build passes megabyte buffers between threads; reading does not gain from this (and pays
+    // for mapping each 256 KiB part afresh), so only build asks for it.
+    Allocator.returnFreedMemoryPromptly()
     var options = Build.Options()
     options.output = output
     options.productIdentifier = productID
