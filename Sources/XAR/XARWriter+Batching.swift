@@ -95,7 +95,7 @@ extension XARWriter {
     if options.threads > 1 { job.wait() }
     for item in job.items {
       try item.stored.withUnsafeBytes { try bufferedHeapWrite($0, heap) }
-      setData(
+      try setData(
         item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
         gzip: item.compression != .none, archived: item.archived, extracted: item.extracted)
       heapSize += UInt64(item.stored.count)

@@ -24,7 +24,7 @@ extension XARWriter {
     var mode: UInt32
     /// Index into `RecordTable.owners`.
     var owner: Int32
-    /// Index into `RecordTable.dataRecords`, or -1.
+    /// The number of its record in the writer's `DataSpill`, or -1.
     var data: Int32 = -1
     var kind: Kind
     var isHardLinkOriginal = false
@@ -53,15 +53,6 @@ extension XARWriter {
     var mtime: XARTimestamp
   }
 
-  /// Where a file's data went; checksums live in `digests` (no array per file).
-  struct DataRecord {
-    var offset: UInt64
-    var length: UInt64
-    var size: UInt64
-    var gzip: Bool
-    var digestStart: Int32  // archived digest, then extracted digest
-  }
-
   /// The entries added so far and their index by (parent, name).
   ///
   /// Names are compared as Swift compares strings (equal up to Unicode canonical equivalence),
@@ -75,8 +66,6 @@ extension XARWriter {
     var linkTargets: [Int32: String] = [:]
     /// The file each hard link names, by record.
     var hardLinkOf: [Int32: Int32] = [:]
-    var dataRecords = ChunkedArray<DataRecord>()
-    var digests = ByteArena()
     /// Open addressing: the high 32 bits hold the name's hash, the low 32 the record number + 1;
     /// 0 is empty. Kept at most half full.
     private var slots = [UInt64](repeating: 0, count: 1024)
@@ -172,31 +161,20 @@ extension XARWriter {
   func setData(
     _ record: Int32, offset: UInt64, length: UInt64, size: UInt64, gzip: Bool, archived: XARChecksum?,
     extracted: XARChecksum?
-  ) {
-    var start: Int32 = -1
-    if options.checksum != .none, let archived, let extracted {
-      start = Int32(table.digests.append(archived.digest + extracted.digest))
-    }
-    table[record].data = Int32(table.dataRecords.count)
-    table.dataRecords.append(DataRecord(offset: offset, length: length, size: size, gzip: gzip, digestStart: start))
+  ) throws {
+    var digests: (archived: [UInt8], extracted: [UInt8])? = nil
+    if options.checksum != .none, let archived, let extracted { digests = (archived.digest, extracted.digest) }
+    table[record].data = try dataSpill.append(offset: offset, length: length, size: size, gzip: gzip, digests: digests)
   }
 
   /// The data of a record, as the TOC describes it.
-  func data(of record: Record) -> XARData? {
+  func data(of record: Record) throws -> XARData? {
     guard record.data >= 0 else { return nil }
-    let d = table.dataRecords[Int(record.data)]
-    var archived: XARChecksum?
-    var extracted: XARChecksum?
-    if d.digestStart >= 0 {
-      let n = options.checksum.digestSize
-      let a = Int(d.digestStart)
-      let pair = table.digests[a, 2 * n]
-      archived = XARChecksum(algorithm: options.checksum, digest: Array(pair.prefix(n)))
-      extracted = XARChecksum(algorithm: options.checksum, digest: Array(pair.suffix(n)))
-    }
+    let d = try dataSpill.record(Int(record.data))
     return XARData(
       offset: d.offset, length: d.length, size: d.size, encoding: d.gzip ? .gzip : .none,
-      archivedChecksum: archived, extractedChecksum: extracted)
+      archivedChecksum: d.digests.map { XARChecksum(algorithm: options.checksum, digest: $0.archived) },
+      extractedChecksum: d.digests.map { XARChecksum(algorithm: options.checksum, digest: $0.extracted) })
   }
 
   /// The record at `path` (components between slashes), if added.

@@ -91,6 +91,8 @@ package final class XARWriter {
 
   var heapSize: UInt64 = 0
   var finished = false
+  /// Where each file's data went, on disk until the TOC is written.
+  let dataSpill: DataSpill
 
   var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
   var openFile: OpenFile?
@@ -130,6 +132,8 @@ package final class XARWriter {
     self.options = options
     heapPath = FileSystem.temporarySibling(of: path, purpose: "heap")
     heap = try FileDescriptor.create(heapPath, mode: 0o600)
+    dataSpill = DataSpill(
+      path: FileSystem.temporarySibling(of: path, purpose: "records"), digestSize: options.checksum.digestSize)
     // The heap starts with the TOC checksum; file data follows it.
     heapSize = UInt64(options.checksum.digestSize)
   }
@@ -145,6 +149,7 @@ package final class XARWriter {
       heap = nil
       FileSystem.removeFile(heapPath)
     }
+    dataSpill.remove()
     finished = true
   }
 
@@ -241,7 +246,7 @@ package final class XARWriter {
     }
     heapSize += file.length
     let extracted = file.extracted.finalize()
-    setData(
+    try setData(
       file.record, offset: file.offset, length: file.length, size: file.size, gzip: file.deflater != nil,
       archived: file.deflater == nil ? extracted : file.archived.finalize(), extracted: extracted)
   }

@@ -83,7 +83,7 @@ public struct PackageEntry: Equatable, Sendable {
   public var components: [Substring] { path.split(separator: "/", omittingEmptySubsequences: false) }
 
   /// The first component: what sits at the package root.
-  public var rootName: Substring { path.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+  public var rootName: Substring { path[..<(path.firstIndex(of: "/") ?? path.endIndex)] }
 
   /// The last component.
   public var name: Substring {

@@ -145,7 +145,8 @@ package final class PathIndex {
         entryCount += 1
       }
       lastEntry = n
-      lastEntryPath = Array(bytes)
+      lastEntryPath.removeAll(keepingCapacity: true)
+      lastEntryPath.append(contentsOf: bytes)
     }
   }
 
@@ -177,7 +178,8 @@ package final class PathIndex {
       if end == path.count { break }
       start = end + 1
     }
-    lastFolder = Array(path)
+    lastFolder.removeAll(keepingCapacity: true)
+    lastFolder.append(contentsOf: path)
     lastFolderNumber = parent
     return parent
   }

@@ -32,6 +32,8 @@ package final class DuplicatePathRule: Rule {
   /// (Swift hashes strings by canonical equivalence, so NFC and NFD meet here). A slot holds 32
   /// bits of the hash (low bit set, so 0 is empty) and the path's number in the run's
   /// ``PathIndex``: the paths themselves are stored once, there. 8 bytes a slot, at most half full.
+  /// A slot's place comes from the 31 hash bits it keeps, so the table doubles without making
+  /// or folding any path again.
   private var slots = [UInt64](repeating: 0, count: 1024)
   private var used = 0
   /// The last new path: the inspector adds an entry's path to the index after the rules have
@@ -44,7 +46,7 @@ package final class DuplicatePathRule: Rule {
 
   private func settlePending(_ paths: PathIndex) {
     guard let (key, path) = pending else { return }
-    growIfNeeded(paths)
+    growIfNeeded()
     pending = nil
     if let number = paths.number(of: path) {
       place(number, hash: key)
@@ -57,24 +59,28 @@ package final class DuplicatePathRule: Rule {
 
   private static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash >> 32) | 1) << 32 }
 
+  /// Where probing for `tag` starts: from the tag's bits (not its low bit, which is always set).
+  private static func home(_ tag: UInt64, mask: Int) -> Int { Int(truncatingIfNeeded: tag >> 33) & mask }
+
   private func place(_ number: Int32, hash: Int) {
+    place(DuplicatePathRule.tag(hash) | UInt64(UInt32(bitPattern: number)))
+  }
+
+  private func place(_ value: UInt64) {
     let mask = slots.count - 1
-    var slot = hash & mask
+    var slot = DuplicatePathRule.home(value & 0xFFFF_FFFF_0000_0000, mask: mask)
     while slots[slot] != 0 { slot = (slot + 1) & mask }
-    slots[slot] = DuplicatePathRule.tag(hash) | UInt64(UInt32(bitPattern: number))
+    slots[slot] = value
     used += 1
   }
 
-  /// Doubles the table, hashing each stored path's folded form again.
-  private func growIfNeeded(_ paths: PathIndex) {
+  /// Doubles the table; each slot moves by the hash bits it holds.
+  private func growIfNeeded() {
     guard (used + 1) * 2 > slots.count else { return }
     let old = slots
     slots = [UInt64](repeating: 0, count: old.count * 2)
     used = 0
-    for value in old where value != 0 {
-      let number = Int32(bitPattern: UInt32(truncatingIfNeeded: value))
-      place(number, hash: self.path(number, in: paths).lowercased().hashValue)
-    }
+    for value in old where value != 0 { place(value) }
   }
 
   private func path(_ number: Int32, in paths: PathIndex) -> String {
@@ -88,7 +94,7 @@ package final class DuplicatePathRule: Rule {
     let key = path.lowercased()
     let hash = key.hashValue
     let mask = slots.count - 1
-    var slot = hash & mask
+    var slot = DuplicatePathRule.home(DuplicatePathRule.tag(hash), mask: mask)
     var match: String?
     while slots[slot] != 0 {
       let value = slots[slot]
