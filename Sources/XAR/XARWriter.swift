@@ -65,8 +65,10 @@ package final class XARWriter {
     /// Threads that compress and hash files added whole (``addFile(_:attributes:compression:bytes:)``).
     /// The output is the same for every value: data is written in the order files were added.
     package var threads = 1
-    /// Most bytes of whole files waiting for a thread or for their turn to be written.
-    package var maxBytesInFlight = 4 << 20
+    /// Most bytes of whole files waiting for a thread or for their turn to be written. 3 MiB
+    /// builds the benchmark's mixed tree as fast as 4, 6 or 10 (2 MiB was 15% slower), in less
+    /// memory (docs/performance.md).
+    package var maxBytesInFlight = 3 << 20
 
     package init() {}
   }
