@@ -3,7 +3,9 @@ import CLibXML2
 // The one file of this module that calls libxml2.
 
 /// Writes XML through libxml2's text writer, indented with one space per level: into memory,
-/// or streamed in chunks to a closure (so a large document is never held whole).
+/// or streamed in chunks to a closure (so a large document is never held whole). The TOC is
+/// written by ``XMLStreamWriter`` (the same bytes, faster); this one is the reference
+/// `XMLStreamWriterTests` compares it against.
 package final class XMLTextWriter {
   private let buffer: xmlBufferPtr?
   private var writer: xmlTextWriterPtr?
