@@ -66,8 +66,8 @@ extension XARWriter {
     }
     let spill = Spill(heap: heap, end: offset, hasher: XARHasher(options.checksum))
     let deflation = TOCDeflation(level: XARWriter.tocLevel, output: spill.write)
-    let xml = XMLStreamWriter { deflation.append($0) }
-    try writeTOC(xml)
+    var xml = XMLStreamWriter { deflation.append($0) }
+    try writeTOC(&xml)
     xml.finishStreaming()
     let (length, adler) = try deflation.finish()
     let trailer = XARWriter.tocTrailer(
@@ -81,7 +81,7 @@ extension XARWriter {
   /// The TOC's zlib level: 6 compresses it within 2% of 9, in three quarters of the time.
   static let tocLevel: Int32 = 6
 
-  func writeTOC(_ xml: XMLStreamWriter) throws {
+  func writeTOC(_ xml: inout XMLStreamWriter) throws {
     xml.startElement("xar")
     xml.startElement("toc")
     if let creationTime = options.creationTime {
@@ -105,7 +105,7 @@ extension XARWriter {
         continue
       }
       let record = table[current]
-      try writeFileElement(xml, id: current, record: record)
+      try writeFileElement(&xml, id: current, record: record)
       if record.firstChild >= 0 {
         stack.append(record.nextSibling)
         current = record.firstChild
@@ -118,7 +118,7 @@ extension XARWriter {
     xml.endElement()  // xar
   }
 
-  func writeFileElement(_ xml: XMLStreamWriter, id: Int32, record: Record) throws {
+  func writeFileElement(_ xml: inout XMLStreamWriter, id: Int32, record: Record) throws {
     xml.startElement("file")
     xml.attribute("id", String(id + 1))
     let name = table.name(of: record)

@@ -24,7 +24,7 @@ import Testing
     var reference: [UInt8] = []
     let libxml2 = XMLTextWriter { reference += $0 }
     var ours: [UInt8] = []
-    let swift = XMLStreamWriter { ours += $0 }
+    var swift = XMLStreamWriter { ours += $0 }
     // One root, open to the end (finishStreaming closes it), as in a TOC.
     libxml2.startElement("xar")
     swift.startElement("xar")
