@@ -145,17 +145,10 @@ package final class FileDescriptor: Sendable {
   /// Copies `length` bytes of this file from `source` to `destination` (the ranges must not
   /// overlap), through a buffer of at most 256 KiB.
   package func copy(from source: UInt64, length: UInt64, to destination: UInt64) throws {
-    var buffer = [UInt8](repeating: 0, count: Int(min(length, 256 * 1024)))
     var done: UInt64 = 0
-    while done < length {
-      let n = try buffer.withUnsafeMutableBytes { raw in
-        try read(
-          into: UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(min(UInt64(raw.count), length - done))]),
-          at: source + done)
-      }
-      if n == 0 { throw SystemError("read", path: path, code: EIO) }
-      try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: destination + done) }
-      done += UInt64(n)
+    try readChunks(offset: source, length: length, bufferSize: 256 << 10) { chunk in
+      try write(chunk, at: destination + done)
+      done += UInt64(chunk.count)
     }
   }
 
@@ -192,21 +185,28 @@ package final class FileDescriptor: Sendable {
     from source: FileDescriptor, offset: UInt64, length: UInt64,
     observe: (UnsafeRawBufferPointer) -> Void
   ) throws {
-    var buffer = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
-    var copied: UInt64 = 0
-    while copied < length {
-      let n = try buffer.withUnsafeMutableBytes { raw in
-        try source.read(
-          into: UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(min(UInt64(raw.count), length - copied))]),
-          at: offset + copied)
+    try source.readChunks(offset: offset, length: length, bufferSize: 1 << 20) { chunk in
+      observe(chunk)
+      try write(chunk)
+    }
+  }
+
+  /// Reads `length` bytes from `offset` on through one buffer of at most `bufferSize` bytes,
+  /// handing each chunk read to `body`. Throws if the file ends first.
+  private func readChunks(
+    offset: UInt64, length: UInt64, bufferSize: Int, _ body: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    var buffer = [UInt8](repeating: 0, count: Int(min(length, UInt64(bufferSize))))
+    var done: UInt64 = 0
+    while done < length {
+      let n = try buffer.withUnsafeMutableBytes {
+        try read(
+          into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(min(UInt64($0.count), length - done))]),
+          at: offset + done)
       }
-      if n == 0 { throw SystemError("read", path: source.path, code: EIO) }
-      try buffer.withUnsafeBytes { raw in
-        let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
-        observe(chunk)
-        try write(chunk)
-      }
-      copied += UInt64(n)
+      guard n > 0 else { throw SystemError("read", path: path, code: EIO) }
+      try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+      done += UInt64(n)
     }
   }
 
@@ -245,18 +245,7 @@ package final class FileDescriptor: Sendable {
   /// where the file can be mapped, read where not. Throws if the file ends first.
   package func observe(offset: UInt64, length: UInt64, _ observe: (UnsafeRawBufferPointer) -> Void) throws {
     if observeMapped(offset: offset, length: length, observe) { return }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    var done: UInt64 = 0
-    while done < length {
-      let n = try buffer.withUnsafeMutableBytes {
-        try read(
-          into: UnsafeMutableRawBufferPointer(rebasing: $0[..<Int(min(UInt64($0.count), length - done))]),
-          at: offset + done)
-      }
-      guard n > 0 else { throw SystemError("read", path: path, code: EIO) }
-      buffer.withUnsafeBytes { observe(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-      done += UInt64(n)
-    }
+    try readChunks(offset: offset, length: length, bufferSize: 1 << 20) { observe($0) }
   }
 
   /// Flushes the file's data to stable storage.

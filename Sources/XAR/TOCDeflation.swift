@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Compresses the TOC on a second thread while it is being written: the XML comes in small
-/// pieces from libxml2, is gathered into chunks, and each chunk is deflated (and added to the
+/// Compresses the TOC on a second thread while it is being written: the XML comes in pieces
+/// from ``XMLStreamWriter``, is gathered into chunks, and each chunk is deflated (and added to the
 /// Adler-32 and the length) on a serial queue, a chunk or two behind the writer. The compressed
 /// bytes go to `output` as zlib makes them (on that queue), so neither the XML nor the
 /// compressed TOC is ever held whole.

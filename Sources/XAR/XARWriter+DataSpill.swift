@@ -84,9 +84,7 @@ extension XARWriter {
       }
       let at = (number - windowStart) * recordSize
       func value(_ k: Int) -> UInt64 {
-        var v: UInt64 = 0
-        for i in (0..<8).reversed() { v = v << 8 | UInt64(window[at + 8 * k + i]) }
-        return v
+        window.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: at + 8 * k, as: UInt64.self)) }
       }
       let flags = window[at + 24]
       let digests =

@@ -42,7 +42,7 @@ extension XARWriter {
   }
 
   /// Writes the aligned TOC (see ``tocTrailer(compressedLength:xmlAdler:headerSize:checksumSize:)``)
-  /// into `heap` from `offset` on, compressed on a second thread as libxml2 writes it
+  /// into `heap` from `offset` on, compressed on a second thread as ``XMLStreamWriter`` writes it
   /// (``TOCDeflation``): neither the XML nor the compressed TOC is held whole (on 50,000 entries
   /// they are about 20 and 3.4 MB).
   func spillAlignedTOC(into heap: FileDescriptor, at offset: UInt64, headerSize: Int, checksumSize: Int) throws

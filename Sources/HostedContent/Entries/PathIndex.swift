@@ -111,9 +111,8 @@ package final class PathIndex {
   }
 
   /// Makes room for `count` paths (plus a little for implied folders), so the index does not
-  /// grow by doubling. (`bytes`, the paths' length in all, is not needed: components are kept
-  /// in chunks.)
-  package func reserve(count: Int, bytes: Int) {
+  /// grow by doubling. (The components' bytes are kept in chunks and never need it.)
+  package func reserve(count: Int) {
     let count = count + count / 16 + 16
     parents.reserveCapacity(count)
     nameStarts.reserveCapacity(count)

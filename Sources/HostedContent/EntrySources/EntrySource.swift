@@ -51,15 +51,15 @@ package protocol EntrySource: AnyObject {
   /// Paths of a project folder that `build` leaves out (known once the walk is over); empty for
   /// packages.
   var leftOut: [LeftOutPath] { get }
-  /// How many entries will come and how many bytes their paths take, when the source knows
-  /// before it starts (a XAR's TOC); lets the run size its path index once.
-  var pathsHint: (count: Int, bytes: Int)? { get }
+  /// How many entries will come, when the source knows before it starts (a XAR's TOC); lets the
+  /// run size its path index once.
+  var entryCountHint: Int? { get }
 }
 
 extension EntrySource {
   package var otherForms: [PackageFormat] { [] }
   package var leftOut: [LeftOutPath] { [] }
-  package var pathsHint: (count: Int, bytes: Int)? { nil }
+  package var entryCountHint: Int? { nil }
 }
 
 /// A path in a project folder that `build` does not put in the package.

@@ -15,9 +15,7 @@ package final class XARPackageSource: EntrySource {
 
   package var packageSize: UInt64? { reader.fileSize }
 
-  package var pathsHint: (count: Int, bytes: Int)? {
-    (reader.entries.count, Int(clamping: reader.entries.totalPathBytes))
-  }
+  package var entryCountHint: Int? { reader.entries.count }
 
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {

@@ -63,7 +63,7 @@ package final class PackageInspector {
     var contentLimitExceeded = false
     var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
     let paths = PathIndex()
-    if let hint = source.pathsHint { paths.reserve(count: hint.count, bytes: hint.bytes) }
+    if let count = source.entryCountHint { paths.reserve(count: count) }
     sink.share(paths)
     let maxSize = context.options.maxSize
 

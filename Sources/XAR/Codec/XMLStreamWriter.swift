@@ -130,5 +130,4 @@ package struct XMLStreamWriter {
       flushClean(end)
     }
   }
-
 }

@@ -133,7 +133,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   /// The UTF-8 bytes of all entries' full paths together.
-  package private(set) var totalPathBytes: UInt64 = 0
+  private(set) var totalPathBytes: UInt64 = 0
 
   /// The UTF-8 length of the entry's full path.
   package func pathLength(at position: Int) -> Int { Int(records[position].pathLength) }
