@@ -46,6 +46,16 @@ package final class WholeDeflater: @unchecked Sendable {
     return out.count + 64 << 10 < bound ? out.withUnsafeBufferPointer { Array($0) } : out
   }
 
+  /// `bytes` as a raw DEFLATE (RFC 1951) stream, finished: its last block is marked final. For
+  /// pieces of a longer stream, which ``DeflateJoin`` makes joinable.
+  package func compressRaw(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+    let bound = libdeflate_deflate_compress_bound(compressor, bytes.count)
+    return [UInt8](unsafeUninitializedCapacity: bound) { out, count in
+      count = libdeflate_deflate_compress(compressor, bytes.baseAddress, bytes.count, out.baseAddress, bound)
+      precondition(count > 0, "libdeflate_deflate_compress into its own bound failed")
+    }
+  }
+
   /// Output room kept between files, for inputs up to about this size.
   private static let scratchLimit = 256 << 10
   private var scratch: [UInt8] = []

@@ -1,5 +1,11 @@
 import CZlib
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 // The one file of this module that calls zlib.
 
 /// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
@@ -54,11 +60,6 @@ package final class ZlibDeflater {
     try deflate(input, flush: finish ? Z_FINISH : Z_NO_FLUSH, sink: sink)
   }
 
-  /// Ends the output so far on a byte boundary without ending the stream (a sync flush).
-  package func syncFlush(sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-    try deflate(UnsafeRawBufferPointer(start: nil, count: 0), flush: Z_SYNC_FLUSH, sink: sink)
-  }
-
   private func deflate(
     _ input: UnsafeRawBufferPointer, flush: Int32, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
@@ -81,7 +82,6 @@ package final class ZlibDeflater {
         preconditionFailure("deflate failed: \(status)")
       }
       if !finish && stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return }
-      if flush == Z_SYNC_FLUSH && stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return }
     }
   }
 
@@ -89,6 +89,12 @@ package final class ZlibDeflater {
   package static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32? = nil) -> UInt32 {
     let start = previous.map { uLong($0) } ?? CZlib.adler32(0, nil, 0)
     return UInt32(CZlib.adler32_z(start, bytes.baseAddress?.assumingMemoryBound(to: Bytef.self), bytes.count))
+  }
+
+  /// The Adler-32 of two runs of bytes one after the other, from the Adler-32 of each and the
+  /// length of the second.
+  package static func adler32(combining first: UInt32, with second: UInt32, secondLength: Int) -> UInt32 {
+    UInt32(CZlib.adler32_combine(uLong(first), uLong(second), off_t(secondLength)))
   }
 
   /// Compresses a whole buffer into a new array.
@@ -175,6 +181,72 @@ extension ZlibInflater {
       throw ZlibError(message: stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)")
     }
     return (used, made)
+  }
+}
+
+/// Joins DEFLATE streams made separately into one, the way parallel compressors do (pigz): each
+/// piece is a whole raw stream of its own input, so none refers back into another, and each but
+/// the last is rewritten to end as zlib's sync flush ends a stream that goes on.
+package enum DeflateJoin {
+  /// `raw`, a finished raw DEFLATE stream of `original`, rewritten to be followed by more
+  /// blocks: its last block is no longer marked final, and an empty stored block after it ends
+  /// the piece on a byte boundary.
+  ///
+  /// DEFLATE does not say where a block starts without decoding the blocks before it, so the
+  /// piece is inflated block by block to find its last one; the bytes that gives are checked
+  /// against `original`, and a mismatch throws (the piece would not decompress to its input).
+  package static func unfinished(_ raw: [UInt8], of original: UnsafeRawBufferPointer) throws -> [UInt8] {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    guard pkgtool_inflateInit2(stream, -15) == Z_OK else {
+      stream.deallocate()
+      throw ZlibError(message: "inflateInit2 failed")
+    }
+    // One byte more than the original: a piece that inflates to more stops there, not at the end.
+    let check = UnsafeMutableRawBufferPointer.allocate(byteCount: original.count + 1, alignment: 1)
+    defer {
+      inflateEnd(stream)
+      stream.deinitialize(count: 1)
+      stream.deallocate()
+      check.deallocate()
+    }
+    var lastBlock = 0  // the bit where the last block met so far starts
+    var end: Int? = nil  // the bit after the final block's end-of-block code
+    try raw.withUnsafeBytes { input in
+      stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+      stream.pointee.avail_in = uInt(input.count)
+      stream.pointee.next_out = check.baseAddress!.assumingMemoryBound(to: Bytef.self)
+      stream.pointee.avail_out = uInt(check.count)
+      while true {
+        // Z_BLOCK: return at the end of each block (data_type + 128; + 64 when it was the final
+        // one), with the bits taken from the input but not used in data_type's low six.
+        let status = CZlib.inflate(stream, Z_BLOCK)
+        let type = Int(stream.pointee.data_type)
+        let bit = (input.count - Int(stream.pointee.avail_in)) * 8 - type & 63
+        if status == Z_STREAM_END { break }
+        guard status == Z_OK, stream.pointee.avail_out > 0 else {
+          throw ZlibError(message: "a compressed piece of the TOC does not decompress to its input")
+        }
+        if type & 128 != 0 {
+          if type & 64 != 0 { end = bit } else { lastBlock = bit }
+        }
+      }
+    }
+    guard let end else { throw ZlibError(message: "a compressed piece of the TOC has no final block") }
+    let made = check.count - Int(stream.pointee.avail_out)
+    guard made == original.count, stream.pointee.avail_in == 0,
+      original.isEmpty || memcmp(check.baseAddress!, original.baseAddress!, made) == 0
+    else {
+      throw ZlibError(message: "a compressed piece of the TOC does not decompress to its input")
+    }
+    var out = Array(raw[..<((end + 7) / 8)])
+    out[lastBlock / 8] &= ~UInt8(1 << (lastBlock % 8))  // BFINAL off
+    if end % 8 != 0 { out[end / 8] &= UInt8((1 << (end % 8)) - 1) }  // the padding after it, zero
+    // An empty stored block: BFINAL 0 and BTYPE 00 (three zero bits at `end`), zeros to the byte
+    // boundary, then LEN 0 and NLEN 0xFFFF.
+    if out.count * 8 < end + 3 { out.append(0) }
+    out += [0x00, 0x00, 0xFF, 0xFF]
+    return out
   }
 }
 
