@@ -69,9 +69,10 @@ extension XARWriter {
     }
 
     /// Record `number`: where the data is, its encoding, and its two digests (nil when the
-    /// archive has no checksums).
+    /// archive has no checksums; slices of the read window, valid until the next call).
     func record(_ number: Int) throws -> (
-      offset: UInt64, length: UInt64, size: UInt64, gzip: Bool, digests: (archived: [UInt8], extracted: [UInt8])?
+      offset: UInt64, length: UInt64, size: UInt64, gzip: Bool,
+      digests: (archived: ArraySlice<UInt8>, extracted: ArraySlice<UInt8>)?
     ) {
       let perWindow = max(1, DataSpill.bufferSize / recordSize)
       if number < windowStart || number >= windowStart + window.count / recordSize {
@@ -90,10 +91,7 @@ extension XARWriter {
       let digests =
         flags & Flag.digests == 0
         ? nil
-        : (
-          Array(window[(at + 25)..<(at + 25 + digestSize)]),
-          Array(window[(at + 25 + digestSize)..<(at + 25 + 2 * digestSize)])
-        )
+        : (window[(at + 25)..<(at + 25 + digestSize)], window[(at + 25 + digestSize)..<(at + 25 + 2 * digestSize)])
       return (value(0), value(1), value(2), flags & Flag.gzip != 0, digests)
     }
 

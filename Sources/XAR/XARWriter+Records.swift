@@ -167,16 +167,6 @@ extension XARWriter {
     table[record].data = try dataSpill.append(offset: offset, length: length, size: size, gzip: gzip, digests: digests)
   }
 
-  /// The data of a record, as the TOC describes it.
-  func data(of record: Record) throws -> XARData? {
-    guard record.data >= 0 else { return nil }
-    let d = try dataSpill.record(Int(record.data))
-    return XARData(
-      offset: d.offset, length: d.length, size: d.size, encoding: d.gzip ? .gzip : .none,
-      archivedChecksum: d.digests.map { XARChecksum(algorithm: options.checksum, digest: $0.archived) },
-      extractedChecksum: d.digests.map { XARChecksum(algorithm: options.checksum, digest: $0.extracted) })
-  }
-
   /// The record at `path` (components between slashes), if added.
   func lookup(_ path: Substring) -> Int32? {
     var parent: Int32 = -1

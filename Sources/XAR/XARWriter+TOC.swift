@@ -99,6 +99,7 @@ extension XARWriter {
     // Depth-first over the tree without recursion: a stack of next siblings.
     var stack: [Int32] = []
     var current = rootFirst
+    var time: (XARTimestamp, String)? = nil  // entries mostly share one
     while true {
       if current < 0 {
         guard let resume = stack.popLast() else { break }
@@ -107,7 +108,7 @@ extension XARWriter {
         continue
       }
       let record = table[current]
-      try writeFileElement(&xml, id: current, record: record)
+      try writeFileElement(&xml, id: current, record: record, time: &time)
       if record.firstChild >= 0 {
         stack.append(record.nextSibling)
         current = record.firstChild
@@ -120,7 +121,11 @@ extension XARWriter {
     xml.endElement()  // xar
   }
 
-  func writeFileElement(_ xml: inout XMLStreamWriter, id: Int32, record: Record) throws {
+  /// One `<file>` element, left open for the children; `time` is the last mtime written, and its
+  /// text.
+  func writeFileElement(_ xml: inout XMLStreamWriter, id: Int32, record: Record, time: inout (XARTimestamp, String)?)
+    throws
+  {
     xml.startElement("file")
     xml.attribute("id", String(id + 1))
     let name = table.name(of: record)
@@ -159,30 +164,33 @@ extension XARWriter {
     let a = table.attributes(of: record)
     let octal = String(a.mode & 0o7777, radix: 8)
     xml.element("mode", String(repeating: "0", count: max(1, 4 - octal.count)) + octal)
-    xml.element("uid", String(a.uid))
+    xml.element("uid", decimal: UInt64(a.uid))
     if let user = a.user { xml.element("user", user) }
-    xml.element("gid", String(a.gid))
+    xml.element("gid", decimal: UInt64(a.gid))
     if let group = a.group { xml.element("group", group) }
-    xml.element("mtime", a.mtime.iso8601)
-    if let data = try data(of: record) {
-      xml.startElement("data")
-      xml.element("length", String(data.length))
-      xml.element("offset", String(data.offset))
-      xml.element("size", String(data.size))
-      xml.startElement("encoding")
-      xml.attribute("style", data.encoding.style)
-      xml.endElement()
-      for (element, checksum) in [
-        ("archived-checksum", data.archivedChecksum), ("extracted-checksum", data.extractedChecksum),
-      ] {
-        guard let checksum else { continue }
-        xml.startElement(element)
-        xml.attribute("style", checksum.algorithm.styleName)
-        xml.text(checksum.hex)
-        xml.endElement()
-      }
-      xml.endElement()
+    if time?.0 != a.mtime { time = (a.mtime, a.mtime.iso8601) }
+    xml.element("mtime", time!.1)
+    guard record.data >= 0 else { return }
+    let data = try dataSpill.record(Int(record.data))
+    xml.startElement("data")
+    xml.element("length", decimal: data.length)
+    xml.element("offset", decimal: data.offset)
+    xml.element("size", decimal: data.size)
+    xml.startElement("encoding")
+    xml.attribute("style", (data.gzip ? XAREncoding.gzip : .none).style)
+    xml.endElement()
+    if let digests = data.digests {
+      writeChecksum(&xml, "archived-checksum", digests.archived)
+      writeChecksum(&xml, "extracted-checksum", digests.extracted)
     }
+    xml.endElement()
+  }
+
+  private func writeChecksum(_ xml: inout XMLStreamWriter, _ element: String, _ digest: ArraySlice<UInt8>) {
+    xml.startElement(element)
+    xml.attribute("style", options.checksum.styleName)
+    digest.withUnsafeBytes { xml.text(hex: $0) }
+    xml.endElement()
   }
 
   /// True when `text` survives an XML round trip as element content: no control characters

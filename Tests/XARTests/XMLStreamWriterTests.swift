@@ -5,7 +5,8 @@ import Testing
 /// The TOC's Swift XML writer makes exactly the bytes libxml2's text writer makes (the writer the
 /// TOC was written with before), for random documents: nesting, attributes, empty elements,
 /// text with every character either escapes, text before child elements, non-ASCII in text and
-/// attributes, and NUL (where libxml2's C strings end).
+/// attributes, NUL (where libxml2's C strings end), and numbers and digests written without
+/// strings.
 @Suite struct XMLStreamWriterTests {
   @Test(arguments: 0..<20)
   func sameBytesAsLibxml2(_ round: Int) {
@@ -31,7 +32,7 @@ import Testing
     var depth = 1
     var canAttribute = true
     for _ in 0..<400 {
-      switch pick(7) {
+      switch pick(9) {
       case 0, 1:
         let name = names[pick(names.count)]
         libxml2.startElement(name)
@@ -51,6 +52,20 @@ import Testing
         let (name, text) = (names[pick(names.count)], randomText())
         libxml2.element(name, text)
         swift.element(name, text)
+        canAttribute = false
+      case 7 where depth > 0:
+        // The writer's own forms for numbers and digests, against the strings libxml2 writes.
+        let name = names[pick(names.count)]
+        let value = [0, 7, 10, 4096, UInt64(pick(1 << 30)) * 4099, UInt64.max][pick(6)]
+        libxml2.element(name, String(value))
+        swift.element(name, decimal: value)
+        canAttribute = false
+      case 8 where depth > 0:
+        let digest = (0..<pick(33)).map { _ in UInt8(pick(256)) }
+        libxml2.text(
+          digest.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        )
+        digest.withUnsafeBytes { swift.text(hex: $0) }
         canAttribute = false
       case 5 where depth > 1, 6 where depth > 1:
         libxml2.endElement()

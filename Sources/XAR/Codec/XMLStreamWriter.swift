@@ -69,6 +69,38 @@ package struct XMLStreamWriter {
     endElement()
   }
 
+  /// `<name>digits</name>`: `value` in decimal, without making a string of it.
+  package mutating func element(_ name: String, decimal value: UInt64) {
+    startElement(name)
+    closeStartTag(newline: false)
+    indentEnd = false
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, 24 bytes
+    withUnsafeMutableBytes(of: &digits) { room in
+      var v = value
+      var i = room.count
+      repeat {
+        i -= 1
+        room[i] = UInt8(ascii: "0") + UInt8(v % 10)
+        v /= 10
+      } while v > 0
+      buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: room[i...]))
+    }
+    endElement()
+  }
+
+  /// Text content: `bytes` in lower-case hex (which needs no escape).
+  package mutating func text(hex bytes: UnsafeRawBufferPointer) {
+    closeStartTag(newline: false)
+    indentEnd = false
+    let digits: StaticString = "0123456789abcdef"
+    digits.withUTF8Buffer { digits in
+      for b in bytes {
+        buffer.append(digits[Int(b >> 4)])
+        buffer.append(digits[Int(b & 15)])
+      }
+    }
+  }
+
   /// Ends every open element and delivers what is left.
   package mutating func finishStreaming() {
     while !stack.isEmpty { endElement() }
@@ -101,12 +133,21 @@ package struct XMLStreamWriter {
   private mutating func escape(_ content: String, attribute: Bool) {
     var content = content
     content.withUTF8 { bytes in
+      // Most content needs no escape, and every byte that does is below "?": one quick pass.
+      var first = 0
+      while first < bytes.count, bytes[first] > UInt8(ascii: ">") || !XMLStreamWriter.escaped(bytes[first], attribute) {
+        first += 1
+      }
+      if first == bytes.count {
+        buffer.append(contentsOf: bytes)
+        return
+      }
       let end = bytes.firstIndex(of: 0) ?? bytes.count
       var clean = 0  // bytes[clean..<i] need no escape
       func flushClean(_ i: Int) {
         if i > clean { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[clean..<i])) }
       }
-      var i = 0
+      var i = first
       while i < end {
         let byte = bytes[i]
         let replacement: String?
@@ -128,6 +169,15 @@ package struct XMLStreamWriter {
         i += 1
       }
       flushClean(end)
+    }
+  }
+
+  /// Whether `byte` is escaped (or, NUL, ends the content).
+  private static func escaped(_ byte: UInt8, _ attribute: Bool) -> Bool {
+    switch byte {
+    case 0, UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "&"), UInt8(ascii: "\""), 0x0D: return true
+    case 0x0A, 0x09: return attribute
+    default: return false
     }
   }
 }
