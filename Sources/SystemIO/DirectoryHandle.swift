@@ -76,9 +76,15 @@ package final class DirectoryHandle: Sendable {
   /// regular file (checked on the opened descriptor; opened without blocking, so a FIFO put in
   /// its place cannot hang the caller).
   package func openFile(_ name: String) throws -> FileDescriptor {
+    try openFileAndSize(name).file
+  }
+
+  /// Like ``openFile(_:)``, with the size the file had once opened.
+  package func openFileAndSize(_ name: String) throws -> (file: FileDescriptor, size: UInt64) {
     let fd = openat(self.fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     guard fd >= 0 else { throw SystemError("open", path: full(name)) }
-    return try FileDescriptor.checkedRegular(FileDescriptor(owning: fd, path: full(name)))
+    let file = FileDescriptor(owning: fd, path: full(name))
+    return (file, try FileDescriptor.regularSize(of: file))
   }
 
   /// Creates the file `name`, which must not exist.

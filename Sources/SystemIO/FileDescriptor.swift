@@ -38,8 +38,18 @@ package final class FileDescriptor: Sendable {
     return try checkedRegular(FileDescriptor(owning: fd, path: path))
   }
 
-  /// `file` if it is a regular file (its non-blocking flag cleared); else an error.
+  /// `file` if it is a regular file; else an error.
   package static func checkedRegular(_ file: FileDescriptor) throws -> FileDescriptor {
+    _ = try regularSize(of: file)
+    return file
+  }
+
+  /// The size of `file` if it is a regular file; else an error.
+  ///
+  /// A file opened without blocking keeps its O_NONBLOCK flag: the flag has no effect on a
+  /// regular file (open(2)), and clearing it cost two system calls per file, a quarter of those
+  /// a build of small files makes.
+  package static func regularSize(of file: FileDescriptor) throws -> UInt64 {
     var info = stat()
     guard fstat(file.rawValue, &info) == 0 else { throw SystemError("inspect", path: file.path) }
     guard info.st_mode & S_IFMT == S_IFREG else {
@@ -47,9 +57,7 @@ package final class FileDescriptor: Sendable {
         "open", path: file.path, code: EINVAL,
         detail: "it is a \(FileDescriptor.kindName(info.st_mode)), not a regular file")
     }
-    let flags = fcntl(file.rawValue, F_GETFL)
-    if flags >= 0 { _ = fcntl(file.rawValue, F_SETFL, flags & ~O_NONBLOCK) }
-    return file
+    return UInt64(info.st_size)
   }
 
   static func kindName(_ mode: mode_t) -> String {

@@ -73,10 +73,10 @@ package final class DirectorySource: EntrySource {
           continue
         }
         if info.st_nlink > 1 { inodes[key] = path }
-        let file = try folder.openFile(name)
+        let (file, size) = try folder.openFileAndSize(name)
         let entry = PackageEntry(
           path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
-        try visit(entry, file)
+        try visit(entry, OpenedFile(file, size: size))
       case S_IFLNK:
         let target = try folder.readLink(name)
         try visit(PackageEntry(path: path, kind: .symlink, mode: mode, linkTarget: target, pathIsValidUTF8: valid), nil)
@@ -92,5 +92,29 @@ package final class DirectorySource: EntrySource {
         try visit(PackageEntry(path: path, kind: .other, mode: mode, pathIsValidUTF8: valid), nil)
       }
     }
+  }
+}
+
+/// A regular file's bytes as the walk opened it. A read that comes back short exactly at the size
+/// the opened file had is taken as the end, and the read that would return 0 is not made (a read
+/// of a regular file is short only at its end): one system call of the six a small file costs. A
+/// file that grew since is read on to its real end.
+final class OpenedFile: EntryData {
+  private let file: FileDescriptor
+  /// Bytes from here to the size at opening (0 once past it).
+  private var remaining: UInt64
+  private var ended = false
+
+  init(_ file: FileDescriptor, size: UInt64) {
+    self.file = file
+    remaining = size
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    guard !ended, !buffer.isEmpty else { return 0 }
+    let n = try file.read(into: buffer)
+    if n == 0 || (UInt64(n) == remaining && n < buffer.count) { ended = true }
+    remaining -= min(remaining, UInt64(n))
+    return n
   }
 }
