@@ -9,9 +9,9 @@ import Dispatch
 /// The bytes depend on the XML and the level only: chunks are cut at fixed offsets, whatever the
 /// number of threads. A chunk refers to no byte before it, which costs under 1% of the size
 /// (256 KiB chunks against one stream). Against zlib's level 6 in one stream, as before, a TOC
-/// of 50,000 entries is 8% smaller and takes 37% of the time to compress (docs/performance.md). The stream is left open after the last
-/// chunk, on a byte boundary: the writer ends it with the padding,
-/// ``XARWriter/tocTrailer(compressedLength:xmlAdler:headerSize:checksumSize:)``.
+/// of 50,000 entries is 8% smaller and takes 37% of the time to compress (docs/performance.md).
+/// The stream is left open after the last chunk, on a byte boundary: the writer ends it with
+/// the padding, ``XARWriter/tocTrailer(compressedLength:xmlAdler:headerSize:checksumSize:)``.
 final class TOCDeflation {
   /// One chunk: compressed on a worker, then waited for and written out in order.
   private final class Job: @unchecked Sendable {
