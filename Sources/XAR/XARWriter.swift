@@ -119,7 +119,6 @@ package final class XARWriter {
 
   // MARK: Adding entries
 
-  /// The record at `path`, if added.
   /// True when an entry at `path` (or one equal to it up to Unicode normalization) was added.
   package func contains(_ path: String) -> Bool {
     guard let slash = path.lastIndex(of: "/") else { return table.find(parent: -1, name: path[...]) != nil }
