@@ -34,30 +34,52 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     }
   }
 
-  /// The known names by length (a name is matched against those of its length only).
-  private static let byLength: [[(name: StaticString, element: TOCElement)]] = {
-    var table = [[(name: StaticString, element: TOCElement)]](repeating: [], count: 19)
-    let all: [(StaticString, TOCElement)] = [
-      ("xar", .xar), ("toc", .toc), ("uid", .uid), ("gid", .gid), ("file", .file), ("name", .name), ("type", .type),
-      ("mode", .mode), ("user", .user), ("link", .link), ("data", .data), ("size", .size), ("group", .group),
-      ("mtime", .mtime), ("offset", .offset), ("length", .length), ("checksum", .checksum), ("encoding", .encoding),
-      ("creation-time", .creationTime), ("archived-checksum", .archivedChecksum),
-      ("extracted-checksum", .extractedChecksum),
-    ]
-    for (name, element) in all { table[name.utf8CodeUnitCount].append((name, element)) }
-    return table
-  }()
-
-  /// Matches the name's bytes against the known names of the same length.
+  /// Matches the name's bytes against the known names: by length and the bytes read as
+  /// little-endian words (the first eight, then the next eight, then the rest), so each event
+  /// costs a few loads and compares, not a string (`TOCElementTests` checks every name, and
+  /// every name one byte away from one, against a plain string comparison).
   init(_ bytes: UnsafeRawBufferPointer) {
-    if bytes.count < TOCElement.byLength.count {
-      for candidate in TOCElement.byLength[bytes.count]
-      where candidate.name.withUTF8Buffer({ UnsafeRawBufferPointer($0).elementsEqual(bytes) }) {
-        self = candidate.element
-        return
-      }
+    let n = bytes.count
+    guard n >= 3, n <= 18 else {
+      self = .other
+      return
     }
-    self = .other
+    func word(_ from: Int) -> UInt64 {
+      var value: UInt64 = 0
+      var i = min(n, from + 8)
+      while i > from {
+        i -= 1
+        value = value << 8 | UInt64(bytes[i])
+      }
+      return value
+    }
+    let first = word(0)
+    switch (n, first) {
+    case (3, 0x0000_0000_0072_6178): self = .xar
+    case (3, 0x0000_0000_0063_6F74): self = .toc
+    case (3, 0x0000_0000_0064_6975): self = .uid
+    case (3, 0x0000_0000_0064_6967): self = .gid
+    case (4, 0x0000_0000_656C_6966): self = .file
+    case (4, 0x0000_0000_656D_616E): self = .name
+    case (4, 0x0000_0000_6570_7974): self = .type
+    case (4, 0x0000_0000_6564_6F6D): self = .mode
+    case (4, 0x0000_0000_7265_7375): self = .user
+    case (4, 0x0000_0000_6B6E_696C): self = .link
+    case (4, 0x0000_0000_6174_6164): self = .data
+    case (4, 0x0000_0000_657A_6973): self = .size
+    case (5, 0x0000_0070_756F_7267): self = .group
+    case (5, 0x0000_0065_6D69_746D): self = .mtime
+    case (6, 0x0000_7465_7366_666F): self = .offset
+    case (6, 0x0000_6874_676E_656C): self = .length
+    case (8, 0x6D75_736B_6365_6863): self = .checksum
+    case (8, 0x676E_6964_6F63_6E65): self = .encoding
+    case (13, 0x6E6F_6974_6165_7263) where word(8) == 0x65_6D69_742D: self = .creationTime
+    case (17, 0x6465_7669_6863_7261) where word(8) == 0x7573_6B63_6568_632D && word(16) == 0x6D:
+      self = .archivedChecksum
+    case (18, 0x6574_6361_7274_7865) where word(8) == 0x736B_6365_6863_2D64 && word(16) == 0x6D75:
+      self = .extractedChecksum
+    default: self = .other
+    }
   }
 }
 
@@ -71,8 +93,19 @@ enum FileField: Int, CaseIterable {
 
   /// The field of `element`, if it is one that is read.
   init?(_ element: TOCElement) {
-    guard let i = FileField.elements.firstIndex(of: element) else { return nil }
-    self.init(rawValue: i)
+    switch element {
+    case .mode: self = .mode
+    case .uid: self = .uid
+    case .gid: self = .gid
+    case .user: self = .user
+    case .group: self = .group
+    case .mtime: self = .mtime
+    case .link: self = .link
+    case .name: self = .name
+    case .type: self = .type
+    case .data: self = .data
+    default: return nil
+    }
   }
 
   /// The element's name.
