@@ -41,8 +41,7 @@ package struct XMLStreamWriter {
 
   /// Writes text content, escaping `<`, `>`, `&`, `"` and CR as libxml2 does.
   package mutating func text(_ content: String) {
-    closeStartTag(newline: false)
-    indentEnd = false
+    startText()
     escape(content, attribute: false)
   }
 
@@ -72,8 +71,7 @@ package struct XMLStreamWriter {
   /// `<name>digits</name>`: `value` in decimal, without making a string of it.
   package mutating func element(_ name: String, decimal value: UInt64) {
     startElement(name)
-    closeStartTag(newline: false)
-    indentEnd = false
+    startText()
     var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for 20 digits, 24 bytes
     withUnsafeMutableBytes(of: &digits) { room in
       var v = value
@@ -90,15 +88,8 @@ package struct XMLStreamWriter {
 
   /// Text content: `bytes` in lower-case hex (which needs no escape).
   package mutating func text(hex bytes: UnsafeRawBufferPointer) {
-    closeStartTag(newline: false)
-    indentEnd = false
-    let digits: StaticString = "0123456789abcdef"
-    digits.withUTF8Buffer { digits in
-      for b in bytes {
-        buffer.append(digits[Int(b >> 4)])
-        buffer.append(digits[Int(b & 15)])
-      }
-    }
+    startText()
+    appendHex(bytes, to: &buffer)
   }
 
   /// Ends every open element and delivers what is left.
@@ -111,6 +102,12 @@ package struct XMLStreamWriter {
     guard !buffer.isEmpty else { return }
     buffer.withUnsafeBytes { consume($0) }
     buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Text follows: the start tag is closed on this line, and the end tag follows the text.
+  private mutating func startText() {
+    closeStartTag(newline: false)
+    indentEnd = false
   }
 
   private mutating func closeStartTag(newline: Bool) {

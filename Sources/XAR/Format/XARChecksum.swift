@@ -158,14 +158,21 @@ private func hexValue(_ byte: UInt8) -> UInt8? {
 
 /// Lower-case hex of `bytes`.
 package func hexString(_ bytes: [UInt8]) -> String {
-  let digits = Array("0123456789abcdef".utf8)
   var out = [UInt8]()
   out.reserveCapacity(bytes.count * 2)
-  for b in bytes {
-    out.append(digits[Int(b >> 4)])
-    out.append(digits[Int(b & 15)])
-  }
+  bytes.withUnsafeBytes { appendHex($0, to: &out) }
   return String(decoding: out, as: UTF8.self)
+}
+
+/// Appends `bytes` in lower-case hex to `out`.
+package func appendHex(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+  let digits: StaticString = "0123456789abcdef"
+  digits.withUTF8Buffer { digits in
+    for b in bytes {
+      out.append(digits[Int(b >> 4)])
+      out.append(digits[Int(b & 15)])
+    }
+  }
 }
 
 extension String {
