@@ -117,6 +117,17 @@ extension XARWriter {
     }
   }
 
+  /// How much heap data is written before the kernel is asked to start writing it back.
+  static let writebackStep: UInt64 = 16 << 20
+
+  /// Starts the disk writes of the heap data written since the last call, without waiting for
+  /// them: ``finish()`` must have it all on the disk before it publishes, and, when the writes
+  /// start as the data comes in, they overlap with the rest of the build instead of following it.
+  func startHeapWriteback() {
+    heap?.startWriteback(offset: writebackStart, length: heapSize - writebackStart)
+    writebackStart = heapSize
+  }
+
   func bufferedHeapWrite(_ bytes: UnsafeRawBufferPointer, _ heap: FileDescriptor) throws {
     let large = bytes.count >= XARWriter.heapBufferSize / 2
     if !heapBuffer.isEmpty && (large || heapBuffer.count + bytes.count > XARWriter.heapBufferSize) {
