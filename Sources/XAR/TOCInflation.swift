@@ -4,6 +4,10 @@ import SystemIO
 /// Inflates a compressed TOC on a second thread, a few chunks ahead of the XML parser that
 /// reads it (zlib's work, about a tenth of reading a large TOC, then overlaps the parse).
 ///
+/// The compressed bytes are read from the archive file as they are needed (64 KiB at a time),
+/// not held whole: a large TOC's compressed form would otherwise be the largest thing held while
+/// it is parsed.
+///
 /// The same checks as inflating in line: the stream may not inflate past the declared length,
 /// and a truncated or invalid stream is an error where the parser reaches it.
 final class TOCInflation: Sendable {
@@ -26,15 +30,21 @@ final class TOCInflation: Sendable {
   private let free = DispatchSemaphore(value: TOCInflation.chunksAhead)
   private let stopped = DispatchSemaphore(value: 0)
 
-  init(compressed: [UInt8], declared: UInt64) {
+  /// Inflates the `length` bytes of `file` from `offset` on, which must inflate to no more than
+  /// `declared` bytes.
+  init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {
     DispatchQueue.global().async { [self] in
-      work(compressed, declared: declared)
+      work(file, offset: offset, length: length, declared: declared)
       stopped.signal()
     }
   }
 
-  private func work(_ compressed: [UInt8], declared: UInt64) {
+  private func work(_ file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {
     let inflater = ZlibInflater()
+    // The compressed bytes read so far: `input[position..<inputEnd]` are not yet inflated.
+    var input = [UInt8](repeating: 0, count: min(length, 64 << 10))
+    var position = 0
+    var inputEnd = 0
     var used = 0
     var made: UInt64 = 0
     func end(_ failure: XARError?) {
@@ -53,13 +63,23 @@ final class TOCInflation: Sendable {
       var count = 0
       do {
         while count < chunk.count && !inflater.finished {
-          let step = try compressed.withUnsafeBytes { raw in
+          if position == inputEnd && used < length {
+            let want = min(input.count, length - used)
+            let n = try input.withUnsafeMutableBytes {
+              try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: offset + UInt64(used))
+            }
+            guard n > 0 else { return end(.tocNotDecodable("the TOC could not be read from the file")) }
+            position = 0
+            inputEnd = n
+          }
+          let step = try input.withUnsafeBytes { raw in
             try chunk.withUnsafeMutableBytes { out in
               try inflater.inflateStep(
-                UnsafeRawBufferPointer(rebasing: raw[used...]),
+                UnsafeRawBufferPointer(rebasing: raw[position..<inputEnd]),
                 into: UnsafeMutableRawBufferPointer(rebasing: out[count...]))
             }
           }
+          position += step.used
           used += step.used
           count += step.made
           made += UInt64(step.made)

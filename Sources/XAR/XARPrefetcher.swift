@@ -48,15 +48,16 @@ package final class XARPrefetcher: Sendable {
 
   private let file: FileDescriptor
   private let heapStart: UInt64
-  private let entries: XAREntryTable
+  /// The entries: all of them, or as they are parsed (``XARStreamingReader``).
+  private let feed: TOCFeed
   private let state: Watched<State>
   private let inParts: Bool
 
-  init(file: FileDescriptor, heapStart: UInt64, entries: XAREntryTable, workers: Int, largeFilesInParts: Bool) {
+  init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInParts: Bool) {
     inParts = largeFilesInParts
     self.file = file
     self.heapStart = heapStart
-    self.entries = entries  // the reader's table, shared, not copied
+    self.feed = feed
     let workers = max(1, workers)
     state = Watched(State(running: workers))
     for _ in 0..<workers {
@@ -68,44 +69,61 @@ package final class XARPrefetcher: Sendable {
   }
 
   /// Whether a file is decoded in parts, each its own batch.
-  private func isLarge(_ i: Int) -> Bool {
+  private static func isLarge(_ i: Int, in entries: XAREntryTable) -> Bool {
     let (size, stored) = entries.sizes(at: i)
     return size > XARPrefetcher.wholeLimit || stored > XARPrefetcher.wholeLimit
   }
 
-  /// Claims the next batch numbers: one for a run of small files (ended by size or count), or
-  /// one per part of a large file (as many as its declared size needs); nil when every file is
-  /// claimed or the prefetcher is cancelled.
-  private func claim() -> (first: Int, range: Range<Int>, parts: Int?)? {
-    state.update { s in
-      var i = s.cursor
-      while i < entries.count && entries.kind(at: i) != .file { i += 1 }
-      guard !s.cancelled, i < entries.count else { return nil }
-      let start = i
-      let first = s.nextBatch
-      if inParts && isLarge(i) {
-        let size = entries.sizes(at: i).size
-        let parts = max(1, Int((size + UInt64(XARPrefetcher.partSize) - 1) / UInt64(XARPrefetcher.partSize)))
-        s.cursor = i + 1
-        s.nextBatch += parts
-        return (first, start..<(i + 1), parts)
-      }
-      var count = 0
-      var bytes: UInt64 = 0
-      while i < entries.count && count < XARPrefetcher.batchCount && bytes < UInt64(XARPrefetcher.batchBytes) {
-        if entries.kind(at: i) == .file {
-          if isLarge(i) {
-            if inParts { break }
-          } else {
-            bytes += entries.sizes(at: i).size
-          }
-          count += 1
+  private enum Claim {
+    case batch(first: Int, range: Range<Int>, parts: Int?)
+    /// Wait until the entry at this index is whole, then try again.
+    case wait(for: Int)
+    case none
+  }
+
+  /// Claims the next batch numbers: one for a run of small files (ended by size or count, or by
+  /// the entries parsed so far), or one per part of a large file (as many as its declared size
+  /// needs); nil when every file is claimed or the prefetcher is cancelled. Returns the table
+  /// that holds the batch's entries.
+  private func claim() -> (first: Int, range: Range<Int>, parts: Int?, entries: XAREntryTable)? {
+    var wanted = state.update { $0.cursor }
+    while true {
+      let (entries, ready) = feed.view(beyond: wanted)
+      let claimed: Claim = state.update { s in
+        var i = s.cursor
+        while i < ready && entries.kind(at: i) != .file { i += 1 }
+        guard !s.cancelled, i < ready else { return ready > wanted ? .wait(for: i) : .none }
+        let start = i
+        let first = s.nextBatch
+        if inParts && XARPrefetcher.isLarge(i, in: entries) {
+          let size = entries.sizes(at: i).size
+          let parts = max(1, Int((size + UInt64(XARPrefetcher.partSize) - 1) / UInt64(XARPrefetcher.partSize)))
+          s.cursor = i + 1
+          s.nextBatch += parts
+          return .batch(first: first, range: start..<(i + 1), parts: parts)
         }
-        i += 1
+        var count = 0
+        var bytes: UInt64 = 0
+        while i < ready && count < XARPrefetcher.batchCount && bytes < UInt64(XARPrefetcher.batchBytes) {
+          if entries.kind(at: i) == .file {
+            if XARPrefetcher.isLarge(i, in: entries) {
+              if inParts { break }
+            } else {
+              bytes += entries.sizes(at: i).size
+            }
+            count += 1
+          }
+          i += 1
+        }
+        s.cursor = i
+        s.nextBatch += 1
+        return .batch(first: first, range: start..<i, parts: nil)
       }
-      s.cursor = i
-      s.nextBatch += 1
-      return (first, start..<i, nil)
+      switch claimed {
+      case .batch(let first, let range, let parts): return (first, range, parts, entries)
+      case .wait(let index): wanted = index
+      case .none: return nil
+      }
     }
   }
 
@@ -122,15 +140,15 @@ package final class XARPrefetcher: Sendable {
   private func work() {
     let window = ReadWindow()
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while let (first, range, parts) = claim() {
+    while let (first, range, parts, entries) = claim() {
       if let parts {
-        decodeInParts(range.lowerBound, first: first, parts: parts, window: window)
+        decodeInParts(range.lowerBound, of: entries, first: first, parts: parts, window: window)
         continue
       }
       guard waitForRoom(first) else { return }
       var batch: [Item] = []
       for i in range where entries.kind(at: i) == .file {
-        if isLarge(i) {
+        if XARPrefetcher.isLarge(i, in: entries) {
           batch.append(Item(bytes: [], error: nil, isStreamed: true))
           continue
         }
@@ -156,7 +174,7 @@ package final class XARPrefetcher: Sendable {
   /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
   /// one read to the end of the data (where the reader checks size and checksums). After a
   /// failure the remaining parts are empty: the reader throws at the failure and skips them.
-  private func decodeInParts(_ i: Int, first: Int, parts: Int, window: ReadWindow) {
+  private func decodeInParts(_ i: Int, of entries: XAREntryTable, first: Int, parts: Int, window: ReadWindow) {
     let reader = XARDataReader(
       file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
     var ended = false
@@ -260,7 +278,7 @@ extension XARReader {
   package func prefetchedItems(workers: Int = 2, largeFilesInParts: Bool = true) -> XARPrefetchedItems {
     XARPrefetchedItems(
       XARPrefetcher(
-        file: file, heapStart: header.heapStart, entries: entries, workers: workers,
+        file: file, heapStart: header.heapStart, feed: TOCFeed(complete: entries), workers: workers,
         largeFilesInParts: largeFilesInParts))
   }
 }

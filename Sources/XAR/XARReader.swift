@@ -45,11 +45,11 @@ package final class XARReader {
   /// The TOC XML, inflated again from the file (it is not kept in memory).
   /// Empty if it no longer inflates to exactly the declared length.
   package var tocXML: [UInt8] {
-    guard let compressed = try? file.read(count: Int(header.tocCompressedLength), at: UInt64(header.headerSize))
-    else { return [] }
     // The same inflation, with the same checks, as opening the archive.
+    let compressedLength = Int(header.tocCompressedLength)
     let declared = header.tocUncompressedLength
-    let inflation = TOCInflation(compressed: compressed, declared: declared)
+    let inflation = TOCInflation(
+      file: file, offset: UInt64(header.headerSize), length: compressedLength, declared: declared)
     defer { inflation.stop() }
     var xml: [UInt8] = []
     xml.reserveCapacity(Int(declared))
@@ -59,7 +59,7 @@ package final class XARReader {
       return []
     }
     let (used, made) = inflation.totals
-    return used == compressed.count && made == declared ? xml : []
+    return used == compressedLength && made == declared ? xml : []
   }
   let file: FileDescriptor
 
@@ -69,25 +69,44 @@ package final class XARReader {
   }
 
   /// Opens and checks an archive already open for reading.
-  package init(file: FileDescriptor, limits: Limits = Limits()) throws {
-    self.file = file
-    self.path = file.path
-    fileSize = try file.size()
-    let headerBytes = try file.read(count: 4096, at: 0)
-    header = try XARHeader.decode(headerBytes)
+  package convenience init(file: FileDescriptor, limits: Limits = Limits()) throws {
+    let front = try Front(file: file, limits: limits)
+    try self.init(front, toc: XARReader.parseTOC(front, limits: limits), limits: limits)
+  }
 
-    // The TOC: bounded, then inflated; the zlib stream must end exactly where the heap starts.
-    let declared = header.tocCompressedLength
-    guard declared <= limits.maxTOCBytes, header.tocUncompressedLength <= limits.maxTOCBytes else {
-      throw XARError.tocTooLarge(
-        compressed: declared, uncompressed: header.tocUncompressedLength, limit: limits.maxTOCBytes)
+  /// What comes before the heap, read and bounded: the header, and where the compressed TOC is
+  /// (it is read as it is inflated, and hashed from the file).
+  struct Front: Sendable {
+    var file: FileDescriptor
+    var fileSize: UInt64
+    var header: XARHeader
+    var heapSize: UInt64 { fileSize - header.heapStart }
+
+    init(file: FileDescriptor, limits: Limits) throws {
+      self.file = file
+      fileSize = try file.size()
+      let headerBytes = try file.read(count: 4096, at: 0)
+      header = try XARHeader.decode(headerBytes)
+
+      // The TOC: bounded, then inflated; the zlib stream must end exactly where the heap starts.
+      let declared = header.tocCompressedLength
+      guard declared <= limits.maxTOCBytes, header.tocUncompressedLength <= limits.maxTOCBytes else {
+        throw XARError.tocTooLarge(
+          compressed: declared, uncompressed: header.tocUncompressedLength, limit: limits.maxTOCBytes)
+      }
+      guard UInt64(header.headerSize) + declared <= fileSize else {
+        throw XARError.truncatedTOC(
+          declared: declared, available: fileSize - min(fileSize, UInt64(header.headerSize)))
+      }
     }
-    guard UInt64(header.headerSize) + declared <= fileSize else {
-      throw XARError.truncatedTOC(
-        declared: declared, available: fileSize - min(fileSize, UInt64(header.headerSize)))
-    }
-    let compressed = try file.read(count: Int(declared), at: UInt64(header.headerSize))
-    let toc = try XARReader.parseTOC(compressed, header: header, limits: limits)
+  }
+
+  /// The reader of a parsed TOC, once the checks that need the whole TOC pass.
+  init(_ front: Front, toc: TOCParser.Result, limits: Limits) throws {
+    file = front.file
+    path = front.file.path
+    fileSize = front.fileSize
+    header = front.header
     creationTime = toc.creationTime
     entries = toc.entries
 
@@ -108,7 +127,7 @@ package final class XARReader {
       }
       let stored = try file.read(count: Int(location.size), at: header.heapStart + location.offset)
       var hasher = XARHasher(algorithm)
-      hasher.update(compressed)
+      try file.observe(offset: UInt64(header.headerSize), length: header.tocCompressedLength) { hasher.update($0) }
       let actual = hasher.finalize()
       guard stored == actual.digest else {
         throw XARError.tocChecksumMismatch(expected: hexString(stored), actual: actual.hex)
@@ -126,17 +145,8 @@ package final class XARReader {
       regions.append((location.offset, location.offset + location.size, -1))
     }
     for i in entries.indices {
-      guard let stored = entries.storedRange(at: i) else { continue }
-      guard stored.offset <= heapSize, stored.length <= heapSize - stored.offset else {
-        throw XARError.dataOutOfHeap(
-          path: entries.path(at: i), offset: stored.offset, length: stored.length, heapSize: heapSize)
-      }
-      let size = entries.sizes(at: i).size
-      if size > 1 << 20, entries.data(at: i)?.encoding != XAREncoding.none,
-        size / max(stored.length, 1) > limits.maxExpansionRatio
-      {
-        throw XARError.expansionTooLarge(
-          path: entries.path(at: i), size: size, length: stored.length, limit: limits.maxExpansionRatio)
+      guard let stored = try XARReader.checkData(of: entries, at: i, heapSize: heapSize, limits: limits) else {
+        continue
       }
       if stored.length > 0 { regions.append((stored.offset, stored.offset + stored.length, Int32(i))) }
     }
@@ -148,11 +158,35 @@ package final class XARReader {
     }
   }
 
+  /// Checks that an entry's data lies inside the heap and does not claim to expand beyond the
+  /// limit; returns its stored range (nil without data).
+  static func checkData(of entries: XAREntryTable, at i: Int, heapSize: UInt64, limits: Limits) throws -> (
+    offset: UInt64, length: UInt64
+  )? {
+    guard let stored = entries.storedRange(at: i) else { return nil }
+    guard stored.offset <= heapSize, stored.length <= heapSize - stored.offset else {
+      throw XARError.dataOutOfHeap(
+        path: entries.path(at: i), offset: stored.offset, length: stored.length, heapSize: heapSize)
+    }
+    let size = entries.sizes(at: i).size
+    if size > 1 << 20, entries.data(at: i)?.encoding != XAREncoding.none,
+      size / max(stored.length, 1) > limits.maxExpansionRatio
+    {
+      throw XARError.expansionTooLarge(
+        path: entries.path(at: i), size: size, length: stored.length, limit: limits.maxExpansionRatio)
+    }
+    return stored
+  }
+
   /// Inflates the TOC as libxml2 asks for it, so the XML is never held whole, then checks that
-  /// the stream ends exactly where the heap starts and inflates to the declared length.
-  private static func parseTOC(_ compressed: [UInt8], header: XARHeader, limits: Limits) throws -> TOCParser.Result {
+  /// the stream ends exactly where the heap starts and inflates to the declared length. With
+  /// `publish`, entries are handed out as they are read (``TOCParser/parse(pulling:limits:publish:)``).
+  static func parseTOC(_ front: Front, limits: Limits, publish: TOCParser.Publish? = nil) throws -> TOCParser.Result {
+    let header = front.header
     let declared = header.tocUncompressedLength
-    let inflation = TOCInflation(compressed: compressed, declared: declared)
+    let compressedLength = Int(header.tocCompressedLength)
+    let inflation = TOCInflation(
+      file: front.file, offset: UInt64(header.headerSize), length: compressedLength, declared: declared)
     defer { inflation.stop() }
     var chunk: [UInt8] = []
     var position = 0
@@ -172,7 +206,7 @@ package final class XARReader {
       position += n
       return n
     }
-    let result = try TOCParser.parse(pulling: pull, limits: limits)
+    let result = try TOCParser.parse(pulling: pull, limits: limits, publish: publish)
     // What libxml2 did not need must be whitespace (the padding before an aligned heap).
     var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
@@ -183,8 +217,8 @@ package final class XARReader {
       }
     }
     let (used, made) = inflation.totals
-    guard used == compressed.count else {
-      throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressed.count), streamEnd: UInt64(used))
+    guard used == compressedLength else {
+      throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressedLength), streamEnd: UInt64(used))
     }
     guard made == declared else { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
     return result

@@ -95,6 +95,24 @@ package enum PackageOpener {
     }
   }
 
+  /// Opens `path` as a plain XAR whose TOC is parsed while its entries are read
+  /// (``StreamingXARPackageSource``), for an operation that can hold back what it makes until
+  /// the TOC is confirmed. Nil for anything else, or when even the header or the TOC's bounds
+  /// fail: the ordinary ``openForInspection(_:limits:)`` then judges the file.
+  package static func openStreaming(_ path: String, limits: ReaderLimits = ReaderLimits())
+    -> StreamingXARPackageSource?
+  {
+    guard let file = try? FileDescriptor.open(regularFile: path), let head = try? file.read(count: 512, at: 0)
+    else { return nil }
+    let forms = sniff(head)
+    guard forms.first == .xar, let streaming = try? XARStreamingReader(file: file, limits: limits.xar) else {
+      return nil
+    }
+    let source = StreamingXARPackageSource(streaming: streaming)
+    source.otherForms = Array(forms.dropFirst())
+    return source
+  }
+
   /// The formats whose signature `head` (a file's first 512 bytes) carries, XAR first.
   static func sniff(_ head: [UInt8]) -> [PackageFormat] {
     var forms: [PackageFormat] = []

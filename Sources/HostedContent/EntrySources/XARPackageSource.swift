@@ -108,3 +108,64 @@ final class PrefetchedData: EntryData {
     }
   }
 }
+
+/// A plain XAR package read while its TOC is still being parsed (``XARStreamingReader``): the
+/// entries come as the parser hands them out, their data decoded ahead by the same workers as
+/// ``XARPackageSource``'s, so the rules and the sink start on the first entries while the
+/// parser reads the rest.
+///
+/// What is made from the entries stands only if ``confirmed()`` is true afterwards: the whole
+/// TOC then passed every check and the package is a plain XAR (not a flat package), and the
+/// entries were exactly those ``XARPackageSource`` gives. Otherwise it must be thrown away and
+/// the package read again by ``PackageOpener/openForInspection(_:limits:)``, which judges it.
+package final class StreamingXARPackageSource: EntrySource {
+  package let format = PackageFormat.xar
+  package let location: String
+  package let streaming: XARStreamingReader
+  package var otherForms: [PackageFormat] = []
+  /// Decode files' data on other threads (as ``XARPackageSource/prefetch``).
+  package var prefetch = Machine.processorCount > 1
+  /// Decode large files ahead too (as ``XARPackageSource/prefetchLargeFiles``).
+  package var prefetchLargeFiles = false
+
+  package init(streaming: XARStreamingReader) {
+    self.streaming = streaming
+    location = streaming.path
+  }
+
+  package var packageSize: UInt64? { streaming.fileSize }
+
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    let items =
+      prefetch
+      ? streaming.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInParts: prefetchLargeFiles)
+      : nil
+    defer { items?.stop() }
+    var next = 0
+    while true {
+      let (table, ready) = streaming.feed.view(beyond: next)
+      guard next < ready else { return }
+      for i in next..<ready {
+        let x = table[i]
+        let entry = XARPackageSource.entry(from: x)
+        guard entry.kind == .file else {
+          try visit(entry, nil)
+          continue
+        }
+        if let items, case let item = items.next(), !item.isStreamed {
+          try visit(entry, PrefetchedData(item, rest: items))
+        } else {
+          try visit(entry, streaming.dataReader(for: x))
+        }
+      }
+      next = ready
+    }
+  }
+
+  /// Waits for the parse: true when the whole TOC passed every check and the package is a
+  /// plain XAR, so the entries given were the package's.
+  package func confirmed() -> Bool {
+    guard let reader = try? streaming.reader() else { return false }
+    return FlatPackageSource.payload(in: reader) == nil
+  }
+}

@@ -53,6 +53,18 @@ public enum Unpack {
     if let catalog = options.catalog {
       _ = try catalog.check(packageAt: package)
     }
+    if let staged = try stageWhileParsing(package, destination: destination, options: options, progress: progress) {
+      guard let staging = staged.staging else {
+        return Result(inspection: staged.inspection, output: nil, fileCount: 0)
+      }
+      do {
+        try staging.publish(as: name, replace: options.force)
+      } catch {
+        staging.discard()
+        throw OperationError.wrap(error)
+      }
+      return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+    }
     let source: EntrySource
     do {
       source = try PackageOpener.openForInspection(package, limits: options.limits)
@@ -91,6 +103,34 @@ public enum Unpack {
       throw OperationError.wrap(error)
     }
     return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+  }
+
+  /// Stages a plain XAR while its TOC is still parsed (``StreamingXARPackageSource``): the files
+  /// of a package of many small ones are created while the parser reads on, instead of after
+  /// it. What it made stands only when the TOC is then confirmed; otherwise (and for anything
+  /// that is not a plain XAR) it returns nil, having left nothing, and the caller reads the
+  /// package the ordinary way, which judges it: the verdict is always the ordinary reader's.
+  static func stageWhileParsing(
+    _ package: String, destination: String, options: Options, progress: ((UInt64) -> Void)?
+  ) throws -> Staged? {
+    guard let source = PackageOpener.openStreaming(package, limits: options.limits),
+      let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
+    else { return nil }
+    source.prefetchLargeFiles = true
+    let staged: Staged
+    do {
+      staged = try stage(
+        source, in: parent, for: Paths.name(of: destination), options: options, output: destination, progress: progress)
+    } catch {
+      // A failure to write stands if the TOC does: the ordinary reader would meet it too.
+      if source.confirmed() { throw error }
+      return nil
+    }
+    guard source.confirmed() else {
+      staged.staging?.discard()
+      return nil
+    }
+    return staged
   }
 
   /// What ``stage(_:in:for:options:output:progress:)`` made: the report, and the staging folder

@@ -29,7 +29,22 @@ struct TOCParser {
     var seen: UInt32 = 0
     var data: DataBuilder?
     var inData = false
+    /// Streaming: the `seen` bits when the entry was stored, at its first child `<file>` (nil
+    /// while not stored). A field after that is not streamed (``CannotStream``).
+    var seenWhenStored: UInt32?
   }
+
+  /// Streaming stopped at something it does not handle as it goes (a hard link, whose target
+  /// is known only at the end; a field after a child `<file>`). Whoever streams then reads the
+  /// archive again the ordinary way, which judges it.
+  struct CannotStream: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "the TOC cannot be read as it streams: \(reason)" }
+  }
+
+  /// Streaming: called on the parsing thread with the table so far and how many entries of it,
+  /// from the first, are whole (named, their paths and fields final). It may throw to stop.
+  typealias Publish = (XAREntryTable, Int) throws -> Void
 
   private struct DataBuilder {
     var fields = FieldValues<DataField>()
@@ -60,8 +75,16 @@ struct TOCParser {
   private var checksumStyle: String?
   private var checksumFields: [TOCElement: String] = [:]
   private var sawRoot = false
+  /// Streaming: where whole entries go, and how many have gone.
+  private let publish: Publish?
+  private var published = 0
+  /// Entries whose path lengths are known (all of them before this index).
+  private var stored = 0
 
-  private init(limits: XARReader.Limits) { self.limits = limits }
+  private init(limits: XARReader.Limits, publish: Publish?) {
+    self.limits = limits
+    self.publish = publish
+  }
 
   /// Passes libxml2's events to the parser.
   private final class Events: XMLEventHandler {
@@ -84,10 +107,14 @@ struct TOCParser {
     }
   }
 
-  static func parse(pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits)
-    throws -> Result
-  {
-    let events = Events(TOCParser(limits: limits))
+  /// Parses the XML `pull` gives. With `publish`, entries are stored as soon as they are whole
+  /// (a folder at its first child `<file>`, not at its end) and handed out as they come; the
+  /// result is the same as without, or the parse throws ``CannotStream``.
+  static func parse(
+    pulling pull: @escaping (UnsafeMutableRawBufferPointer) throws -> Int, limits: XARReader.Limits,
+    publish: Publish? = nil
+  ) throws -> Result {
+    let events = Events(TOCParser(limits: limits, publish: publish))
     do {
       try XMLEventParser.parse(pulling: pull, into: events)
     } catch let error as XMLReadError {
@@ -132,6 +159,12 @@ struct TOCParser {
         stack[top].data = openData
         openData = nil
       } else if element == .file && depth == stack[top].depth {
+        if publish != nil {
+          try storeWhole(top, line: line)
+          stack.removeLast()
+          openFiles -= 1
+          return
+        }
         let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
         if let id = entry.hardLinkTarget { hardLinks.append((Int32(top.index), id)) }
@@ -148,6 +181,7 @@ struct TOCParser {
   private mutating func openFile(id: String, line: Int, depth: Int) throws {
     guard entries.count < limits.maxEntries else { throw XARError.tooManyEntries(limit: limits.maxEntries) }
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
+    if publish != nil && !stack.isEmpty { try storeWhole(stack.count - 1, line: line) }
     let parent = stack.isEmpty ? -1 : stack[stack.count - 1].index  // not `last`: that copies the builder
     let index = entries.open(parent: parent, line: line)
     stack.append(FileBuilder(index: index, parent: parent, depth: depth, line: line, id: id))
@@ -245,6 +279,43 @@ struct TOCParser {
     }
   }
 
+  // MARK: Streaming
+
+  /// Stores the open `<file>` at `position` in the stack, if it is not stored yet, and hands out
+  /// the entries now whole; checks that a file stored before has gained no field since.
+  private mutating func storeWhole(_ position: Int, line: Int) throws {
+    if let seen = stack[position].seenWhenStored {
+      guard seen == stack[position].seen else {
+        throw CannotStream(reason: "a field of the <file> at line \(stack[position].line) follows its first child")
+      }
+      return
+    }
+    let entry = try TOCParser.finishEntry(stack[position], line: line)
+    guard entry.hardLinkTarget == nil else { throw CannotStream(reason: "a hard link") }
+    let index = stack[position].index
+    entries.store(entry, at: index)
+    stack[position].seenWhenStored = stack[position].seen
+    // Entries are stored in document order: each before the next one opens.
+    precondition(index == stored, "entries stored out of order")
+    try checkPath(at: index)
+    stored = index + 1
+    if stored - published >= (published == 0 ? 256 : 2048) {
+      published = stored
+      try publish?(entries, stored)
+    }
+  }
+
+  /// Sets the entry's full path length (its parent's is set) and checks the path limits.
+  private mutating func checkPath(at i: Int) throws {
+    let pathBytes = entries.computePathLength(at: i)
+    guard pathBytes <= limits.maxPathBytes else {
+      throw XARError.pathTooLong(line: entries.tocLine(at: i), limit: limits.maxPathBytes)
+    }
+    guard entries.totalPathBytes <= limits.maxTotalPathBytes else {
+      throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
+    }
+  }
+
   // MARK: The end of the document
 
   /// The TOC checksum, full paths, and hard-link targets by id.
@@ -263,15 +334,8 @@ struct TOCParser {
     }
 
     guard openFiles == 0 else { throw XARError.malformedTOC(line: 0, message: "a <file> is not closed") }
-    for i in entries.indices {
-      let pathBytes = entries.computePathLength(at: i)
-      guard pathBytes <= limits.maxPathBytes else {
-        throw XARError.pathTooLong(line: entries.tocLine(at: i), limit: limits.maxPathBytes)
-      }
-      guard entries.totalPathBytes <= limits.maxTotalPathBytes else {
-        throw XARError.tooManyPathBytes(limit: limits.maxTotalPathBytes)
-      }
-    }
+    // (Streaming checked each path as its entry was stored.)
+    for i in stored..<entries.count { try checkPath(at: i) }
     // Ids are unique: of equal ids, the second in document order is the one reported.
     let byID = entries.indicesByID()
     var duplicate: Int?

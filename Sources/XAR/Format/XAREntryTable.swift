@@ -65,8 +65,11 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 
   private(set) var records = ChunkedArray<Record>()
   private var extras: [Int32: Extra] = [:]
-  private var text: [UInt8] = []
-  private var digests: [UInt8] = []
+  /// Names and ids. Arenas in chunks: a copy of the table (one per batch handed out while a TOC
+  /// streams) shares every full chunk with the original as it grows on.
+  private var text = ByteArena()
+  /// Each data entry's digests, the archived one then the extracted one.
+  private var digests = ByteArena()
   private var owners: [Owner] = []
   /// Only while the table is built.
   private var ownerIndex: [Owner: UInt32] = [:]
@@ -113,22 +116,22 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// The entry's full path: its ancestors' names and its own, joined with `/`.
   package func path(at position: Int) -> String {
     let length = Int(records[position].pathLength)
-    return text.withUnsafeBufferPointer { arena in
-      String(unsafeUninitializedCapacity: length) { out in
-        var end = length
-        var i = position
-        while i >= 0 {
-          let r = records[i]
-          end -= Int(r.name.count)
-          for k in 0..<Int(r.name.count) { out[end + k] = arena[Int(r.name.start) + k] }
-          i = Int(r.parent)
-          if i >= 0 {
-            end -= 1
-            out[end] = UInt8(ascii: "/")
-          }
+    return String(unsafeUninitializedCapacity: length) { out in
+      var end = length
+      var i = position
+      while i >= 0 {
+        let r = records[i]
+        end -= Int(r.name.count)
+        text.withBytes(at: Int(r.name.start), count: Int(r.name.count)) { name in
+          for k in 0..<name.count { out[end + k] = name[k] }
         }
-        return length
+        i = Int(r.parent)
+        if i >= 0 {
+          end -= 1
+          out[end] = UInt8(ascii: "/")
+        }
       }
+      return length
     }
   }
 
@@ -150,7 +153,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       guard code != 0 else { return nil }
       let algorithm = XARChecksumAlgorithm.allCases[Int(code)]
       defer { start += algorithm.digestSize }
-      return XARChecksum(algorithm: algorithm, digest: Array(digests[start..<(start + algorithm.digestSize)]))
+      return XARChecksum(algorithm: algorithm, digest: Array(digests[start, algorithm.digestSize]))
     }
     let archived = checksum(r.archivedAlgorithm)
     let extracted = checksum(r.extractedAlgorithm)
@@ -218,9 +221,12 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       } else {
         r.encoding = UInt8(Self.encodings.firstIndex(of: data.encoding) ?? 0)
       }
-      r.digests = UInt32(truncatingIfNeeded: digests.count)
-      r.archivedAlgorithm = addDigest(data.archivedChecksum)
-      r.extractedAlgorithm = addDigest(data.extractedChecksum)
+      r.archivedAlgorithm = algorithmCode(data.archivedChecksum)
+      r.extractedAlgorithm = algorithmCode(data.extractedChecksum)
+      let both =
+        (r.archivedAlgorithm == 0 ? [] : data.archivedChecksum?.digest ?? [])
+        + (r.extractedAlgorithm == 0 ? [] : data.extractedChecksum?.digest ?? [])
+      r.digests = UInt32(truncatingIfNeeded: digests.append(both))
     }
     if extra.link != nil || extra.otherName != nil {
       r.flags |= Flag.extra
@@ -248,9 +254,6 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// Drops what only building needed and spare capacity.
   mutating func finishBuilding() {
     ownerIndex = [:]
-    // (`Array(text)` would share the same buffer, spare capacity and all: copy the elements.)
-    if text.capacity > text.count + text.count / 8 { text = text.withUnsafeBufferPointer { Array($0) } }
-    if digests.capacity > digests.count + digests.count / 8 { digests = digests.withUnsafeBufferPointer { Array($0) } }
   }
 
   /// Entry indices with a non-empty id, ordered by id bytes, then by index.
@@ -258,12 +261,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     var order = [Int32]()
     order.reserveCapacity(records.count)
     for i in 0..<records.count where records[i].id.count > 0 && !records[i].id.isAbsent { order.append(Int32(i)) }
-    let records = self.records
-    text.withUnsafeBufferPointer { arena in
-      order.sort { a, b in
-        let c = compareBytes(arena, records[Int(a)].id, records[Int(b)].id)
-        return c != 0 ? c < 0 : a < b
-      }
+    order.sort { a, b in
+      let c = compare(records[Int(a)].id, records[Int(b)].id)
+      return c != 0 ? c < 0 : a < b
     }
     return order
   }
@@ -271,13 +271,13 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// The index of the entry whose id is `id` in `order` (from ``indicesByID()``), if any.
   func index(ofID id: String, in order: [Int32]) -> Int? {
     let key = Array(id.utf8)
-    return text.withUnsafeBufferPointer { arena in
+    return key.withUnsafeBufferPointer { key in
       var low = 0
       var high = order.count
       while low < high {
         let mid = (low + high) / 2
         let span = records[Int(order[mid])].id
-        let c = key.withUnsafeBufferPointer { compareBytes(arena, span, $0) }
+        let c = bytes(span) { compareBytes($0, key) }
         if c == 0 { return Int(order[mid]) }
         if c < 0 { low = mid + 1 } else { high = mid }
       }
@@ -286,9 +286,17 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   /// True if the two entries' ids are the same bytes.
-  func sameID(_ a: Int, _ b: Int) -> Bool {
-    text.withUnsafeBufferPointer { compareBytes($0, records[a].id, records[b].id) == 0 }
+  func sameID(_ a: Int, _ b: Int) -> Bool { compare(records[a].id, records[b].id) == 0 }
+
+  /// Calls `body` with the bytes of `span` (none if absent).
+  private func bytes<R>(_ span: Span, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    span.isAbsent
+      ? body(UnsafeBufferPointer(start: nil, count: 0))
+      : text.withBytes(at: Int(span.start), count: Int(span.count), body)
   }
+
+  /// Compares two byte strings of ``text``: negative, zero or positive.
+  private func compare(_ x: Span, _ y: Span) -> Int { bytes(x) { a in bytes(y) { b in compareBytes(a, b) } } }
 
   /// The id text of the entry.
   func id(at position: Int) -> String { string(records[position].id) ?? "" }
@@ -296,9 +304,10 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   // MARK: Storage
 
   private mutating func add(_ s: String) -> Span {
-    let start = UInt32(truncatingIfNeeded: text.count)
-    text.append(contentsOf: s.utf8)
-    return Span(start: start, count: UInt32(truncatingIfNeeded: text.count) - start)
+    var s = s
+    let count = s.utf8.count
+    let start = s.withUTF8 { text.append($0) }
+    return Span(start: UInt32(truncatingIfNeeded: start), count: UInt32(truncatingIfNeeded: count))
   }
 
   private mutating func intern(_ owner: Owner) -> UInt32 {
@@ -313,31 +322,19 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 
   private func string(_ span: Span) -> String? {
     guard !span.isAbsent else { return nil }
-    return String(decoding: text[Int(span.start)..<Int(span.start + span.count)], as: UTF8.self)
+    return bytes(span) { String(decoding: $0, as: UTF8.self) }
   }
 
-  /// Appends the digest; returns its algorithm's code (0 for none).
-  private mutating func addDigest(_ checksum: XARChecksum?) -> UInt8 {
+  /// The algorithm's code in a record (0 for none).
+  private func algorithmCode(_ checksum: XARChecksum?) -> UInt8 {
     guard let checksum, let index = XARChecksumAlgorithm.allCases.firstIndex(of: checksum.algorithm) else { return 0 }
-    digests.append(contentsOf: checksum.digest)
     return UInt8(index)
   }
 }
 
-/// Compares two byte strings of the arena: negative, zero or positive.
-private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: XAREntryTable.Span) -> Int
-{
-  compareBytes(arena, x, UnsafeBufferPointer(rebasing: arena[Int(y.start)..<Int(y.start + y.count)]))
-}
-
-private func compareBytes(_ arena: UnsafeBufferPointer<UInt8>, _ x: XAREntryTable.Span, _ y: UnsafeBufferPointer<UInt8>)
-  -> Int
-{
-  let n = min(Int(x.count), y.count)
-  for k in 0..<n {
-    let a = arena[Int(x.start) + k]
-    let b = y[k]
-    if a != b { return Int(a) - Int(b) }
-  }
-  return Int(x.count) - y.count
+/// Compares two byte strings: negative, zero or positive.
+private func compareBytes(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+  let n = min(x.count, y.count)
+  for k in 0..<n where x[k] != y[k] { return Int(x[k]) - Int(y[k]) }
+  return x.count - y.count
 }

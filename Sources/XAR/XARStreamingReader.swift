@@ -1,0 +1,126 @@
+import SystemIO
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A TOC's entries as they are read: the table so far, and how many of its entries, from the
+/// first, are whole. Shared between the thread that parses and those that read; each gets a
+/// copy of the table (a value: later entries never change what a copy shows).
+package final class TOCFeed: Sendable {
+  private struct State: Sendable {
+    var table = XAREntryTable()
+    var ready = 0
+    var ended = false
+  }
+  private let state: Watched<State>
+
+  /// A feed that is already complete: all of `table`.
+  init(complete table: XAREntryTable) {
+    state = Watched(State(table: table, ready: table.count, ended: true))
+  }
+
+  /// A feed whose entries are still to come.
+  init() { state = Watched(State()) }
+
+  /// More entries are whole: the first `ready` of `table`.
+  func publish(_ table: XAREntryTable, ready: Int) {
+    state.update {
+      $0.table = table
+      $0.ready = ready
+    }
+  }
+
+  /// No more entries will come (the TOC is read, or its reading failed): `table`, when given, is
+  /// the whole of it.
+  func end(with table: XAREntryTable?) {
+    state.update {
+      if let table {
+        $0.table = table
+        $0.ready = table.count
+      }
+      $0.ended = true
+    }
+  }
+
+  /// Waits until more than `count` entries are whole, or no more will come; returns the table
+  /// and how many of its entries are whole (at most `count` only at the end).
+  package func view(beyond count: Int) -> (table: XAREntryTable, ready: Int) {
+    state.wait(until: { $0.ended || $0.ready > count }, then: { ($0.table, $0.ready) })
+  }
+}
+
+/// A XAR archive whose TOC is parsed on a thread of its own while its entries are already
+/// read: ``feed`` hands them out as they are parsed (``TOCParser/parse(pulling:limits:publish:)``).
+///
+/// Each entry handed out has passed the checks made one entry at a time (name, fields, path
+/// limits, data inside the heap, expansion); the checks that need the whole TOC (its checksum,
+/// ids, overlapping data, what follows the document) pass only when ``reader()`` returns. Until
+/// then, whatever was made from the entries must be held back, and thrown away if it throws.
+/// A TOC the parser cannot stream (hard links, fields after a child) fails with
+/// ``TOCParser/CannotStream``; the ordinary ``XARReader`` reads it.
+package final class XARStreamingReader {
+  /// The archive's path, for messages.
+  package let path: String
+  package let header: XARHeader
+  /// The size of the archive file.
+  package let fileSize: UInt64
+  /// The entries, as they are parsed.
+  package let feed = TOCFeed()
+  let file: FileDescriptor
+  private let window = ReadWindow()
+  private let outcome = Watched<Outcome?>(nil)
+
+  /// The parse's result, handed over once from the parsing thread, which keeps no reference.
+  private struct Outcome: @unchecked Sendable {
+    var result: Result<XARReader, any Error>
+  }
+
+  /// Reads the header and the compressed TOC (throwing as ``XARReader`` does), then starts
+  /// parsing on a new thread.
+  package init(file: FileDescriptor, limits: XARReader.Limits = XARReader.Limits()) throws {
+    let front = try XARReader.Front(file: file, limits: limits)
+    self.file = file
+    path = file.path
+    header = front.header
+    fileSize = front.fileSize
+    let feed = self.feed
+    let outcome = self.outcome
+    let started = startDetachedThread {
+      var checked = 0
+      let result = Result<XARReader, any Error> {
+        let toc = try XARReader.parseTOC(front, limits: limits) { table, ready in
+          while checked < ready {
+            _ = try XARReader.checkData(of: table, at: checked, heapSize: front.heapSize, limits: limits)
+            checked += 1
+          }
+          feed.publish(table, ready: ready)
+        }
+        return try XARReader(front, toc: toc, limits: limits)
+      }
+      feed.end(with: try? result.get().entries)
+      outcome.update { $0 = Outcome(result: result) }
+    }
+    guard started else { throw SystemError("start a thread for", path: file.path, code: EAGAIN) }
+  }
+
+  /// Waits for the parse and the whole-TOC checks; the reader, or why the archive is refused.
+  package func reader() throws -> XARReader {
+    try outcome.wait(until: { $0 != nil }, then: { $0!.result }).get()
+  }
+
+  /// A stream of `entry`'s decoded bytes (see ``XARReader/dataReader(for:)``).
+  package func dataReader(for entry: XAREntry) -> XARDataReader {
+    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window)
+  }
+
+  /// Starts decoding the data of every file entry on `workers` threads as the entries come (see
+  /// ``XARPrefetcher``).
+  package func prefetchedItems(workers: Int = 2, largeFilesInParts: Bool = true) -> XARPrefetchedItems {
+    XARPrefetchedItems(
+      XARPrefetcher(
+        file: file, heapStart: header.heapStart, feed: feed, workers: workers, largeFilesInParts: largeFilesInParts))
+  }
+}
