@@ -3,11 +3,11 @@
 // paths; an array growing by doubling holds up to twice what it needs, and three times while it
 // copies).
 
-/// An array in chunks of 4,096 elements: appending never copies what is there, and at most one
-/// chunk is partly empty.
+/// An array in chunks of 1,024 elements: appending never copies what is there, and at most one
+/// chunk is partly empty (a copy, such as a streamed TOC's batch, shares all but that one).
 package struct ChunkedArray<Element> {
   private var chunks: [[Element]] = []
-  private static var shift: Int { 12 }
+  private static var shift: Int { 10 }
   private static var chunkSize: Int { 1 << shift }
   package private(set) var count = 0
 

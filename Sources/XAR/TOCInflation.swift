@@ -33,10 +33,13 @@ final class TOCInflation: Sendable {
   /// Inflates the `length` bytes of `file` from `offset` on, which must inflate to no more than
   /// `declared` bytes.
   init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {
-    DispatchQueue.global().async { [self] in
+    // A thread of its own, not one of Dispatch's pool: while a TOC streams
+    // (``XARStreamingReader``), pool workers wait for the parser, which waits for this.
+    let run: @Sendable () -> Void = { [self] in
       work(file, offset: offset, length: length, declared: declared)
       stopped.signal()
     }
+    if !startDetachedThread(run) { DispatchQueue.global().async(execute: run) }
   }
 
   private func work(_ file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {

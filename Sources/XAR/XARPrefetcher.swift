@@ -92,7 +92,9 @@ package final class XARPrefetcher: Sendable {
       let claimed: Claim = state.update { s in
         var i = s.cursor
         while i < ready && entries.kind(at: i) != .file { i += 1 }
-        guard !s.cancelled, i < ready else { return ready > wanted ? .wait(for: i) : .none }
+        guard !s.cancelled else { return .none }
+        // All files whole so far are claimed: wait for more, unless none came since last time.
+        guard i < ready else { return ready > wanted ? .wait(for: i) : .none }
         let start = i
         let first = s.nextBatch
         if inParts && XARPrefetcher.isLarge(i, in: entries) {

@@ -24,6 +24,9 @@ public enum Unpack {
     /// A catalog already verified with the publisher's key: the package must be one of its
     /// entries, byte for byte (size, SHA-256, product, version), or nothing is unpacked.
     public var catalog: Catalog?
+    /// Read a plain XAR while its TOC is parsed (``stageWhileParsing(_:destination:options:progress:)``);
+    /// off, it is parsed whole first. Same verdict and files either way (tests compare them).
+    package var whileParsing = true
     /// The defaults: a new destination, one writer thread.
     public init() {}
   }
@@ -113,7 +116,7 @@ public enum Unpack {
   static func stageWhileParsing(
     _ package: String, destination: String, options: Options, progress: ((UInt64) -> Void)?
   ) throws -> Staged? {
-    guard let source = PackageOpener.openStreaming(package, limits: options.limits),
+    guard options.whileParsing, let source = PackageOpener.openStreaming(package, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
     else { return nil }
     source.prefetchLargeFiles = true

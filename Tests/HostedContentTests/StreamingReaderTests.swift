@@ -1,0 +1,211 @@
+import Foundation
+import HostedContent
+import SystemIO
+import TestSupport
+import Testing
+
+@testable import XAR
+
+/// A TOC read as it streams (``XARStreamingReader``) may only confirm what the ordinary reader
+/// accepts, and then must have handed out exactly its entries, in its order.
+@Suite struct StreamingReaderTests {
+  /// The entries the feed handed out, and whether the whole TOC was confirmed.
+  static func streamed(_ path: String) throws -> (entries: [XAREntry], confirmed: XARReader?) {
+    let streaming = try XARStreamingReader(file: FileDescriptor.open(reading: path))
+    var entries: [XAREntry] = []
+    var next = 0
+    while true {
+      let (table, ready) = streaming.feed.view(beyond: next)
+      guard next < ready else { break }
+      for i in next..<ready { entries.append(table[i]) }
+      next = ready
+    }
+    return (entries, try? streaming.reader())
+  }
+
+  static func check(_ path: String, _ name: String) throws {
+    let ordinary = try? XARReader(path: path)
+    guard let streamed = try? Self.streamed(path) else {
+      // Refused before the parse (header, TOC bounds): the ordinary reader refuses it too.
+      #expect(ordinary == nil, "\(name): the streaming reader refused what the ordinary one read")
+      return
+    }
+    if let confirmed = streamed.confirmed {
+      let ordinary = try #require(ordinary, "\(name): confirmed while streaming, refused by the ordinary reader")
+      #expect(streamed.entries == Array(ordinary.entries), "\(name)")
+      #expect(Array(confirmed.entries) == Array(ordinary.entries), "\(name)")
+    } else if let ordinary {
+      // Not confirmed although the ordinary reader accepts it: only a TOC the parser does not
+      // stream (hard links, fields after a child), whose entries were a prefix of the right ones.
+      #expect(Array(ordinary.entries).starts(with: streamed.entries), "\(name)")
+      let parsed = Result {
+        try TOCParser.parse(pulling: XMLOf(path).pull, limits: XARReader.Limits()) { _, _ in }
+      }
+      #expect(throws: TOCParser.CannotStream.self, "\(name)") { try parsed.get() }
+    }
+  }
+
+  @Test(arguments: HostilePackage.all)
+  func neverConfirmsWhatTheOrdinaryReaderRefuses(hostile: HostilePackage) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending(hostile.fileName)
+    try hostile.make(path)
+    guard (try? FileDescriptor.open(reading: path).read(count: 4, at: 0)) == Array("xar!".utf8) else { return }
+    try Self.check(path, hostile.name)
+  }
+
+  /// Many entries (several batches), nested folders, compressed data: streamed and confirmed,
+  /// with the ordinary reader's entries.
+  @Test func aLargeTreeStreamsInBatches() throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<3_000 {
+      nodes.append(.file("Contents/d\(i % 7)/e\(i % 3)/f\(i).txt", "file \(i)\n"))
+    }
+    let path = dir.appending("many.pkg")
+    try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: path))
+    let streamed = try Self.streamed(path)
+    let ordinary = try XARReader(path: path)
+    #expect(streamed.confirmed != nil)
+    #expect(streamed.entries.count == ordinary.entries.count)
+    #expect(streamed.entries == Array(ordinary.entries))
+    try Self.check(path, "many")
+  }
+
+  /// A field of a folder after its first child: the folder was handed out without it, so the
+  /// stream stops and is not confirmed; the ordinary reader reads it.
+  @Test func aFieldAfterAChildStopsTheStream() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("late.pkg")
+    let toc = CraftedXAR.document(
+      "<file id=\"1\"><name>Contents</name><type>directory</type><file id=\"2\"><name>a</name><type>directory</type></file><mode>0700</mode></file>"
+    )
+    try CraftedXAR(toc: toc).write(to: path)
+    let ordinary = try XARReader(path: path)
+    #expect(ordinary.entries.first?.mode == 0o700)
+    let streamed = try Self.streamed(path)
+    #expect(streamed.confirmed == nil)
+    try Self.check(path, "late field")
+  }
+
+  /// Data regions that overlap are found only when the whole TOC is known: the entries before
+  /// them were handed out, and the whole is not confirmed.
+  @Test func overlappingDataIsRefusedAtTheEnd() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("overlap.pkg")
+    var heap: [UInt8] = []
+    var files = ""
+    for i in 0..<600 {
+      let bytes = Array("file \(i)\n".utf8)
+      files += "<file id=\"\(i + 1)\"><name>f\(i)</name><type>file</type>"
+      files += CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: 20 + heap.count) + "</file>"
+      heap += bytes
+    }
+    // The last file claims the first one's bytes.
+    let first = Array("file 0\n".utf8)
+    files += "<file id=\"999\"><name>again</name><type>file</type>"
+    files += CraftedXAR.dataElement(stored: first, plain: first, offset: 20) + "</file>"
+    try CraftedXAR(toc: CraftedXAR.document(files), heap: heap).write(to: path)
+    #expect(throws: XARError.self) { try XARReader(path: path) }
+    let streamed = try Self.streamed(path)
+    #expect(streamed.entries.count >= 256)
+    #expect(streamed.confirmed == nil)
+  }
+}
+
+/// The TOC XML of an archive, pulled in pieces (for calling the parser directly).
+private final class XMLOf {
+  let xml: [UInt8]
+  var position = 0
+  init(_ path: String) throws { xml = try XARReader(path: path).tocXML }
+  func pull(_ out: UnsafeMutableRawBufferPointer) -> Int {
+    let n = min(out.count, xml.count - position)
+    xml.withUnsafeBytes { out.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)])) }
+    position += n
+    return n
+  }
+}
+
+/// Unpack while the TOC is parsed must give what unpacking after the parse gives: the same
+/// findings, the same files, the same refusals, for every hostile package and for packages the
+/// streaming parser gives up on.
+@Suite struct StreamingUnpackTests {
+  /// Unpacks `package` both ways, each into a folder of its own; returns both results and trees.
+  static func both(_ package: String, in dir: TemporaryDirectory) throws -> [(
+    findings: [Finding], output: Bool, tree: [String: SnapshotNode]?
+  )] {
+    try [true, false].map { whileParsing in
+      var options = Unpack.Options()
+      options.whileParsing = whileParsing
+      let destination = dir.appending(whileParsing ? "streamed" : "ordinary")
+      let result = try Unpack.run(package: package, destination: destination, options: options)
+      // Inode numbers differ between two unpacks; everything else must not.
+      let tree =
+        result.output == nil
+        ? nil
+        : try snapshot(destination).mapValues { node in
+          var node = node
+          node.inode = 0
+          return node
+        }
+      return (result.inspection.findings, result.output != nil, tree)
+    }
+  }
+
+  @Test(arguments: HostilePackage.all)
+  func theSameVerdictAndFilesEitherWay(hostile: HostilePackage) throws {
+    let dir = try TemporaryDirectory()
+    let package = dir.appending(hostile.fileName)
+    try hostile.make(package)
+    let results = try Self.both(package, in: dir)
+    #expect(results[0].findings == results[1].findings, "\(hostile.name)")
+    #expect(results[0].output == results[1].output, "\(hostile.name)")
+    #expect(results[0].tree == results[1].tree, "\(hostile.name)")
+    // Nothing else is left beside the package and the outputs (no staging folder).
+    let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+    #expect(
+      left == ([hostile.fileName] + (results[0].output ? ["ordinary", "streamed"] : [])).sorted(), "\(hostile.name)")
+  }
+
+  /// A valid package of many files, and the same with a hard link and with a field after a
+  /// child (the streaming parser gives up on both, and the package is read again).
+  @Test(arguments: ["plain", "hard link", "late field"])
+  func validPackagesUnpackTheSame(variant: String) throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<1_500 { nodes.append(.file("Contents/d\(i % 5)/f\(i).txt", "file \(i)\n")) }
+    if variant == "hard link" {
+      nodes.append(RuleExample.Node("Contents/link.txt", .hardLink("Contents/d0/f0.txt")))
+    }
+    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    let package = dir.appending("p.pkg")
+    if variant == "late field" {
+      // The same TOC and heap, with Contents' <mode> moved behind its children.
+      try Data(bytes).write(to: URL(fileURLWithPath: package))
+      var xml = String(decoding: try XARReader(path: package).tocXML, as: UTF8.self)
+      let contents = try #require(xml.range(of: "<name>Contents</name>"))
+      let mode = try #require(xml.range(of: "<mode>755</mode>", range: contents.upperBound..<xml.endIndex))
+      let field = String(xml[mode])
+      xml.removeSubrange(mode)
+      let end = try #require(xml.range(of: "</toc>"))
+      let lastClose = try #require(
+        xml.range(of: "</file>", options: .backwards, range: xml.startIndex..<end.lowerBound))
+      xml.insert(contentsOf: field, at: lastClose.lowerBound)
+      let headerSize = Int(bytes[4]) << 8 | Int(bytes[5])
+      let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
+      bytes = CraftedXAR(toc: xml, heap: Array(bytes[(headerSize + tocLength + 20)...])).bytes()
+    }
+    try Data(bytes).write(to: URL(fileURLWithPath: package))
+    let streamed = try #require(PackageOpener.openStreaming(package))
+    try streamed.forEachEntry { _, _ in }
+    #expect(streamed.confirmed() == (variant == "plain"))
+    let results = try Self.both(package, in: dir)
+    #expect(results[0].output && results[1].output)
+    #expect(results[0].findings == results[1].findings)
+    let (a, b) = (results[0].tree ?? [:], results[1].tree ?? [:])
+    let differing = Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.sorted().prefix(3)
+    #expect(differing.isEmpty, "\(Array(differing))")
+    #expect(a.count > 1_500)
+    #expect(a["Contents/d3/f1503.txt"] == nil && a["Contents/d3/f1498.txt"]?.bytes == Array("file 1498\n".utf8))
+  }
+}
