@@ -167,6 +167,25 @@ private final class XMLOf {
       left == ([hostile.fileName] + (results[0].output ? ["ordinary", "streamed"] : [])).sorted(), "\(hostile.name)")
   }
 
+  /// What `validate` reports of a plain XAR it reads while the TOC is parsed is what the
+  /// ordinary reader gives (every hostile package; each one names what it tests).
+  @Test(arguments: HostilePackage.all)
+  func validateGivesTheOrdinaryVerdict(hostile: HostilePackage) throws {
+    let dir = try TemporaryDirectory()
+    let package = dir.appending(hostile.fileName)
+    try hostile.make(package)
+    let validated = try Validation.run(path: package, options: ValidationOptions(), recordEntries: true)
+    let source = try PackageOpener.openForInspection(package)
+    let inspector = PackageInspector(context: RuleContext(packageFileName: hostile.fileName))
+    inspector.recordEntries = true
+    let ordinary = try inspector.run(source)
+    #expect(validated.findings == ordinary.findings, "\(hostile.name)")
+    #expect(validated.format == ordinary.format, "\(hostile.name)")
+    #expect(validated.entries == ordinary.entries, "\(hostile.name)")
+    #expect(validated.contentSize == ordinary.contentSize, "\(hostile.name)")
+    #expect(validated.integrityFailed == ordinary.integrityFailed, "\(hostile.name)")
+  }
+
   /// A valid package of many files, and the same with a hard link and with a field after a
   /// child (the streaming parser gives up on both, and the package is read again).
   @Test(arguments: ["plain", "hard link", "late field"])

@@ -56,19 +56,29 @@ public enum Validation {
     onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
+    func inspector(for source: EntrySource) -> PackageInspector {
+      let context = RuleContext(
+        options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path), previous: previous)
+      let inspector = PackageInspector(context: context, rules: rules)
+      inspector.recordEntries = recordEntries
+      inspector.progress = progress
+      if let onFileDigest { inspector.onFileDigest = { entry, digest in onFileDigest(entry.path, digest) } }
+      return inspector
+    }
+    // A plain XAR is first read while its TOC is parsed; the result stands only if the TOC is
+    // then confirmed (see ``StreamingXARPackageSource``), else the ordinary reader judges it.
+    // Not when digests are reported as they come: those could not be taken back.
+    if onFileDigest == nil, let streaming = PackageOpener.openStreaming(path, limits: limits) {
+      let result = Swift.Result { try inspector(for: streaming).run(streaming) }
+      if streaming.confirmed() { return try result.get() }
+    }
     let source: EntrySource
     do {
       source = try PackageOpener.openForInspection(path, limits: limits)
     } catch {
       throw OperationError.wrap(error)
     }
-    let context = RuleContext(
-      options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path), previous: previous)
-    let inspector = PackageInspector(context: context, rules: rules)
-    inspector.recordEntries = recordEntries
-    inspector.progress = progress
-    if let onFileDigest { inspector.onFileDigest = { entry, digest in onFileDigest(entry.path, digest) } }
-    return try inspector.run(source)
+    return try inspector(for: source).run(source)
   }
 
   /// The `ContentInfo` of the package or folder at `path`, for `--against`.
