@@ -127,7 +127,9 @@ package final class XARReader {
       }
       let stored = try file.read(count: Int(location.size), at: header.heapStart + location.offset)
       var hasher = XARHasher(algorithm)
-      try file.observe(offset: UInt64(header.headerSize), length: header.tocCompressedLength) { hasher.update($0) }
+      try file.observeByReading(offset: UInt64(header.headerSize), length: header.tocCompressedLength) {
+        hasher.update($0)
+      }
       let actual = hasher.finalize()
       guard stored == actual.digest else {
         throw XARError.tocChecksumMismatch(expected: hexString(stored), actual: actual.hex)
@@ -140,21 +142,38 @@ package final class XARReader {
     // Every entry's data has heap bytes of its own: shared regions would let a small file
     // declare many times its size, and let one checksum vouch for two files.
     // Regions by entry index (-1 for the TOC checksum); paths are made only for a message.
-    var regions: [(offset: UInt64, end: UInt64, index: Int32)] = []
-    if let location = toc.checksum, header.checksumAlgorithm != .none {
-      regions.append((location.offset, location.offset + location.size, -1))
-    }
+    // Where the data is laid out in TOC order (pkgtool's packages), one pass shows that no two
+    // regions overlap; otherwise (bsdtar's) their indices are sorted by offset. (An array of
+    // the regions, 24 bytes each, was the largest thing made at the end of reading a TOC of
+    // many entries.)
+    let checksumRegion = header.checksumAlgorithm == .none ? nil : toc.checksum
+    var end = checksumRegion.map { $0.offset + $0.size } ?? 0
+    var inOrder = checksumRegion.map { $0.size > 0 } ?? true
     for i in entries.indices {
-      guard let stored = try XARReader.checkData(of: entries, at: i, heapSize: heapSize, limits: limits) else {
-        continue
-      }
-      if stored.length > 0 { regions.append((stored.offset, stored.offset + stored.length, Int32(i))) }
+      guard let stored = try XARReader.checkData(of: entries, at: i, heapSize: heapSize, limits: limits),
+        stored.length > 0
+      else { continue }
+      if stored.offset < end { inOrder = false }
+      end = stored.offset + stored.length
     }
-    regions.sort { $0.offset < $1.offset }
+    if inOrder { return }
+    // Out of order: the regions' indices (4 bytes each), sorted by offset, neighbours compared.
     let entries = self.entries
+    func region(_ index: Int32) -> (offset: UInt64, end: UInt64) {
+      if index < 0, let location = checksumRegion { return (location.offset, location.offset + location.size) }
+      let stored = entries.storedRange(at: Int(index)) ?? (0, 0)
+      return (stored.offset, stored.offset + stored.length)
+    }
+    var order: [Int32] = checksumRegion == nil ? [] : [-1]
+    order.reserveCapacity(entries.count + 1)
+    for i in entries.indices where (entries.storedRange(at: i)?.length ?? 0) > 0 { order.append(Int32(i)) }
+    order.sort { a, b in
+      let (x, y) = (region(a).offset, region(b).offset)
+      return x != y ? x < y : a < b
+    }
     func name(_ index: Int32) -> String { index < 0 ? "(TOC checksum)" : entries.path(at: Int(index)) }
-    for (a, b) in zip(regions, regions.dropFirst()) where b.offset < a.end {
-      throw XARError.overlappingData(path: name(b.index), other: name(a.index))
+    for (a, b) in zip(order, order.dropFirst()) where region(b).offset < region(a).end {
+      throw XARError.overlappingData(path: name(b), other: name(a))
     }
   }
 

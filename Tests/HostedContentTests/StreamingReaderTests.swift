@@ -113,6 +113,41 @@ import Testing
   }
 }
 
+/// The reader's check that no two files share heap bytes, whose one pass covers data laid out
+/// in TOC order and whose sort covers the rest.
+@Suite struct DataRegionTests {
+  static func archive(offsets: [Int], lengths: [Int], in dir: TemporaryDirectory) throws -> String {
+    let path = dir.appending("regions-\(offsets).pkg")
+    let heap = [UInt8](repeating: 0x61, count: 64)
+    var files = ""
+    for (i, (offset, length)) in zip(offsets, lengths).enumerated() {
+      let bytes = [UInt8](repeating: 0x61, count: length)
+      files += "<file id=\"\(i + 1)\"><name>f\(i)</name><type>file</type>"
+      files += CraftedXAR.dataElement(stored: bytes, plain: bytes, offset: offset) + "</file>"
+    }
+    try CraftedXAR(toc: CraftedXAR.document(files), heap: heap).write(to: path)
+    return path
+  }
+
+  @Test func disjointRegionsAreAcceptedInTOCOrderOrNot() throws {
+    let dir = try TemporaryDirectory()
+    for offsets in [[20, 30, 40], [40, 20, 30], [30, 40, 20]] {
+      let reader = try XARReader(path: Self.archive(offsets: offsets, lengths: [10, 10, 10], in: dir))
+      #expect(reader.entries.count == 3, "\(offsets)")
+    }
+  }
+
+  @Test func overlappingRegionsAreRefusedInTOCOrderOrNot() throws {
+    let dir = try TemporaryDirectory()
+    // The third: a file inside the TOC checksum's bytes (heap offsets 0..<20).
+    for offsets in [[20, 25, 40], [40, 20, 25], [20, 40, 21], [20, 30, 10]] {
+      #expect(throws: XARError.self, "\(offsets)") {
+        try XARReader(path: Self.archive(offsets: offsets, lengths: [10, 10, 10], in: dir))
+      }
+    }
+  }
+}
+
 /// The TOC XML of an archive, pulled in pieces (for calling the parser directly).
 private final class XMLOf {
   let xml: [UInt8]
