@@ -1,9 +1,9 @@
 import Foundation
 import HostedContent
 import SystemIO
-import TestSupport
 import Testing
 
+@testable import TestSupport
 @testable import XAR
 
 /// A TOC read as it streams (``XARStreamingReader``) may only confirm what the ordinary reader
@@ -219,6 +219,24 @@ private final class XMLOf {
     #expect(validated.entries == ordinary.entries, "\(hostile.name)")
     #expect(validated.contentSize == ordinary.contentSize, "\(hostile.name)")
     #expect(validated.integrityFailed == ordinary.integrityFailed, "\(hostile.name)")
+  }
+
+  /// A flat package's payload is never written while its TOC streams: the stream stops before
+  /// it, and the ordinary reader unpacks the payload's content.
+  @Test func aFlatPackageIsLeftToTheOrdinaryReaderBeforeItsPayload() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("flat.pkg")
+    try HostilePackage.flat("valid flat package", "none").make(path)
+    let source = try #require(PackageOpener.openStreaming(path))
+    var seen: [String] = []
+    try source.forEachEntry { entry, _ in seen.append(entry.path) }
+    #expect(seen.contains("Distribution"))
+    #expect(!seen.contains("content.pkg/Payload"))
+    #expect(!source.confirmed())
+    let result = try Unpack.run(package: path, destination: dir.appending("out"), options: Unpack.Options())
+    #expect(result.output != nil, "\(result.inspection.findings)")
+    #expect(FileManager.default.fileExists(atPath: dir.appending("out/Contents/readme.txt")))
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("out/content.pkg")))
   }
 
   /// A valid package of many files, and the same with a hard link and with a field after a

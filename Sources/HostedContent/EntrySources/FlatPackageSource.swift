@@ -18,13 +18,18 @@ package final class FlatPackageSource: EntrySource {
     // runs on every package, whatever its number of entries.
     guard !reader.entries.contains(where: { $0.path == ContentInfo.fileName }) else { return nil }
     var payload: XAREntry?
-    for entry in reader.entries where entry.kind == .file && entry.path.hasSuffix("/Payload") {
-      let parts = entry.path.split(separator: "/")
-      guard parts.count == 2, parts[0].hasSuffix(".pkg") else { continue }
+    for entry in reader.entries where entry.kind == .file && isPayloadPath(entry.path) {
       guard payload == nil else { return nil }
       payload = entry
     }
     return payload
+  }
+
+  /// True for `NAME.pkg/Payload`, where a flat package keeps its content.
+  package static func isPayloadPath(_ path: String) -> Bool {
+    guard path.hasSuffix("/Payload") else { return false }
+    let parts = path.split(separator: "/")
+    return parts.count == 2 && parts[0].hasSuffix(".pkg")
   }
 
   package init(reader: XARReader, payload: XAREntry) {

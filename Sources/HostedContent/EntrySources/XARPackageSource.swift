@@ -128,6 +128,9 @@ package final class StreamingXARPackageSource: EntrySource {
   /// Decode large files ahead too (as ``XARPackageSource/prefetchLargeFiles``).
   package var prefetchLargeFiles = false
 
+  /// Set when an entry looked like a flat package's payload before any `ContentInfo.plist`.
+  private var mayBeFlatPackage = false
+
   package init(streaming: XARStreamingReader) {
     self.streaming = streaming
     location = streaming.path
@@ -142,11 +145,20 @@ package final class StreamingXARPackageSource: EntrySource {
       : nil
     defer { items?.stop() }
     var next = 0
+    var sawContentInfo = false
     while true {
       let (table, ready) = streaming.feed.view(beyond: next)
       guard next < ready else { return }
       for i in next..<ready {
         let x = table[i]
+        if x.path == ContentInfo.fileName {
+          sawContentInfo = true
+        } else if !sawContentInfo && x.kind == .file && FlatPackageSource.isPayloadPath(x.path) {
+          // Likely a flat package, whose payload would be written as a file here: stop, and
+          // leave it to the ordinary reader (``confirmed()`` is false).
+          mayBeFlatPackage = true
+          return
+        }
         let entry = XARPackageSource.entry(from: x)
         guard entry.kind == .file else {
           try visit(entry, nil)
@@ -165,7 +177,7 @@ package final class StreamingXARPackageSource: EntrySource {
   /// Waits for the parse: true when the whole TOC passed every check and the package is a
   /// plain XAR, so the entries given were the package's.
   package func confirmed() -> Bool {
-    guard let reader = try? streaming.reader() else { return false }
+    guard !mayBeFlatPackage, let reader = try? streaming.reader() else { return false }
     return FlatPackageSource.payload(in: reader) == nil
   }
 }
