@@ -52,6 +52,9 @@ package final class XARPrefetcher: Sendable {
   private let feed: TOCFeed
   private let state: Watched<State>
   private let inParts: Bool
+  /// Part buffers the reader is done with, for the next parts: a fresh one was a fresh mapping
+  /// of 256 KiB, zeroed page by page (most of an unpack's page faults on large files).
+  private let spareParts = Locked<[[UInt8]]>([])
 
   init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInParts: Bool) {
     inParts = largeFilesInParts
@@ -173,6 +176,24 @@ package final class XARPrefetcher: Sendable {
     }
   }
 
+  /// A buffer of ``partSize`` bytes: one the reader gave back, or a new one.
+  private func partBuffer() -> [UInt8] {
+    guard var buffer = spareParts.withLock({ $0.popLast() }) else {
+      return [UInt8](repeating: 0, count: XARPrefetcher.partSize)
+    }
+    buffer.removeAll(keepingCapacity: true)
+    buffer.append(contentsOf: repeatElement(0, count: XARPrefetcher.partSize))
+    return buffer
+  }
+
+  /// Takes back a part's buffer once its bytes are used (a few are kept; others are freed).
+  func recycle(_ bytes: inout [UInt8]) {
+    guard bytes.capacity >= XARPrefetcher.partSize else { return }
+    let buffer = bytes
+    bytes = []
+    spareParts.withLock { if $0.count < XARPrefetcher.ahead + 2 { $0.append(buffer) } }
+  }
+
   /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
   /// one read to the end of the data (where the reader checks size and checksums). After a
   /// failure the remaining parts are empty: the reader throws at the failure and skips them.
@@ -185,7 +206,7 @@ package final class XARPrefetcher: Sendable {
       let last = j == parts - 1
       var part = Item(bytes: [], error: nil, continues: !last)
       if !ended {
-        part.bytes = [UInt8](repeating: 0, count: XARPrefetcher.partSize)
+        part.bytes = partBuffer()
         var filled = 0
         do {
           while filled < part.bytes.count || last {
@@ -246,6 +267,9 @@ package final class XARPrefetchedItems {
     precondition(inFile, "no part follows")
     return take()
   }
+
+  /// Gives back the buffer of an item whose bytes are used, for a later part to reuse.
+  package func recycle(_ bytes: inout [UInt8]) { prefetcher.recycle(&bytes) }
 
   /// Stops the worker and waits for it (the items not taken are dropped).
   package func stop() { prefetcher.stop() }

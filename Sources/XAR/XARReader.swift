@@ -313,8 +313,12 @@ package final class XARDataReader: XARByteSource {
   private var archived: XARHasher
   private var extracted: XARHasher
   private var decoder: Decoder = .none
+  /// The stored chunk being inflated: `stored[storedStart..<storedEnd]` is still to go. One
+  /// buffer for the whole file, refilled in place (a fresh array per chunk was a fresh mapping
+  /// of 256 KiB, zeroed page by page: most of an unpack's page faults).
   private var stored: [UInt8] = []
   private var storedStart = 0
+  private var storedEnd = 0
   private var started = false
   /// True when the stored bytes are the extracted bytes and both checksums use one algorithm.
   private let sharedHash: Bool
@@ -403,25 +407,23 @@ package final class XARDataReader: XARByteSource {
       // Inflate straight into the caller's buffer from the current stored chunk.
       while true {
         if inflater.finished {
-          if storedStart < stored.count || consumed < data.length {
+          if storedStart < storedEnd || consumed < data.length {
             throw XARError.storedLengthMismatch(
-              path: path, declared: data.length, consumed: consumed - UInt64(stored.count - storedStart))
+              path: path, declared: data.length, consumed: consumed - UInt64(storedEnd - storedStart))
           }
           try finish()
           return 0
         }
-        if storedStart == stored.count {
-          guard let next = try pullStored() else {
+        if storedStart == storedEnd {
+          guard try refillStored() else {
             try finish()  // reports the truncated stream
             return 0
           }
-          stored = next
-          storedStart = 0
         }
         let (used, made): (Int, Int)
         do {
           (used, made) = try stored.withUnsafeBytes { raw in
-            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[storedStart...]), into: buffer)
+            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[storedStart..<storedEnd]), into: buffer)
           }
         } catch let error as ZlibError {
           throw XARError.corruptData(path: path, reason: error.message)
@@ -431,11 +433,42 @@ package final class XARDataReader: XARByteSource {
           try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<made]))
           return made
         }
-        if used == 0 && storedStart < stored.count && !inflater.finished {
+        if used == 0 && storedStart < storedEnd && !inflater.finished {
           throw XARError.corruptData(path: path, reason: "the compressed stream makes no progress")
         }
       }
     }
+  }
+
+  /// Reads the next chunk of stored bytes into ``stored``, hashed; false when the declared
+  /// length is used up.
+  private func refillStored() throws -> Bool {
+    guard let data, consumed < data.length else { return false }
+    let count = Int(min(UInt64(XARDataReader.chunkSize), data.length - consumed))
+    if stored.count < count {
+      stored = [UInt8](repeating: 0, count: Int(min(UInt64(XARDataReader.chunkSize), data.length)))
+    }
+    try stored.withUnsafeMutableBytes { buffer in
+      let out = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+      if let window, data.length <= 64 * 1024 {
+        guard try window.read(file, at: start + consumed, count: count, into: out) else {
+          throw XARError.truncatedHeap(path: path)
+        }
+      } else {
+        var filled = 0
+        while filled < count {
+          let n = try file.read(
+            into: UnsafeMutableRawBufferPointer(rebasing: out[filled...]), at: start + consumed + UInt64(filled))
+          guard n > 0 else { throw XARError.truncatedHeap(path: path) }
+          filled += n
+        }
+      }
+      archived.update(UnsafeRawBufferPointer(out))
+    }
+    consumed += UInt64(count)
+    storedStart = 0
+    storedEnd = count
+    return true
   }
 
   /// The next chunk of stored bytes, hashed; nil when the declared length is used up.

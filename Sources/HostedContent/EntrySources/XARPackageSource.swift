@@ -91,6 +91,8 @@ final class PrefetchedData: EntryData {
     self.rest = rest
   }
 
+  deinit { rest.recycle(&item.bytes) }
+
   func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     while true {
       let n = min(buffer.count, item.bytes.count - position)
@@ -103,6 +105,7 @@ final class PrefetchedData: EntryData {
       }
       if let error = item.error { throw error }
       guard item.continues else { return 0 }
+      rest.recycle(&item.bytes)
       item = rest.nextPart()
       position = 0
     }
