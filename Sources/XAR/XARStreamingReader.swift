@@ -78,8 +78,8 @@ package final class XARStreamingReader {
     var result: Result<XARReader, any Error>
   }
 
-  /// Reads the header and the compressed TOC (throwing as ``XARReader`` does), then starts
-  /// parsing on a new thread.
+  /// Reads the header and bounds the TOC (throwing as ``XARReader`` does), then starts parsing
+  /// on a new thread.
   package init(file: FileDescriptor, limits: XARReader.Limits = XARReader.Limits()) throws {
     let front = try XARReader.Front(file: file, limits: limits)
     self.file = file

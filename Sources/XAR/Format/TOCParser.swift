@@ -293,10 +293,11 @@ struct TOCParser {
     let entry = try TOCParser.finishEntry(stack[position], line: line)
     guard entry.hardLinkTarget == nil else { throw CannotStream(reason: "a hard link") }
     let index = stack[position].index
+    // Entries are stored in document order: each before the next one opens. (Never otherwise;
+    // if it were, the stream would stop, not the program.)
+    guard index == stored else { throw CannotStream(reason: "an entry was whole out of order") }
     entries.store(entry, at: index)
     stack[position].seenWhenStored = stack[position].seen
-    // Entries are stored in document order: each before the next one opens.
-    precondition(index == stored, "entries stored out of order")
     try checkPath(at: index)
     stored = index + 1
     if stored - published >= (published == 0 ? 256 : 2048) {
