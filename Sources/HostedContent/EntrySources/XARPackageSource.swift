@@ -64,16 +64,22 @@ package final class XARPackageSource: EntrySource {
       ? reader.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInParts: prefetchLargeFiles) : nil
     defer { items?.stop() }
     for x in reader.entries {
-      let entry = XARPackageSource.entry(from: x)
-      guard entry.kind == .file else {
-        try visit(entry, nil)
-        continue
-      }
-      if let items, case let item = items.next(), !item.isStreamed {
-        try visit(entry, PrefetchedData(item, rest: items))
-      } else {
-        try visit(entry, reader.dataReader(for: x))
-      }
+      try XARPackageSource.visit(x, items: items, reading: reader.dataReader(for:), visit)
+    }
+  }
+
+  /// Calls `visit` with `x` as a ``PackageEntry`` and, for a file, its data: decoded ahead when
+  /// the prefetcher has it, else streamed from `reading`.
+  static func visit(
+    _ x: XAREntry, items: XARPrefetchedItems?, reading: (XAREntry) -> XARDataReader,
+    _ visit: (PackageEntry, EntryData?) throws -> Void
+  ) throws {
+    let entry = XARPackageSource.entry(from: x)
+    guard entry.kind == .file else { return try visit(entry, nil) }
+    if let items, case let item = items.next(), !item.isStreamed {
+      try visit(entry, PrefetchedData(item, rest: items))
+    } else {
+      try visit(entry, reading(x))
     }
   }
 }
@@ -162,16 +168,7 @@ package final class StreamingXARPackageSource: EntrySource {
           mayBeFlatPackage = true
           return
         }
-        let entry = XARPackageSource.entry(from: x)
-        guard entry.kind == .file else {
-          try visit(entry, nil)
-          continue
-        }
-        if let items, case let item = items.next(), !item.isStreamed {
-          try visit(entry, PrefetchedData(item, rest: items))
-        } else {
-          try visit(entry, streaming.dataReader(for: x))
-        }
+        try XARPackageSource.visit(x, items: items, reading: streaming.dataReader(for:), visit)
       }
       next = ready
     }

@@ -56,8 +56,10 @@ public enum Unpack {
     if let catalog = options.catalog {
       _ = try catalog.check(packageAt: package)
     }
-    if let staged = try stageWhileParsing(package, destination: destination, options: options, progress: progress) {
-      guard let staging = staged.staging else {
+    /// Publishes what was staged as the destination, or reports why nothing was.
+    func published(_ staged: Staged, discarding: Bool = false) throws -> Result {
+      guard let staging = staged.staging, !discarding else {
+        staged.staging?.discard()
         return Result(inspection: staged.inspection, output: nil, fileCount: 0)
       }
       do {
@@ -67,6 +69,9 @@ public enum Unpack {
         throw OperationError.wrap(error)
       }
       return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+    }
+    if let staged = try stageWhileParsing(package, destination: destination, options: options, progress: progress) {
+      return try published(staged)
     }
     let source: EntrySource
     do {
@@ -92,20 +97,7 @@ public enum Unpack {
         hint: "create it first")
     }
     let staged = try stage(source, in: parent, for: name, options: options, output: destination, progress: progress)
-    guard let staging = staged.staging else {
-      return Result(inspection: staged.inspection, output: nil, fileCount: 0)
-    }
-    if source is UnreadablePackageSource {
-      staging.discard()
-      return Result(inspection: staged.inspection, output: nil, fileCount: 0)
-    }
-    do {
-      try staging.publish(as: name, replace: options.force)
-    } catch {
-      staging.discard()
-      throw OperationError.wrap(error)
-    }
-    return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+    return try published(staged, discarding: source is UnreadablePackageSource)
   }
 
   /// Stages a plain XAR while its TOC is still parsed (``StreamingXARPackageSource``): the files
