@@ -266,15 +266,6 @@ package final class FileDescriptor: Sendable {
     try readChunks(offset: offset, length: length, bufferSize: 1 << 20) { observe($0) }
   }
 
-  /// Shows `length` bytes from `offset` on to `observe`, read through one buffer of 64 KiB: for
-  /// bytes read once, where mapping them would count them all in the process's memory while
-  /// they are shown. Throws if the file ends first.
-  package func observeByReading(
-    offset: UInt64, length: UInt64, _ observe: (UnsafeRawBufferPointer) -> Void
-  ) throws {
-    try readChunks(offset: offset, length: length, bufferSize: 64 << 10) { observe($0) }
-  }
-
   /// Flushes the file's data to stable storage.
   package func sync() throws {
     guard fsync(rawValue) == 0 else { throw SystemError("flush", path: path) }

@@ -6,7 +6,7 @@ import SystemIO
 ///
 /// The compressed bytes are read from the archive file as they are needed (64 KiB at a time),
 /// not held whole: a large TOC's compressed form would otherwise be the largest thing held while
-/// it is parsed.
+/// it is parsed. They are hashed as they are read, for the TOC checksum (``digest``).
 ///
 /// The same checks as inflating in line: the stream may not inflate past the declared length,
 /// and a truncated or invalid stream is an error where the parser reaches it.
@@ -19,6 +19,8 @@ final class TOCInflation: Sendable {
     /// Compressed bytes used and inflated bytes made, final once `ended`.
     var used = 0
     var made: UInt64 = 0
+    /// The hash of the compressed bytes read, once `ended`.
+    var digest: XARChecksum?
     var cancelled = false
   }
 
@@ -31,19 +33,24 @@ final class TOCInflation: Sendable {
   private let stopped = DispatchSemaphore(value: 0)
 
   /// Inflates the `length` bytes of `file` from `offset` on, which must inflate to no more than
-  /// `declared` bytes.
-  init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {
+  /// `declared` bytes, hashing them with `hashing`.
+  init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64, hashing: XARChecksumAlgorithm = .none) {
     // A thread of its own, not one of Dispatch's pool: while a TOC streams
     // (``XARStreamingReader``), pool workers wait for the parser, which waits for this.
     let run: @Sendable () -> Void = { [self] in
-      work(file, offset: offset, length: length, declared: declared)
+      work(file, offset: offset, length: length, declared: declared, hashing: hashing)
       stopped.signal()
     }
     if !startDetachedThread(run) { DispatchQueue.global().async(execute: run) }
   }
 
-  private func work(_ file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64) {
+  private func work(
+    _ file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64, hashing: XARChecksumAlgorithm
+  ) {
     let inflater = ZlibInflater()
+    // Reads follow one another (each starts where the inflater has used every byte before it),
+    // so once the stream has used all `length` bytes, the hash covers exactly them.
+    var hasher = XARHasher(hashing)
     // The compressed bytes read so far: `input[position..<inputEnd]` are not yet inflated.
     var input = [UInt8](repeating: 0, count: min(length, 64 << 10))
     var position = 0
@@ -56,6 +63,7 @@ final class TOCInflation: Sendable {
         $0.failure = failure
         $0.used = used
         $0.made = made
+        $0.digest = hasher.finalize()
       }
       filled.signal()
     }
@@ -72,6 +80,7 @@ final class TOCInflation: Sendable {
               try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: offset + UInt64(used))
             }
             guard n > 0 else { return end(.tocNotDecodable("the TOC could not be read from the file")) }
+            input.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
             position = 0
             inputEnd = n
           }
@@ -145,6 +154,10 @@ final class TOCInflation: Sendable {
 
   /// Compressed bytes used and inflated bytes made; call after ``next()`` returned nil.
   var totals: (used: Int, made: UInt64) { state.withLock { ($0.used, $0.made) } }
+
+  /// The hash of the compressed bytes read (all of them when ``totals`` shows `length` used);
+  /// call after ``next()`` returned nil.
+  var digest: XARChecksum? { state.withLock { $0.digest } }
 
   /// Stops the worker (if it is still going) and waits for it.
   func stop() {

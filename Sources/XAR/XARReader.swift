@@ -71,7 +71,7 @@ package final class XARReader {
   /// Opens and checks an archive already open for reading.
   package convenience init(file: FileDescriptor, limits: Limits = Limits()) throws {
     let front = try Front(file: file, limits: limits)
-    try self.init(front, toc: XARReader.parseTOC(front, limits: limits), limits: limits)
+    try self.init(front, parsed: XARReader.parseTOC(front, limits: limits), limits: limits)
   }
 
   /// What comes before the heap, read and bounded: the header, and where the compressed TOC is
@@ -101,8 +101,16 @@ package final class XARReader {
     }
   }
 
+  /// What ``parseTOC(_:limits:publish:)`` gives: the TOC, and the hash of its compressed bytes
+  /// in the header's checksum algorithm (taken as they were read for inflating).
+  struct ParsedTOC {
+    var toc: TOCParser.Result
+    var compressedDigest: XARChecksum?
+  }
+
   /// The reader of a parsed TOC, once the checks that need the whole TOC pass.
-  init(_ front: Front, toc: TOCParser.Result, limits: Limits) throws {
+  init(_ front: Front, parsed: ParsedTOC, limits: Limits) throws {
+    let toc = parsed.toc
     file = front.file
     path = front.file.path
     fileSize = front.fileSize
@@ -126,11 +134,8 @@ package final class XARReader {
           offset: location.offset, size: location.size, heapSize: heapSize)
       }
       let stored = try file.read(count: Int(location.size), at: header.heapStart + location.offset)
-      var hasher = XARHasher(algorithm)
-      try file.observeByReading(offset: UInt64(header.headerSize), length: header.tocCompressedLength) {
-        hasher.update($0)
-      }
-      let actual = hasher.finalize()
+      // (Set whenever the stream ended, as it has here; were it not, the TOC would be refused.)
+      let actual = parsed.compressedDigest ?? XARChecksum(algorithm: algorithm, digest: [])
       guard stored == actual.digest else {
         throw XARError.tocChecksumMismatch(expected: hexString(stored), actual: actual.hex)
       }
@@ -200,12 +205,13 @@ package final class XARReader {
   /// Inflates the TOC as libxml2 asks for it, so the XML is never held whole, then checks that
   /// the stream ends exactly where the heap starts and inflates to the declared length. With
   /// `publish`, entries are handed out as they are read (``TOCParser/parse(pulling:limits:publish:)``).
-  static func parseTOC(_ front: Front, limits: Limits, publish: TOCParser.Publish? = nil) throws -> TOCParser.Result {
+  static func parseTOC(_ front: Front, limits: Limits, publish: TOCParser.Publish? = nil) throws -> ParsedTOC {
     let header = front.header
     let declared = header.tocUncompressedLength
     let compressedLength = Int(header.tocCompressedLength)
     let inflation = TOCInflation(
-      file: front.file, offset: UInt64(header.headerSize), length: compressedLength, declared: declared)
+      file: front.file, offset: UInt64(header.headerSize), length: compressedLength, declared: declared,
+      hashing: header.checksumAlgorithm)
     defer { inflation.stop() }
     var chunk: [UInt8] = []
     var position = 0
@@ -240,7 +246,7 @@ package final class XARReader {
       throw XARError.heapStartMismatch(declaredTOCLength: UInt64(compressedLength), streamEnd: UInt64(used))
     }
     guard made == declared else { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
-    return result
+    return ParsedTOC(toc: result, compressedDigest: inflation.digest)
   }
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.

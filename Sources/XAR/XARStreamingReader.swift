@@ -91,14 +91,14 @@ package final class XARStreamingReader {
     let started = startDetachedThread {
       var checked = 0
       let result = Result<XARReader, any Error> {
-        let toc = try XARReader.parseTOC(front, limits: limits) { table, ready in
+        let parsed = try XARReader.parseTOC(front, limits: limits) { table, ready in
           while checked < ready {
             _ = try XARReader.checkData(of: table, at: checked, heapSize: front.heapSize, limits: limits)
             checked += 1
           }
           feed.publish(table, ready: ready)
         }
-        return try XARReader(front, toc: toc, limits: limits)
+        return try XARReader(front, parsed: parsed, limits: limits)
       }
       feed.end(with: try? result.get().entries)
       outcome.update { $0 = Outcome(result: result) }

@@ -251,7 +251,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     extras[Int32(index), default: Extra()].hardLinkTarget = Int32(target)
   }
 
-  /// Drops what only building needed and spare capacity.
+  /// Drops what only building needed (the arenas keep no spare capacity to speak of).
   mutating func finishBuilding() {
     ownerIndex = [:]
   }
