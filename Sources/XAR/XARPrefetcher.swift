@@ -10,8 +10,8 @@ import SystemIO
 /// ``partSize`` bytes, a batch each (``Item/continues``), when the reader has work of its own
 /// per file (unpack writes them); else it is left to the reader (``Item/isStreamed``), which
 /// then decodes it while the workers go on with the small files after it. Workers claim batches
-/// in turn and decode at most ``ahead`` batches beyond the one the reader takes next, so
-/// read-ahead memory stays bounded whatever the package.
+/// in turn and decode at most ``ahead`` batches (``partsAhead`` parts) beyond the one the
+/// reader takes next, so read-ahead memory stays bounded whatever the package.
 package final class XARPrefetcher: Sendable {
   /// One file's data, as ``XARDataReader`` produced it.
   package struct Item: Sendable {
@@ -34,6 +34,12 @@ package final class XARPrefetcher: Sendable {
   static let batchCount = 128
   /// Batches decoded (or being decoded) beyond the one the reader takes next, at most.
   static let ahead = 3
+  /// The same bound for the parts of a large file, a part being a batch of its own. It is
+  /// wider, so that a second worker can start on the next large file while the first is still
+  /// on its own (a large file is decoded by one worker, part after part: with ``ahead`` alone,
+  /// the other waited until the reader was nearly through the first file). At most this many
+  /// parts of ``partSize`` bytes are held beyond the reader.
+  static let partsAhead = 8
 
   private struct State: Sendable {
     /// The first entry no batch has claimed yet.
@@ -132,10 +138,10 @@ package final class XARPrefetcher: Sendable {
     }
   }
 
-  /// Waits until batch `number` may be decoded (few enough ahead of the reader); false once
-  /// cancelled.
-  private func waitForRoom(_ number: Int) -> Bool {
-    state.wait(until: { $0.cancelled || number < $0.taken + XARPrefetcher.ahead }, then: { !$0.cancelled })
+  /// Waits until batch `number` may be decoded (at most `ahead` beyond the one the reader takes
+  /// next); false once cancelled.
+  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead) -> Bool {
+    state.wait(until: { $0.cancelled || number < $0.taken + ahead }, then: { !$0.cancelled })
   }
 
   private func deposit(_ number: Int, _ items: [Item]) {
@@ -191,7 +197,7 @@ package final class XARPrefetcher: Sendable {
     guard bytes.capacity >= XARPrefetcher.partSize else { return }
     let buffer = bytes
     bytes = []
-    spareParts.withLock { if $0.count < XARPrefetcher.ahead + 2 { $0.append(buffer) } }
+    spareParts.withLock { if $0.count < XARPrefetcher.partsAhead + 2 { $0.append(buffer) } }
   }
 
   /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
@@ -202,7 +208,7 @@ package final class XARPrefetcher: Sendable {
       file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
     var ended = false
     for j in 0..<parts {
-      guard waitForRoom(first + j) else { return }
+      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead) else { return }
       let last = j == parts - 1
       var part = Item(bytes: [], error: nil, continues: !last)
       if !ended {
