@@ -53,9 +53,9 @@ package final class XARPackageSource: EntrySource {
 
   /// Decode files' data on other threads (two), ahead of the rules (when there is a second core).
   package var prefetch = Machine.processorCount > 1
-  /// Decode large files ahead too (in parts), not only small ones: for a reader with much work
-  /// of its own per file (unpack writes each), which should not also decode them. Otherwise
-  /// the reading thread decodes a large file itself while the workers go on with the next ones.
+  /// Decode large files ahead too (in parts), not only small ones, two at a time: for a reader
+  /// that reads every file whole (unpack, validate). Otherwise the reading thread decodes a
+  /// large file itself, as far as it reads it, while the workers go on with the next ones.
   package var prefetchLargeFiles = false
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {

@@ -68,7 +68,9 @@ public enum Validation {
     // A plain XAR is first read while its TOC is parsed; the result stands only if the TOC is
     // then confirmed (see ``StreamingXARPackageSource``), else the ordinary reader judges it.
     // Not when digests are reported as they come: those could not be taken back.
+    // Large files are decoded by the workers too: two of them at once (docs/performance.md).
     if onFileDigest == nil, let streaming = PackageOpener.openStreaming(path, limits: limits) {
+      streaming.prefetchLargeFiles = true
       let result = Swift.Result { try inspector(for: streaming).run(streaming) }
       if streaming.confirmed() { return try result.get() }
     }
@@ -78,6 +80,7 @@ public enum Validation {
     } catch {
       throw OperationError.wrap(error)
     }
+    (source as? XARPackageSource)?.prefetchLargeFiles = true
     return try inspector(for: source).run(source)
   }
 
