@@ -277,6 +277,9 @@ package final class XARPrefetchedItems {
   /// Gives back the buffer of an item whose bytes are used, for a later part to reuse.
   package func recycle(_ bytes: inout [UInt8]) { prefetcher.recycle(&bytes) }
 
+  /// Batches decoded and not yet taken: how far the workers are ahead of this reader.
+  package var batchesReady: Int { prefetcher.batchesReady }
+
   /// Stops the worker and waits for it (the items not taken are dropped).
   package func stop() { prefetcher.stop() }
 
@@ -296,6 +299,9 @@ extension XARPrefetcher {
         return batch
       })
   }
+
+  /// Batches decoded and not yet taken.
+  fileprivate var batchesReady: Int { state.update { $0.done.count } }
 
   /// Cancels the workers and waits until they have stopped; safe to call more than once.
   fileprivate func stop() {

@@ -2,6 +2,12 @@ import TestSupport
 import Testing
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The prefetcher's workers decode batches in whatever order they finish, and the reader gets
 /// every file's bytes in file order all the same: many batches, files of different sizes (a few
 /// large enough to come in parts), several rounds (an ordering race shows up as a mismatch).
@@ -62,5 +68,36 @@ import XAR
     let third = items.next()
     #expect(third.continues && third.bytes == Array(large[..<(256 << 10)]))
     items.stop()
+  }
+
+  /// A large file is decoded by one worker, part after part; the other starts on the next large
+  /// file before the reader is through the first (it waited, when parts were held to three
+  /// batches ahead like runs of small files): with the reader taking nothing, all four parts
+  /// of both files are decoded.
+  @Test func twoLargeFilesAreDecodedAtOnce() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("two.xar")
+    let writer = try XARWriter(path: path)
+    let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+    try writer.addFile("a", attributes: .init(mode: 0o644), compression: .zlib(level: 1), bytes: large)
+    try writer.addFile("b", attributes: .init(mode: 0o644), compression: .none, bytes: large)
+    try writer.finish()
+    let reader = try XARReader(path: path)
+    let items = reader.prefetchedItems(workers: 2)
+    defer { items.stop() }
+    // Waits for the workers (they stop at the bound); fails if the second file never starts.
+    var ready = 0
+    for _ in 0..<3_000 where ready < 8 {
+      usleep(10_000)
+      ready = items.batchesReady
+    }
+    #expect(ready == 8, "parts decoded ahead of a reader that took none: \(ready) of 8")
+    var first = items.next()
+    var bytes = first.bytes
+    while first.continues {
+      first = items.nextPart()
+      bytes += first.bytes
+    }
+    #expect(bytes == large)
   }
 }
