@@ -98,7 +98,7 @@ extension XARWriter {
       try setData(
         item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
         gzip: item.compression != .none, archived: item.archived, extracted: item.extracted)
-      heapSize += UInt64(item.stored.count)
+      growHeap(by: UInt64(item.stored.count))
     }
     if options.threads > 1 { queuedBytes -= job.inputBytes }
     if queueHead == queue.count {
@@ -120,12 +120,23 @@ extension XARWriter {
   /// How much heap data is written before the kernel is asked to start writing it back.
   static let writebackStep: UInt64 = 16 << 20
 
+  /// Counts `count` more bytes of data in the heap; every ``writebackStep`` bytes, starts their
+  /// writeback.
+  func growHeap(by count: UInt64) {
+    heapSize += count
+    if heapSize - UInt64(options.checksum.digestSize) - writebackStart >= XARWriter.writebackStep {
+      startHeapWriteback()
+    }
+  }
+
   /// Starts the disk writes of the heap data written since the last call, without waiting for
   /// them: ``finish()`` must have it all on the disk before it publishes, and, when the writes
   /// start as the data comes in, they overlap with the rest of the build instead of following it.
+  /// (Data still in the heap buffer is covered by the next call.)
   func startHeapWriteback() {
-    heap?.startWriteback(offset: writebackStart, length: heapSize - writebackStart)
-    writebackStart = heapSize
+    let end = heapSize - UInt64(options.checksum.digestSize)  // the file holds the data only
+    heap?.startWriteback(offset: writebackStart, length: end - writebackStart)
+    writebackStart = end
   }
 
   func bufferedHeapWrite(_ bytes: UnsafeRawBufferPointer, _ heap: FileDescriptor) throws {

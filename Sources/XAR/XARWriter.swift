@@ -91,10 +91,10 @@ package final class XARWriter {
   let heapPath: String
   var heap: FileDescriptor?  // nil once published or cancelled
 
-  var heapSize: UInt64 = 0 {
-    didSet { if heapSize - writebackStart >= XARWriter.writebackStep { startHeapWriteback() } }
-  }
-  /// Where the heap's data not yet handed to the kernel's writeback starts.
+  /// The heap's size in the archive: the TOC checksum's room, then the data added so far
+  /// (grown through ``growHeap(by:)``).
+  var heapSize: UInt64 = 0
+  /// Where the heap file's data not yet handed to the kernel's writeback starts.
   var writebackStart: UInt64 = 0
   var finished = false
   /// Where each file's data went, on disk until the TOC is written.
@@ -249,7 +249,7 @@ package final class XARWriter {
         file.length += UInt64(piece.count)
       }
     }
-    heapSize += file.length
+    growHeap(by: file.length)
     let extracted = file.extracted.finalize()
     try setData(
       file.record, offset: file.offset, length: file.length, size: file.size, gzip: file.deflater != nil,
