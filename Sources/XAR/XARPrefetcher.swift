@@ -7,10 +7,10 @@ import SystemIO
 ///
 /// Files up to ``wholeLimit`` bytes (declared and stored) are decoded whole, in batches of up to
 /// ``batchBytes`` bytes or ``batchCount`` files. A larger file is decoded in parts of
-/// ``partSize`` bytes, a batch each (``Item/continues``), when the reader has work of its own
-/// per file (unpack writes them); else it is left to the reader (``Item/isStreamed``), which
-/// then decodes it while the workers go on with the small files after it. Workers claim batches
-/// in turn and decode at most ``ahead`` batches (``partsAhead`` parts) beyond the one the
+/// ``partSize`` bytes, a batch each (``Item/continues``), up to the size the reader asks for
+/// (every size when it has work of its own per file: unpack writes them); a file past that is
+/// left to the reader (``Item/isStreamed``), which then decodes it while the workers go on with
+/// the files after it. Workers claim batches in turn and decode at most ``ahead`` batches (``partsAhead`` parts) beyond the one the
 /// reader takes next, so read-ahead memory stays bounded whatever the package.
 package final class XARPrefetcher: Sendable {
   /// One file's data, as ``XARDataReader`` produced it.
@@ -57,13 +57,15 @@ package final class XARPrefetcher: Sendable {
   /// The entries: all of them, or as they are parsed (``XARStreamingReader``).
   private let feed: TOCFeed
   private let state: Watched<State>
-  private let inParts: Bool
+  /// Large files up to this declared size are decoded in parts; larger ones are left to the
+  /// reader.
+  private let partsUpTo: UInt64
   /// Part buffers the reader is done with, for the next parts: a fresh one was a fresh mapping
   /// of 256 KiB, zeroed page by page (most of an unpack's page faults on large files).
   private let spareParts = Locked<[[UInt8]]>([])
 
-  init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInParts: Bool) {
-    inParts = largeFilesInParts
+  init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64) {
+    partsUpTo = largeFilesInPartsUpTo
     self.file = file
     self.heapStart = heapStart
     self.feed = feed
@@ -106,7 +108,7 @@ package final class XARPrefetcher: Sendable {
         guard i < ready else { return ready > wanted ? .wait(for: i) : .none }
         let start = i
         let first = s.nextBatch
-        if inParts && XARPrefetcher.isLarge(i, in: entries) {
+        if XARPrefetcher.isLarge(i, in: entries) && entries.sizes(at: i).size <= partsUpTo {
           let size = entries.sizes(at: i).size
           let parts = max(1, Int((size + UInt64(XARPrefetcher.partSize) - 1) / UInt64(XARPrefetcher.partSize)))
           s.cursor = i + 1
@@ -118,7 +120,7 @@ package final class XARPrefetcher: Sendable {
         while i < ready && count < XARPrefetcher.batchCount && bytes < UInt64(XARPrefetcher.batchBytes) {
           if entries.kind(at: i) == .file {
             if XARPrefetcher.isLarge(i, in: entries) {
-              if inParts { break }
+              if entries.sizes(at: i).size <= partsUpTo { break }
             } else {
               bytes += entries.sizes(at: i).size
             }
@@ -312,11 +314,11 @@ extension XARPrefetcher {
 
 extension XARReader {
   /// Starts decoding the data of every file entry on `workers` threads (see ``XARPrefetcher``);
-  /// with `largeFilesInParts`, large files too.
-  package func prefetchedItems(workers: Int = 2, largeFilesInParts: Bool = true) -> XARPrefetchedItems {
+  /// large files too, those up to `largeFilesInPartsUpTo` bytes (the others are left to the reader).
+  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max) -> XARPrefetchedItems {
     XARPrefetchedItems(
       XARPrefetcher(
         file: file, heapStart: header.heapStart, feed: TOCFeed(complete: entries), workers: workers,
-        largeFilesInParts: largeFilesInParts))
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo))
   }
 }

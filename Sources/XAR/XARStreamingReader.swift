@@ -118,9 +118,10 @@ package final class XARStreamingReader {
 
   /// Starts decoding the data of every file entry on `workers` threads as the entries come (see
   /// ``XARPrefetcher``).
-  package func prefetchedItems(workers: Int = 2, largeFilesInParts: Bool = true) -> XARPrefetchedItems {
+  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max) -> XARPrefetchedItems {
     XARPrefetchedItems(
       XARPrefetcher(
-        file: file, heapStart: header.heapStart, feed: feed, workers: workers, largeFilesInParts: largeFilesInParts))
+        file: file, heapStart: header.heapStart, feed: feed, workers: workers,
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo))
   }
 }

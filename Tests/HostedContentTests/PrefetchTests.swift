@@ -9,7 +9,7 @@ import Testing
   private func findings(_ path: String, prefetch: Bool, large: Bool = true) throws -> [Finding]? {
     guard let source = try PackageOpener.open(path) as? XARPackageSource else { return nil }
     source.prefetch = prefetch
-    source.prefetchLargeFiles = large
+    source.prefetchLargeFilesUpTo = large ? .max : 0
     let inspector = PackageInspector(context: RuleContext(packageFileName: (path as NSString).lastPathComponent))
     return try inspector.run(source).findings
   }

@@ -100,4 +100,31 @@ import XAR
     }
     #expect(bytes == large)
   }
+
+  /// Large files up to the bound come in parts; one past it is left to the reader, and the
+  /// files after it are still decoded ahead.
+  @Test func filesPastThePartsBoundAreLeftToTheReader() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("bound.xar")
+    let writer = try XARWriter(path: path)
+    let mid = (0..<(600 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 5) }
+    let long = (0..<(1_200 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+    try writer.addFile("mid", attributes: .init(mode: 0o644), compression: .zlib(level: 1), bytes: mid)
+    try writer.addFile("long", attributes: .init(mode: 0o644), compression: .zlib(level: 1), bytes: long)
+    try writer.addFile("small", attributes: .init(mode: 0o644), compression: .none, bytes: [7, 8, 9])
+    try writer.finish()
+    let reader = try XARReader(path: path)
+    let items = reader.prefetchedItems(workers: 2, largeFilesInPartsUpTo: 1 << 20)
+    defer { items.stop() }
+    var first = items.next()
+    #expect(!first.isStreamed && first.continues)
+    var bytes = first.bytes
+    while first.continues {
+      first = items.nextPart()
+      bytes += first.bytes
+    }
+    #expect(bytes == mid)
+    #expect(items.next().isStreamed, "a file past the bound is the reader's to decode")
+    #expect(items.next().bytes == [7, 8, 9])
+  }
 }

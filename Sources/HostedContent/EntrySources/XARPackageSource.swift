@@ -53,15 +53,23 @@ package final class XARPackageSource: EntrySource {
 
   /// Decode files' data on other threads (two), ahead of the rules (when there is a second core).
   package var prefetch = Machine.processorCount > 1
-  /// Decode large files ahead too (in parts), not only small ones, two at a time: for a reader
-  /// that reads every file whole (unpack, validate). Otherwise the reading thread decodes a
-  /// large file itself, as far as it reads it, while the workers go on with the next ones.
-  package var prefetchLargeFiles = false
+  /// Decode large files up to this size ahead too (in parts), not only small ones, two at a
+  /// time: for a reader that reads every file whole. Any larger file is decoded by the reading
+  /// thread itself, as far as it reads it, while the workers go on with the next ones. Unpack,
+  /// whose thread writes every file, sets no bound; validate sets ``partsLimitForChecking``.
+  package var prefetchLargeFilesUpTo: UInt64 = 0
+
+  /// The bound validate sets: a file past it gains nothing from the workers (the second one
+  /// runs at most ``XARPrefetcher/partsAhead`` parts ahead, so on a long file both cannot
+  /// work at once) and loses the copy of each part: a 1.95 GB package of three 650 MB files
+  /// validated in 1.62 s that way against 1.42 s read on the validating thread.
+  package static let partsLimitForChecking: UInt64 = 8 << 20
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let items =
       prefetch
-      ? reader.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInParts: prefetchLargeFiles) : nil
+      ? reader.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+      : nil
     defer { items?.stop() }
     for x in reader.entries {
       try XARPackageSource.visit(x, items: items, reading: reader.dataReader(for:), visit)
@@ -134,8 +142,8 @@ package final class StreamingXARPackageSource: EntrySource {
   package var otherForms: [PackageFormat] = []
   /// Decode files' data on other threads (as ``XARPackageSource/prefetch``).
   package var prefetch = Machine.processorCount > 1
-  /// Decode large files ahead too (as ``XARPackageSource/prefetchLargeFiles``).
-  package var prefetchLargeFiles = false
+  /// Decode large files up to this size ahead too (as ``XARPackageSource/prefetchLargeFilesUpTo``).
+  package var prefetchLargeFilesUpTo: UInt64 = 0
 
   /// Set when an entry looked like a flat package's payload before any `ContentInfo.plist`.
   private var mayBeFlatPackage = false
@@ -150,7 +158,8 @@ package final class StreamingXARPackageSource: EntrySource {
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let items =
       prefetch
-      ? streaming.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInParts: prefetchLargeFiles)
+      ? streaming.prefetchedItems(
+        workers: min(2, Machine.processorCount), largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
       : nil
     defer { items?.stop() }
     var next = 0

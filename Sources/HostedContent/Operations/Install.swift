@@ -118,7 +118,7 @@ public enum Install {
     do {
       source = try PackageOpener.open(package, limits: options.limits)
       // This thread writes every file: the workers decode large ones too.
-      (source as? XARPackageSource)?.prefetchLargeFiles = true
+      (source as? XARPackageSource)?.prefetchLargeFilesUpTo = .max
       guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
       info = try ContentInfo(decoding: bytes)

@@ -80,7 +80,7 @@ public enum Unpack {
       throw OperationError.wrap(error)
     }
     // This thread writes every file: the workers decode large ones too.
-    (source as? XARPackageSource)?.prefetchLargeFiles = true
+    (source as? XARPackageSource)?.prefetchLargeFilesUpTo = .max
     if source.format == .directory {
       throw OperationError(
         "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
@@ -111,7 +111,7 @@ public enum Unpack {
     guard options.whileParsing, let source = PackageOpener.openStreaming(package, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
     else { return nil }
-    source.prefetchLargeFiles = true
+    source.prefetchLargeFilesUpTo = .max
     let staged: Staged
     do {
       staged = try stage(

@@ -68,9 +68,10 @@ public enum Validation {
     // A plain XAR is first read while its TOC is parsed; the result stands only if the TOC is
     // then confirmed (see ``StreamingXARPackageSource``), else the ordinary reader judges it.
     // Not when digests are reported as they come: those could not be taken back.
-    // Large files are decoded by the workers too: two of them at once (docs/performance.md).
+    // Large files up to a bound are decoded by the workers too, two at once (docs/performance.md).
+    let partsUpTo = XARPackageSource.partsLimitForChecking
     if onFileDigest == nil, let streaming = PackageOpener.openStreaming(path, limits: limits) {
-      streaming.prefetchLargeFiles = true
+      streaming.prefetchLargeFilesUpTo = partsUpTo
       let result = Swift.Result { try inspector(for: streaming).run(streaming) }
       if streaming.confirmed() { return try result.get() }
     }
@@ -80,7 +81,7 @@ public enum Validation {
     } catch {
       throw OperationError.wrap(error)
     }
-    (source as? XARPackageSource)?.prefetchLargeFiles = true
+    (source as? XARPackageSource)?.prefetchLargeFilesUpTo = partsUpTo
     return try inspector(for: source).run(source)
   }
 
