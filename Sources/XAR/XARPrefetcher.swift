@@ -10,8 +10,9 @@ import SystemIO
 /// ``partSize`` bytes, a batch each (``Item/continues``), up to the size the reader asks for
 /// (every size when it has work of its own per file: unpack writes them); a file past that is
 /// left to the reader (``Item/isStreamed``), which then decodes it while the workers go on with
-/// the files after it. Workers claim batches in turn and decode at most ``ahead`` batches (``partsAhead`` parts) beyond the one the
-/// reader takes next, so read-ahead memory stays bounded whatever the package.
+/// the files after it. Workers claim batches in turn and decode at most ``ahead`` batches
+/// (``partsAhead`` parts) beyond the one the reader takes next, so read-ahead memory stays
+/// bounded whatever the package.
 package final class XARPrefetcher: Sendable {
   /// One file's data, as ``XARDataReader`` produced it.
   package struct Item: Sendable {
@@ -85,6 +86,11 @@ package final class XARPrefetcher: Sendable {
     return size > XARPrefetcher.wholeLimit || stored > XARPrefetcher.wholeLimit
   }
 
+  /// Whether a large file is decoded in parts (else the reader decodes it).
+  private func inParts(_ i: Int, in entries: XAREntryTable) -> Bool {
+    entries.sizes(at: i).size <= partsUpTo
+  }
+
   private enum Claim {
     case batch(first: Int, range: Range<Int>, parts: Int?)
     /// Wait until the entry at this index is whole, then try again.
@@ -108,7 +114,7 @@ package final class XARPrefetcher: Sendable {
         guard i < ready else { return ready > wanted ? .wait(for: i) : .none }
         let start = i
         let first = s.nextBatch
-        if XARPrefetcher.isLarge(i, in: entries) && entries.sizes(at: i).size <= partsUpTo {
+        if XARPrefetcher.isLarge(i, in: entries) && inParts(i, in: entries) {
           let size = entries.sizes(at: i).size
           let parts = max(1, Int((size + UInt64(XARPrefetcher.partSize) - 1) / UInt64(XARPrefetcher.partSize)))
           s.cursor = i + 1
@@ -120,7 +126,7 @@ package final class XARPrefetcher: Sendable {
         while i < ready && count < XARPrefetcher.batchCount && bytes < UInt64(XARPrefetcher.batchBytes) {
           if entries.kind(at: i) == .file {
             if XARPrefetcher.isLarge(i, in: entries) {
-              if entries.sizes(at: i).size <= partsUpTo { break }
+              if inParts(i, in: entries) { break }
             } else {
               bytes += entries.sizes(at: i).size
             }

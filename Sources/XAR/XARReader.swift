@@ -477,22 +477,11 @@ package final class XARDataReader: XARByteSource {
     return true
   }
 
-  /// The next chunk of stored bytes, hashed; nil when the declared length is used up.
+  /// The next chunk of stored bytes, hashed, as an array of its own (for a filter decoder);
+  /// nil when the declared length is used up.
   private func pullStored() throws -> [UInt8]? {
-    guard let data, consumed < data.length else { return nil }
-    let count = Int(min(UInt64(XARDataReader.chunkSize), data.length - consumed))
-    var chunk: [UInt8]
-    if let window, data.length <= 64 * 1024 {
-      chunk = [UInt8](repeating: 0, count: count)
-      let ok = try chunk.withUnsafeMutableBytes { try window.read(file, at: start + consumed, count: count, into: $0) }
-      guard ok else { throw XARError.truncatedHeap(path: path) }
-    } else {
-      chunk = try file.read(count: count, at: start + consumed)
-    }
-    guard chunk.count == count else { throw XARError.truncatedHeap(path: path) }
-    consumed += UInt64(count)
-    archived.update(chunk)
-    return chunk
+    guard try refillStored() else { return nil }
+    return Array(stored[..<storedEnd])
   }
 
   private func accept(_ chunk: UnsafeRawBufferPointer) throws {
