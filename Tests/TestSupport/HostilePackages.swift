@@ -63,8 +63,12 @@ package struct HostilePackage: CustomStringConvertible, Sendable {
   static let plist = RuleExample.baseNodes[0]
   static func plistFile(_ text: String) -> Node { .file(ContentInfo.fileName, text) }
 
-  /// The whole suite: the first round and the edges found since.
-  package static let all: [HostilePackage] = first + edges
+  /// The whole suite: the first round, the edges found since, and round two (one list per
+  /// class of input, each in its own file: `HostileRound2*.swift`).
+  package static let all: [HostilePackage] = first + edges + round2
+
+  /// Round two: readers that would see the same bytes differently.
+  package static var round2: [HostilePackage] { round2Zip + round2Names + round2Payloads + round2Operations }
 
   /// A copy written under another file name.
   func named(_ fileName: String) -> HostilePackage {
