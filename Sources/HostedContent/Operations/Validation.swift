@@ -90,13 +90,19 @@ public enum Validation {
     do {
       guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
         throw OperationError(
-          "'\(path)' has no ContentInfo.plist", hint: "--against needs the previous package of the same product")
+          "--against: '\(path)' has no ContentInfo.plist",
+          hint: "--against needs the previous package of the same product")
       }
       return try ContentInfo(decoding: bytes)
     } catch let error as ContentInfoError {
-      throw OperationError("the ContentInfo.plist of '\(path)' is not valid: \(error)")
+      throw OperationError("--against: the ContentInfo.plist of '\(path)' is not valid: \(error)")
+    } catch let error as OperationError where error.message.hasPrefix("--against") {
+      throw error
     } catch {
-      throw OperationError.wrap(error)
+      // Every error about the previous package names the option it came from.
+      var wrapped = OperationError.wrap(error)
+      wrapped.message = "--against: " + wrapped.message
+      throw wrapped
     }
   }
 }

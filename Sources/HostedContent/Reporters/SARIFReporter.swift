@@ -92,7 +92,13 @@ public enum SARIFReporter: Reporter {
     var physicalLocation: Physical
     var logicalLocations: [Logical]?
   }
-  struct Physical: Encodable { var artifactLocation: Artifact }
+  /// A file-level location still names line 1: GitHub code scanning places an alert only where
+  /// `region.startLine` says (the SARIF multitool's rule GH1003).
+  struct Physical: Encodable {
+    var artifactLocation: Artifact
+    var region = Region(startLine: 1)
+  }
+  struct Region: Encodable { var startLine: Int }
   struct Artifact: Encodable {
     var uri: String
     var uriBaseId: String?

@@ -20,16 +20,21 @@ struct ValidateCommand: ParsableCommand {
       like, a warning for anything else), never silently. Prints compiler-style lines, one per \
       finding, then a summary per input.
 
-      With --output, the report is written even when an input cannot be read (exit 2): SARIF \
-      then carries a toolExecutionNotifications entry, JUnit an <error>, so an upload step \
-      after it still finds its file. SARIF's helpUri points into $PKGTOOL_DOCS_URL when it is \
-      set (the published docs/rules.md).
+      A folder holding ContentInfo.plist or Contents/ is a content project; a folder holding \
+      packages (.pkg, .zip), such as a dist/ folder, stands for every package in it.
+
+      With --output, the report file is replaced (atomically) on every run, and written even \
+      when an input cannot be read (exit 2): SARIF then carries a toolExecutionNotifications \
+      entry, JUnit an <error>, so an upload step after it never finds a previous run's report. \
+      The one-line verdict goes to standard error. SARIF's helpUri points into \
+      $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md).
 
       Examples:
         pkgtool validate book-1.1.pkg
         pkgtool validate book-1.1.pkg --against book-1.0.pkg \\
             --product-id com.example.book
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
+        pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
 
       Exit status: 0 valid, 1 a rule was broken (warnings count with --strict), 2 could not check.
@@ -64,7 +69,7 @@ struct ValidateCommand: ParsableCommand {
       valueName: "dir"))
   var base: String?
 
-  @Flag(help: "Replace an existing report file (never the package itself).")
+  @Flag(help: ArgumentHelp("Accepted for compatibility: the report file is always replaced.", visibility: .hidden))
   var force = false
 
   @Flag(
@@ -80,14 +85,21 @@ struct ValidateCommand: ParsableCommand {
 
   func run() throws {
     let format: ReportFormat = json ? .json : reporter
+    let paths = try PackageFolder.expand(self.paths)
     if let output {
-      for input in paths + (against.map { [$0] } ?? []) where Paths.sameFile(output, input) {
+      // A report is an output: it is replaced on every run. Only an input is never overwritten.
+      for input in paths where Paths.sameFile(output, input) {
         throw OperationError(
           "'\(output)' is a package being validated; the report would overwrite it",
           hint: "write the report to another file with -o")
       }
-      if Paths.status(output) != nil && !force {
-        throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another file")
+      if let against, Paths.sameFile(output, against) {
+        throw OperationError(
+          "'\(output)' is the --against package; the report would overwrite it",
+          hint: "write the report to another file with -o")
+      }
+      if Paths.isDirectory(output) {
+        throw OperationError("'\(output)' is a folder", hint: "-o names the report file, such as pkgtool.sarif")
       }
     }
     var reports: [ValidationReport] = []
@@ -115,6 +127,8 @@ struct ValidateCommand: ParsableCommand {
     }
     if let output {
       try writeReport(format.reporter.render(reports), to: output)
+      // The job log gets the verdict; an input that could not be checked is the error line.
+      if !quiet && unreadable.isEmpty { Terminal.standardError(ValidateCommand.verdict(reports, report: output)) }
     } else if !(quiet && !reports.contains { $0.failed }) {
       // On a terminal, an input that could not be read is the error line on stderr alone.
       let shown = format == .text ? reports.filter { $0.toolError == nil } : reports
@@ -126,6 +140,25 @@ struct ValidateCommand: ParsableCommand {
         unreadable.count == 1 ? first : "\(first) (and \(unreadable.count - 1) more inputs could not be checked)")
     }
     if reports.contains(where: { $0.failed }) { throw ExitCode(1) }
+  }
+}
+
+extension ValidateCommand {
+  /// The one line a CI log shows when the report went to a file: how many inputs, the verdict,
+  /// the counts, and where the report is.
+  static func verdict(_ reports: [ValidationReport], report output: String) -> String {
+    let failed = reports.filter { $0.failed }.count
+    let errors = reports.reduce(0) { $0 + $1.errorCount }
+    let warnings = reports.reduce(0) { $0 + $1.warningCount }
+    let subject = reports.count == 1 ? "'\(terminalSafe(reports[0].displayPath))'" : "\(reports.count) inputs"
+    var verdict: String
+    if failed > 0 {
+      verdict = reports.count == 1 ? "invalid" : "\(failed) invalid"
+    } else {
+      verdict = reports.count == 1 ? "valid" : "all valid"
+    }
+    verdict += " (\(errors) \(errors == 1 ? "error" : "errors"), \(warnings) \(warnings == 1 ? "warning" : "warnings"))"
+    return "pkgtool: validate \(subject): \(verdict); report written to '\(terminalSafe(output))'\n"
   }
 }
 
