@@ -42,6 +42,20 @@ package enum Paths {
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
   }
 
+  /// True when the folder `inner` is `outer` or lies anywhere beneath it (links followed, by
+  /// identity: whatever paths name them).
+  package static func isWithin(_ inner: String, folder outer: String) -> Bool {
+    guard let target = identity(of: outer) else { return false }
+    var current = inner
+    for _ in 0..<4096 {
+      guard let here = identity(of: current) else { return false }
+      if here == target { return true }
+      guard let up = identity(of: current + "/.."), up != here else { return false }
+      current += "/.."
+    }
+    return false
+  }
+
   /// True if `mode` (from `stat`) is a folder's.
   package static func isDirectoryMode(_ mode: mode_t) -> Bool { mode & S_IFMT == S_IFDIR }
 

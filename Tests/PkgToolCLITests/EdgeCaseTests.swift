@@ -69,19 +69,19 @@ import XAR
     #expect(!FileManager.default.fileExists(atPath: dir.appending("x.pkg")))
   }
 
-  @Test func buildLeavesItsOwnOutputOutOfTheWalk() throws {
+  @Test func buildNeverWritesIntoTheFolderItPacks() throws {
     let dir = try TemporaryDirectory()
     try writeFile(dir.appending("src/a.txt"), "a")
     let args = [
       "build", dir.appending("src"), "--product-id", "com.example.x", "--content-version", "1.0", "-o",
       dir.appending("src/out.pkg"),
     ]
-    #expect(try pkgtool(args).status == 0)
-    // Again, over the first: neither the old package nor the temporary goes in.
-    let again = try pkgtool(args + ["--force"])
-    #expect(again.status == 0, "\(again.stderr)")
-    let listing = try PackageInfo.run(path: dir.appending("src/out.pkg"), includeFiles: true)
-    #expect((listing.files ?? []).map(\.path) == ["ContentInfo.plist", "Contents", "Contents/a.txt"])
+    // The next build would pack it: refused, with or without --force, and nothing is left.
+    for extra in [[], ["--force"]] {
+      let result = try pkgtool(args + extra)
+      #expect(result.status == 2, "\(result.stderr)")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("src")) == ["a.txt"])
+    }
   }
 
   @Test func validateNeverWritesItsReportOverThePackageButReplacesAnOldReport() throws {

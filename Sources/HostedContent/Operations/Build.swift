@@ -1,6 +1,12 @@
 import SystemIO
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `build`: a content project or plain folder into a reproducible, rule-checked package.
 public enum Build {
   /// What to write.
@@ -79,6 +85,16 @@ public enum Build {
     public var storedFiles: Int
   }
 
+  /// True when `path` is a regular file that starts as a package does (a XAR or a zip): what a
+  /// previous build could have written there, and so safe to replace.
+  static func isPackageFile(_ path: String, status: stat) -> Bool {
+    guard status.st_mode & S_IFMT == S_IFREG,
+      let file = try? FileDescriptor.open(regularFile: path, followSymlink: false),
+      let head = try? file.read(count: 4, at: 0)
+    else { return false }
+    return head == Array("xar!".utf8) || head == [0x50, 0x4B, 0x03, 0x04] || head == [0x50, 0x4B, 0x05, 0x06]
+  }
+
   /// Builds `directory`. Returns findings in the result (nothing written when any is an error);
   /// throws ``OperationError`` when it cannot work at all.
   public static func run(directory: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
@@ -94,13 +110,27 @@ public enum Build {
     let ext = options.format == .xar ? "pkg" : "zip"
     let output =
       options.output ?? (options.outputFolder == "." ? "" : options.outputFolder + "/") + "\(product)-\(version).\(ext)"
+    // A package written into what is packed would be packed by the next build.
+    let contentRoot = ProjectSource.isProject(directory) ? directory + "/Contents" : directory
+    if Paths.isWithin(Paths.parent(of: output), folder: contentRoot) {
+      throw OperationError(
+        "'\(output)' is inside '\(contentRoot)', the content being packaged: the next build would pack it",
+        hint: "write the package outside it, for example -o ../\(Paths.name(of: output)) or into a dist/ folder")
+    }
     // The package never packs itself (or its temporary) when it is written inside the folder.
     if let folder = Paths.identity(of: Paths.parent(of: output)) {
       source.excludedOutput = (folder.device, folder.inode, Paths.name(of: output))
     }
+    var replacing = false
     if !options.dryRun {
-      if !options.force && Paths.status(output) != nil {
-        throw OperationError("'\(output)' already exists", hint: "pass --force to replace it, or -o another path")
+      // Rebuilding over the package a previous run wrote is the normal case in a pipeline (the
+      // new one is renamed over it whole); anything else there is kept unless --force.
+      if let existing = Paths.status(output) {
+        guard options.force || Build.isPackageFile(output, status: existing) else {
+          throw OperationError(
+            "'\(output)' already exists and is not a package", hint: "pass --force to replace it, or -o another path")
+        }
+        replacing = true
       }
       let parent = Paths.parent(of: output)
       guard Paths.isDirectory(parent) else {
@@ -124,10 +154,12 @@ public enum Build {
         switch options.format {
         case .xar:
           package = try XARSink(
-            path: output, overwrite: options.force, mtime: time, compression: options.compression, threads: options.jobs
+            path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression,
+            threads: options.jobs
           )
         case .zip:
-          package = try ZipSink(path: output, overwrite: options.force, mtime: time, compression: options.compression)
+          package = try ZipSink(
+            path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression)
         }
       } catch {
         throw OperationError.wrap(error)

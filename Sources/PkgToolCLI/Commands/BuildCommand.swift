@@ -29,7 +29,11 @@ struct BuildCommand: ParsableCommand {
         pkgtool build MyBook                 # -> com.example.book-1.0.pkg
         pkgtool build assets/ --product-id com.example.levels \\
             --content-version 2.1 -o levels.pkg
-        pkgtool build MyBook --format zip -o delivery.zip
+        pkgtool build MyBook -o delivery.zip   # the format follows the extension
+
+      Building again over the package a previous run wrote replaces it (the new one is renamed \
+      over it whole); any other file at -o is kept unless --force. The package is never written \
+      inside the content it packs.
       """)
 
   @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
@@ -50,8 +54,11 @@ struct BuildCommand: ParsableCommand {
     help: ArgumentHelp("The content version (required for a plain folder).", valueName: "version"))
   var contentVersion: String?
 
-  @Option(help: "What to write: xar (a .pkg) or zip (the delivery form).")
-  var format: Build.Format = .xar
+  @Option(
+    help: ArgumentHelp(
+      "What to write: xar (a .pkg) or zip (the delivery form). Default: from the -o extension (.zip: zip), else xar."
+    ))
+  var format: Build.Format?
 
   @Option(help: "How hard to deflate what is worth deflating.")
   var compression: CompressionLevel = .default
@@ -61,7 +68,7 @@ struct BuildCommand: ParsableCommand {
       "Threads compressing files (default: one per core). The package is the same for any value.", valueName: "n"))
   var jobs: Int?
 
-  @Flag(help: "Replace the output if it exists.")
+  @Flag(help: "Replace the output even when it is not a package (a previous build's package is always replaced).")
   var force = false
 
   @Flag(name: .customLong("dry-run"), help: "Show what would go in and the findings; write nothing.")
@@ -93,7 +100,25 @@ struct BuildCommand: ParsableCommand {
     var findings: [Finding]
   }
 
+  /// The format asked for, else the one `-o`'s extension names; a mismatch is refused before
+  /// anything is read or written.
+  func resolvedFormat() throws -> Build.Format {
+    let named: Build.Format? = output.flatMap { path in
+      let name = Paths.name(of: path).lowercased()
+      return name.hasSuffix(".zip") ? .zip : name.hasSuffix(".pkg") ? .xar : nil
+    }
+    if let format, let named, format != named, let output {
+      throw ValidationError(
+        "--format \(format.rawValue) writes \(format == .zip ? "a zip" : "a XAR package"), but -o '\(output)' names \(named == .zip ? "a zip" : "a package (.pkg, a XAR)"): validate would refuse it. Name the file .\(format == .zip ? "zip" : "pkg"), or leave --format out."
+      )
+    }
+    return format ?? named ?? .xar
+  }
+
+  func validate() throws { _ = try resolvedFormat() }
+
   func run() throws {
+    let format = try resolvedFormat()
     // Build passes megabyte buffers between threads; reading does not gain from this (and pays
     // for mapping each 256 KiB part afresh), so only build asks for it.
     Allocator.returnFreedMemoryPromptly()
@@ -124,6 +149,11 @@ struct BuildCommand: ParsableCommand {
             files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
             packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path),
             findings: result.inspection.findings)))
+    } else if quiet {
+      // Quiet: nothing but the findings of a build that fails.
+      if failed {
+        Terminal.standardOutput(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
+      }
     } else {
       var out = ""
       if verbose || dryRun {
@@ -137,7 +167,7 @@ struct BuildCommand: ParsableCommand {
             "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n"
         }
       }
-      if (!result.inspection.findings.isEmpty && !(quiet && !failed)) || dryRun {
+      if !result.inspection.findings.isEmpty || dryRun {
         out += findingLines(result.inspection, displayPath: directory, strict: limits.strict)
       }
       if let written = result.output {
@@ -145,10 +175,6 @@ struct BuildCommand: ParsableCommand {
           for entry in result.entries { out += "added: \(entry.path)\n" }
         }
         let info = result.inspection.contentInfo
-        if quiet {
-          Terminal.standardOutput(out)
-          return
-        }
         out += "built \(written)\n"
         out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
         if compression == .none {

@@ -1,26 +1,40 @@
 import ArgumentParser
 import HostedContent
 
-/// A byte count: `2000000000`, `2GB`, `512MB`, `64kB` (decimal units), `1GiB` (binary).
+/// A byte count: `2000000000`, `2G`, `2GB`, `512M`, `64k` (decimal: K, M, G, T and kB, MB, GB, TB are
+/// powers of 1,000, as Apple's 2 GB limit is), `1GiB`, `512MiB` (binary: KiB, MiB, GiB, TiB).
 struct ByteCount: ExpressibleByArgument {
   var value: UInt64
 
+  /// What a refused value is told: the units there are.
+  static let unitsHelp =
+    "a number of bytes, optionally with a unit: K, M, G, T or kB, MB, GB, TB (1,000s: 2G = 2,000,000,000) or KiB, MiB, GiB, TiB (1,024s)"
+
+  init(value: UInt64) { self.value = value }
+
   init?(argument: String) {
+    guard let parsed = try? ByteCount.parse(argument) else { return nil }
+    self = parsed
+  }
+
+  /// `argument` as a byte count, or a message that lists the units.
+  static func parse(_ argument: String) throws -> ByteCount {
     let text = argument.trimmingSpaces()
     let units: [(String, UInt64)] = [
       ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
       ("kB", 1_000), ("KB", 1_000), ("MB", 1_000_000), ("GB", 1_000_000_000), ("TB", 1_000_000_000_000),
+      ("k", 1_000), ("K", 1_000), ("M", 1_000_000), ("G", 1_000_000_000), ("T", 1_000_000_000_000),
       ("B", 1),
     ]
+    func refuse() -> ValidationError { ValidationError("'\(argument)' is not a size: give \(unitsHelp).") }
     for (suffix, factor) in units where text.hasSuffix(suffix) {
-      guard let n = UInt64(String(text.dropLast(suffix.count)).trimmingSpaces()) else { return nil }
+      guard let n = UInt64(String(text.dropLast(suffix.count)).trimmingSpaces()) else { throw refuse() }
       let (v, overflow) = n.multipliedReportingOverflow(by: factor)
-      guard !overflow else { return nil }
-      value = v
-      return
+      guard !overflow else { throw ValidationError("'\(argument)' is too large a size.") }
+      return ByteCount(value: v)
     }
-    guard let n = UInt64(text) else { return nil }
-    value = n
+    guard let n = UInt64(text) else { throw refuse() }
+    return ByteCount(value: n)
   }
 
   static var defaultValueDescription: String { "2000000000" }
@@ -40,8 +54,8 @@ struct RuleOptions: ParsableArguments {
   @Option(
     name: .customLong("max-size"),
     help: ArgumentHelp(
-      "Largest package file and unpacked content, in bytes (2GB = 2,000,000,000 by default; units kB, MB, GB, KiB, MiB, GiB).",
-      valueName: "bytes"))
+      "Largest package file and unpacked content, in bytes (default 2G = 2,000,000,000; units K, M, G count 1,000s, KiB, MiB, GiB 1,024s).",
+      valueName: "bytes"), transform: ByteCount.parse)
   var maxSize: ByteCount?
 
   @Option(
@@ -63,7 +77,8 @@ struct LimitOptions: ParsableArguments {
   @Option(
     name: .customLong("max-size"),
     help: ArgumentHelp(
-      "Largest package file and unpacked content, in bytes (units kB, MB, GB, KiB, MiB, GiB).", valueName: "bytes"))
+      "Largest package file and unpacked content, in bytes (units K, M, G count 1,000s, KiB, MiB, GiB 1,024s).",
+      valueName: "bytes"), transform: ByteCount.parse)
   var maxSize: ByteCount?
 
   @Flag(help: "Treat warnings (such as junk files) as errors.")
@@ -83,7 +98,8 @@ extension CompressionLevel: ExpressibleByArgument {}
 struct ReaderLimitOptions: ParsableArguments {
   @Option(
     name: .customLong("max-toc-size"),
-    help: ArgumentHelp("Largest table of contents accepted, compressed or not (default 256MiB).", valueName: "bytes"))
+    help: ArgumentHelp("Largest table of contents accepted, compressed or not (default 256MiB).", valueName: "bytes"),
+    transform: ByteCount.parse)
   var maxTOCSize: ByteCount?
 
   @Option(
@@ -92,7 +108,8 @@ struct ReaderLimitOptions: ParsableArguments {
 
   @Option(
     name: .customLong("max-path-bytes"),
-    help: ArgumentHelp("Most bytes all entries' paths may add up to (default 64MiB).", valueName: "bytes"))
+    help: ArgumentHelp("Most bytes all entries' paths may add up to (default 64MiB).", valueName: "bytes"),
+    transform: ByteCount.parse)
   var maxPathBytes: ByteCount?
 
   @Option(
