@@ -117,4 +117,39 @@ import Testing
     #expect(junk.status == 2)
     #expect(junk.stderr.contains("--against"), "\(junk.stderr)")
   }
+
+  /// A report that cannot be written is an error (exit 2), never an exit 0 with nothing out.
+  @Test(arguments: [["validate", "--reporter", "sarif"], ["info", "--files"], ["validate", "--json"]])
+  func aFailedWriteToStandardOutputIsAnError(command: [String]) throws {
+    let dir = try TemporaryDirectory()
+    let pkg = dir.appending("x.pkg")
+    try writePackage(pkg)
+    let line = ([pkgtoolBinary, command[0], pkg] + command.dropFirst()).map { "'\($0)'" }.joined(separator: " ")
+    let result = try runProcess("/bin/bash", ["-c", line + " > /dev/full"])
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("cannot write 'standard output'"), "\(result.stderr)")
+    #expect(result.stderr.split(separator: "\n").count == 1)
+  }
+
+  /// A reader that goes away (`| head`) ends the command quietly: exit 0 for cat, and the
+  /// verdict's 1 for validate of an invalid package, so pipefail still sees it.
+  @Test func aClosedPipeEndsQuietly() throws {
+    let dir = try TemporaryDirectory()
+    let pkg = dir.appending("x.pkg")
+    let big = String(repeating: "lorem ipsum dolor sit amet\n", count: 200_000)
+    try writePackage(pkg, [.file("Contents/big.txt", big)])
+    let cat = try runProcess(
+      "/bin/bash",
+      ["-o", "pipefail", "-c", "'\(pkgtoolBinary)' cat '\(pkg)' Contents/big.txt | head -c 10 > /dev/null"])
+    #expect(cat.status == 0, "\(cat.stderr)")
+    #expect(cat.stderr.isEmpty, "\(cat.stderr)")
+
+    let bad = dir.appending("bad.pkg")
+    try writePackage(
+      bad, (0..<3000).map { .file("Contents/t\($0).sh", "#!/bin/sh\n") } as [RuleExample.Node])
+    let validate = try runProcess(
+      "/bin/bash", ["-o", "pipefail", "-c", "'\(pkgtoolBinary)' validate '\(bad)' --json | head -c 10 > /dev/null"])
+    #expect(validate.status == 1, "\(validate.stderr)")
+    #expect(validate.stderr.isEmpty, "\(validate.stderr)")
+  }
 }

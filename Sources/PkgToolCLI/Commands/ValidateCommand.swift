@@ -132,6 +132,7 @@ struct ValidateCommand: ParsableCommand {
     } else if !(quiet && !reports.contains { $0.failed }) {
       // On a terminal, an input that could not be read is the error line on stderr alone.
       let shown = format == .text ? reports.filter { $0.toolError == nil } : reports
+      if reports.contains(where: { $0.failed }) || !unreadable.isEmpty { Terminal.closedPipeStatus = 1 }
       if !shown.isEmpty { Terminal.standardOutput(format.reporter.render(shown)) }
     }
     // Exit 2 when an input could not be checked, after the report is out.

@@ -14,9 +14,23 @@ enum Terminal {
     _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
   }
 
+  /// Writes `text` to standard output, whole. A reader that went away (`| head`) ends the
+  /// command quietly with ``closedPipeStatus``; any other failure to write (a full disk,
+  /// `> /dev/full`) is an error: one line on stderr, exit 2, never a report that silently
+  /// went nowhere.
   static func standardOutput(_ text: String) {
-    print(text, terminator: "")
+    var text = text
+    text.withUTF8 { bytes in
+      do { try standardOutputBytes(UnsafeRawBufferPointer(bytes)) } catch {
+        PkgToolMain.fail("\(error)")
+      }
+    }
   }
+
+  /// The exit status when standard output's reader has gone (EPIPE): 0, as ripgrep and bat do,
+  /// unless the command has already judged its input a failure (then 1, so `set -o pipefail`
+  /// still sees it).
+  nonisolated(unsafe) static var closedPipeStatus: Int32 = 0
 
   static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 
@@ -70,14 +84,16 @@ final class ProgressLine {
   }
 }
 
-/// Raw bytes to standard output (for `cat`), after whatever `print` buffered.
+/// Raw bytes to standard output, unbuffered. A closed pipe ends the command quietly (see
+/// ``Terminal/closedPipeStatus``); other failures throw.
 func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
-  fflush(nil)  // every output stream: what `print` buffered goes first
+  fflush(nil)  // every output stream: whatever a library buffered goes first
   var offset = 0
   while offset < bytes.count {
     let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
     if n < 0 {
       if errno == EINTR { continue }
+      if errno == EPIPE { exit(Terminal.closedPipeStatus) }
       throw SystemError("write", path: "standard output")
     }
     offset += n
