@@ -19,11 +19,23 @@ package struct SystemError: Error, Equatable, CustomStringConvertible, Sendable 
   /// (a FIFO where a file was expected).
   package var detail: String?
 
+  /// An error about `path`. A temporary file pkgtool made beside an output is never named:
+  /// the error names the output, and a missing folder is named as such.
   package init(_ operation: String, path: String, code: Int32 = errno, detail: String? = nil) {
     self.operation = operation
     self.path = path
     self.code = code
     self.detail = detail
+    let slash = path.lastIndex(of: "/")
+    let name = slash.map { path[path.index(after: $0)...] } ?? path[...]
+    if let target = TemporaryName.target(of: name) {
+      let folder = slash.map { String(path[...$0]) } ?? ""
+      self.path = folder + target
+      let parent = folder.isEmpty ? "." : folder.count > 1 ? String(folder.dropLast()) : folder
+      if detail == nil, code == ENOENT || code == ENOTDIR, !Paths.isDirectory(parent) {
+        self.detail = "the folder '\(parent)' does not exist"
+      }
+    }
   }
 
   /// The symbolic name of ``code``, such as `ENOENT`.

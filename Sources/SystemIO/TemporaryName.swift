@@ -14,6 +14,17 @@ package enum TemporaryName {
     return "\(prefix(of: name))\(purpose)-\(getpid())-\(String(random, radix: 16))"
   }
 
+  /// The name a temporary name stands in for (`.book.pkg.pkgtool-tmp-123-ab` → `book.pkg`);
+  /// nil when `entry` is not one of pkgtool's temporary names.
+  package static func target(of entry: Substring) -> Substring? {
+    guard entry.first == ".", let marker = entry.ranges(of: ".pkgtool-").last else { return nil }
+    let parts = entry[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count >= 3, pid_t(parts[parts.count - 2]) != nil, UInt32(parts[parts.count - 1], radix: 16) != nil,
+      marker.lowerBound > entry.index(after: entry.startIndex)
+    else { return nil }
+    return entry[entry.index(after: entry.startIndex)..<marker.lowerBound]
+  }
+
   /// What every temporary name for `name` starts with.
   package static func prefix(of name: String) -> String { ".\(name).pkgtool-" }
 

@@ -216,6 +216,14 @@ public enum PackageDiff {
     public var newContentSize: UInt64
     /// New content size minus old.
     public var sizeDelta: Int64
+    /// What a person should know about the change: content that differs under the same
+    /// `ContentVersion` (devices that have that version never fetch it again).
+    public var warnings: [String] = []
+
+    /// True when the content (or product) differs but `ContentVersion` is the same.
+    public var contentChangedWithoutNewVersion: Bool {
+      (!added.isEmpty || !removed.isEmpty || !changed.isEmpty) && oldVersion != nil && oldVersion == newVersion
+    }
   }
 
   /// Compares the packages (or folders) `old` and `new` by their entries and content digests.
@@ -244,10 +252,16 @@ public enum PackageDiff {
         changed.append(Change(path: row.path, kind: other.kind, oldSize: row.size, newSize: other.size, what: what))
       }
     }
-    return Result(
+    var result = Result(
       old: old, new: new, oldProduct: a.productIdentifier, newProduct: b.productIdentifier,
       oldVersion: a.contentVersion, newVersion: b.contentVersion, added: added, removed: removed, changed: changed,
       oldContentSize: a.contentSize, newContentSize: b.contentSize,
       sizeDelta: Int64(clamping: b.contentSize) - Int64(clamping: a.contentSize))
+    if result.contentChangedWithoutNewVersion, let version = result.newVersion {
+      result.warnings.append(
+        "the content differs but ContentVersion is \(version) in both: devices that have \(version) never fetch it again (raise it with pkgtool bump)"
+      )
+    }
+    return result
   }
 }

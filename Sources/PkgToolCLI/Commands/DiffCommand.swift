@@ -13,7 +13,8 @@ struct DiffCommand: ParsableCommand {
     abstract: "Show what changed between two packages: version, files added, removed and changed.",
     discussion: """
       Compares content by SHA-256, so a file moved between formats (XAR, flat package, zip, \
-      folder) compares equal. Exits 0 whenever it could compare, whatever the differences; with \
+      folder) compares equal. Warns when the content differs but ContentVersion does not: \
+      devices that have that version would never fetch the new content. Exits 0 whenever it could compare, whatever the differences; with \
       --quiet, prints nothing and exits 1 when they differ (as git diff --quiet).
 
       Examples:
@@ -28,6 +29,12 @@ struct DiffCommand: ParsableCommand {
   var new: String
   @Flag(help: "Print JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing; exit 1 when the two differ.") var quiet = false
+
+  /// The change of size in words: "grew by 1,234 bytes (1.2 kB)", "shrank by …", "unchanged".
+  static func sizeChange(_ delta: Int64) -> String {
+    if delta == 0 { return "size unchanged" }
+    return (delta > 0 ? "grew by " : "shrank by ") + describeBytes(delta.magnitude)
+  }
 
   func run() throws {
     let d = try PackageDiff.run(old: old, new: new)
@@ -48,14 +55,19 @@ struct DiffCommand: ParsableCommand {
       out += "product: \(d.newProduct ?? "?")\n"
     }
     out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
-    for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(c.newSize ?? 0) bytes)\n" }
-    for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(c.oldSize ?? 0) bytes)\n" }
+    for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(describeBytes(c.newSize ?? 0)))\n" }
+    for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(describeBytes(c.oldSize ?? 0)))\n" }
     for c in d.changed {
-      out +=
-        "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(c.oldSize ?? 0) → \(c.newSize ?? 0) bytes)\n"
+      let size =
+        c.oldSize == c.newSize
+        ? "same size, \(describeBytes(c.newSize ?? 0))"
+        : "\(describeBytes(c.oldSize ?? 0)) → \(describeBytes(c.newSize ?? 0))"
+      out += "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(size))\n"
     }
+    out += "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed\n"
     out +=
-      "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed; content \(d.oldContentSize) → \(d.newContentSize) bytes (\(d.sizeDelta >= 0 ? "+" : "")\(d.sizeDelta))\n"
+      "content: \(DiffCommand.sizeChange(d.sizeDelta)): \(describeBytes(d.oldContentSize)) → \(describeBytes(d.newContentSize))\n"
+    for warning in d.warnings { out += "warning: \(warning)\n" }
     Terminal.standardOutput(out)
   }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HostedContent
+import SystemIO
 
 struct KeygenCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -27,10 +28,24 @@ struct KeygenCommand: ParsableCommand {
 
   func run() throws {
     let key = CatalogSigningKey()
+    // A folder for keys that does not exist yet is made, private (0700), as ssh-keygen does.
+    let folder = Paths.parent(of: output)
+    var created = ""
+    if Paths.status(folder) == nil {
+      do {
+        try FileManager.default.createDirectory(
+          atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      } catch {
+        throw OperationError(
+          "cannot create the folder '\(folder)' for the key", hint: "check that its parent is writable")
+      }
+      created = "created \(folder)/ (0700)\n"
+    }
     try key.write(to: output)
     if !quiet {
       Terminal.standardOutput(
-        "wrote \(output) (private, 0600) and \(output).pub\npublic key \(key.publicKey.base64) (id \(key.publicKey.keyID))\n"
+        created
+          + "wrote \(output) (private, 0600) and \(output).pub\npublic key \(key.publicKey.base64) (id \(key.publicKey.keyID))\n"
       )
     }
   }

@@ -1,0 +1,81 @@
+import Foundation
+import HostedContent
+import TestSupport
+import Testing
+
+/// What a user meets on the second half of a day: messages about outputs that could not be
+/// written, a key folder that does not exist yet, and a diff read by a person.
+@Suite struct UserDayTests {
+  func package(_ dir: TemporaryDirectory, _ name: String, _ extra: [RuleExample.Node]) throws -> String {
+    let path = dir.appending(name)
+    try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + extra)).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  /// An error never names a temporary file: it names the output and the missing folder.
+  @Test func errorsNameTheOutputNeverATemporary() throws {
+    let dir = try TemporaryDirectory()
+    let pkg = try package(dir, "b.pkg", [])
+    #expect(try pkgtool(["keygen", "-o", dir.appending("k")]).status == 0)
+    let commands: [[String]] = [
+      ["validate", pkg, "-o", dir.appending("missing/r.sarif")],
+      [
+        "publish", pkg, "--key", dir.appending("k"), "--base-url", "https://cdn.example.com/c", "-o",
+        dir.appending("missing/catalog.json"),
+      ],
+      ["unpack", pkg, "-o", dir.appending("missing/out")],
+      ["build", dir.appending("none"), "-o", dir.appending("missing/x.pkg")],
+    ]
+    for command in commands {
+      let result = try pkgtool(command)
+      #expect(result.status == 2, "\(command[0]): \(result.stderr)")
+      #expect(!result.stderr.contains(".pkgtool-"), "\(command[0]): \(result.stderr)")
+      #expect(result.stderr.split(separator: "\n").count == 1, "\(command[0]): \(result.stderr)")
+    }
+    let report = try pkgtool(["validate", pkg, "-o", dir.appending("missing/r.sarif")])
+    #expect(report.stderr.contains("the folder '\(dir.appending("missing"))' does not exist"), "\(report.stderr)")
+  }
+
+  /// `keygen -o ~/.keys/content` with no ~/.keys yet: the folder is made, private.
+  @Test func keygenMakesAMissingKeyFolderPrivate() throws {
+    let dir = try TemporaryDirectory()
+    let result = try pkgtool(["keygen", "-o", dir.appending(".keys/content")])
+    #expect(result.status == 0, "\(result.stderr)")
+    let attributes = try FileManager.default.attributesOfItem(atPath: dir.appending(".keys"))
+    #expect((attributes[.posixPermissions] as? Int) == 0o700)
+    #expect(FileManager.default.fileExists(atPath: dir.appending(".keys/content.pub")))
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: dir.appending(".keys")).sorted() == [
+        "content", "content.pub",
+      ])
+  }
+
+  /// Sizes read as info prints them, the change named in words, and a warning when the
+  /// content changed under the same ContentVersion.
+  @Test func diffSpeaksToAPerson() throws {
+    let dir = try TemporaryDirectory()
+    let old = try package(dir, "old.pkg", [.file("Contents/a.txt", String(repeating: "a", count: 1500))])
+    let new = try package(
+      dir, "new.pkg",
+      [
+        .file("Contents/a.txt", String(repeating: "b", count: 1500)),
+        .file("Contents/big.txt", String(repeating: "c", count: 12_345)),
+      ])
+    let result = try pkgtool(["diff", old, new])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout.contains("+ Contents/big.txt (12,345 bytes (12.3 kB))"), "\(result.stdout)")
+    #expect(result.stdout.contains("~ Contents/a.txt (content; same size, 1,500 bytes (1.5 kB))"), "\(result.stdout)")
+    #expect(result.stdout.contains("content: grew by 12,345 bytes (12.3 kB)"), "\(result.stdout)")
+    #expect(
+      result.stdout.contains("warning: the content differs but ContentVersion is 1.0 in both"), "\(result.stdout)")
+    let json = try pkgtool(["diff", old, new, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+    #expect((object?["warnings"] as? [String])?.count == 1)
+
+    let back = try pkgtool(["diff", new, old])
+    #expect(back.stdout.contains("content: shrank by 12,345 bytes (12.3 kB)"), "\(back.stdout)")
+    let same = try pkgtool(["diff", old, old])
+    #expect(same.stdout.contains("content: size unchanged"))
+    #expect(!same.stdout.contains("warning:"))
+  }
+}
