@@ -38,6 +38,8 @@ extension XARWriter {
       var size = 0
       var archived: XARChecksum?
       var extracted: XARChecksum?
+      /// Whether the stored bytes are deflated: not when deflating made them no smaller.
+      var deflated = false
     }
     let algorithm: XARChecksumAlgorithm
     private(set) var items: [Item] = []
@@ -73,9 +75,16 @@ extension XARWriter {
           let deflater = WholeDeflater.pool.take(level: level)
           item.stored = deflater.compress(item.bytes)
           WholeDeflater.pool.give(deflater)
-          var a = XARHasher(algorithm)
-          a.update(item.stored)
-          item.archived = a.finalize()
+          if item.stored.count < item.size {
+            item.deflated = true
+            var a = XARHasher(algorithm)
+            a.update(item.stored)
+            item.archived = a.finalize()
+          } else {
+            // Deflate would make it no smaller (small or random bytes): stored as it is.
+            item.stored = item.bytes
+            item.archived = item.extracted
+          }
         } else {
           item.stored = item.bytes
           item.archived = item.extracted  // the same bytes: hash once
@@ -97,7 +106,8 @@ extension XARWriter {
       try item.stored.withUnsafeBytes { try bufferedHeapWrite($0, heap) }
       try setData(
         item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
-        gzip: item.compression != .none, archived: item.archived, extracted: item.extracted)
+        gzip: item.deflated, archived: item.archived, extracted: item.extracted)
+      if item.compression != .none && !item.deflated { filesStoredUnshrunk += 1 }
       growHeap(by: UInt64(item.stored.count))
     }
     if options.threads > 1 { queuedBytes -= job.inputBytes }

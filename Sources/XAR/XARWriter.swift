@@ -94,6 +94,9 @@ package final class XARWriter {
   /// The heap's size in the archive: the TOC checksum's room, then the data added so far
   /// (grown through ``growHeap(by:)``).
   var heapSize: UInt64 = 0
+  /// Files handed whole with compression asked for, stored as they are because deflating them
+  /// made them no smaller.
+  package internal(set) var filesStoredUnshrunk = 0
   /// Where the heap file's data not yet handed to the kernel's writeback starts.
   var writebackStart: UInt64 = 0
   var finished = false

@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import SystemIO
 import TestSupport
 import Testing
 
@@ -102,5 +103,48 @@ import Testing
     let bad = try pkgtool(["validate", out, "--max-size", "2 gigs"])
     #expect(bad.status == 2)
     #expect(bad.stderr.contains("KiB, MiB, GiB"), "\(bad.stderr)")
+  }
+
+  /// A file is deflated only when that makes it smaller, in both formats; bsdtar and Python's
+  /// zipfile read the result back to the same bytes.
+  @Test func deflateOnlyWhatItShrinks() throws {
+    let dir = try TemporaryDirectory()
+    let book = try project(dir)
+    var random = SystemRandomNumberGenerator()
+    let noise = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+    try writeFile(dir.appending("MyBook/Contents/noise.bin"), noise)
+    try writeFile(dir.appending("MyBook/Contents/tiny.txt"), "hello")
+    try writeFile(dir.appending("MyBook/Contents/text.txt"), String(repeating: "words, words. ", count: 5000))
+    let pkg = dir.appending("b.pkg")
+    let zip = dir.appending("b.zip")
+    let built = try pkgtool(["build", book, "-o", pkg])
+    // noise.bin, tiny.txt and the 18 bytes of chapter1.txt
+    #expect(built.stdout.contains("3 stored as deflating made them no smaller"), "\(built.stdout)")
+    #expect(try pkgtool(["build", book, "-o", zip]).status == 0)
+
+    let listing = try pkgtool(["info", pkg, "--files"])
+    for line in listing.stdout.split(separator: "\n") where line.hasSuffix("noise.bin") || line.hasSuffix("tiny.txt") {
+      #expect(line.contains(" none "), "\(line)")
+    }
+    #expect(listing.stdout.split(separator: "\n").contains { $0.hasSuffix("text.txt") && $0.contains(" gzip ") })
+    let script = """
+      import sys, zipfile
+      z = zipfile.ZipFile(sys.argv[1])
+      assert z.testzip() is None
+      for i in z.infolist():
+          print(i.filename, i.compress_type, i.file_size, i.compress_size)
+      """
+    let zipped = try runProcess("/usr/bin/env", ["python3", "-c", script, zip])
+    #expect(zipped.status == 0, "\(zipped.stderr)")
+    #expect(zipped.stdout.contains("Contents/noise.bin 0 300000 300000"), "\(zipped.stdout)")
+    #expect(zipped.stdout.contains("Contents/tiny.txt 0 5 5"), "\(zipped.stdout)")
+    #expect(zipped.stdout.contains("Contents/text.txt 8 70000"), "\(zipped.stdout)")
+    for archive in [pkg, zip] {
+      let out = dir.appending("x-\(Paths.name(of: archive))")
+      try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+      #expect(try runProcess("/usr/bin/env", ["bsdtar", "-xf", archive, "-C", out]).status == 0)
+      #expect(try readFile(out + "/Contents/noise.bin") == noise)
+      #expect(try readFile(out + "/Contents/tiny.txt") == Array("hello".utf8))
+    }
   }
 }

@@ -32,8 +32,14 @@ import XAR
     let zip = try pkgtool(["build", "Book", "--format", "zip", "-o", "book.zip"], in: dir.path)
     #expect(zip.status == 0, "\(zip.stdout)\(zip.stderr)")
     // The PNG is stored as it is, and the summary says so.
-    #expect(zip.stdout.contains("files    3 (2 deflated, 1 stored as already compressed)"), "\(zip.stdout)")
-    #expect(pkg.stdout.contains("files    3 (2 deflated, 1 stored as already compressed)"), "\(pkg.stdout)")
+    #expect(
+      zip.stdout.contains(
+        "files    3 (1 deflated, 1 stored as already compressed, 1 stored as deflating made them no smaller)"),
+      "\(zip.stdout)")
+    #expect(
+      pkg.stdout.contains(
+        "files    3 (1 deflated, 1 stored as already compressed, 1 stored as deflating made them no smaller)"),
+      "\(pkg.stdout)")
 
     for (output, folder) in [("com.example.book-1.0.pkg", "u1"), ("book.zip", "u2")] {
       let checked = try pkgtool(["validate", output], in: dir.path)

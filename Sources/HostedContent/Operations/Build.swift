@@ -83,6 +83,8 @@ public enum Build {
     public var sha256: String?
     /// Files stored as they are because they were already compressed.
     public var storedFiles: Int
+    /// Files stored as they are because deflating them made them no smaller.
+    public var storedUnshrunkFiles = 0
   }
 
   /// True when `path` is a regular file that starts as a package does (a XAR or a zip): what a
@@ -200,6 +202,7 @@ public enum Build {
       throw writeFailure(error, output: output)
     }
     result.output = output
+    result.storedUnshrunkFiles = package.unshrunkCount
     result.packageSize = written.size
     result.sha256 = written.sha256
     return result

@@ -26,6 +26,9 @@ extension EntrySink {
 package protocol PackageSink: EntrySink {
   /// Files stored as they are because they already were compressed.
   var storedCount: Int { get }
+  /// Files stored as they are because deflating them made them no smaller (known after
+  /// ``commit(checkingSize:)``).
+  var unshrunkCount: Int { get }
   /// Finishes the package and puts it in place, unless `check` (given the size the package will
   /// have) throws; then nothing appears and the error is passed on.
   func commit(checkingSize check: ((UInt64) throws -> Void)?) throws -> WrittenPackage

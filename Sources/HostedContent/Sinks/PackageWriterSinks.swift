@@ -54,6 +54,8 @@ package final class XARSink: PackageSink {
   private var wholeBytes: [UInt8] = []
   /// Files stored without compression because they already were compressed.
   package private(set) var storedCount = 0
+  /// Files stored as they are because deflating them made them no smaller.
+  package var unshrunkCount: Int { writer.filesStoredUnshrunk }
   /// Files up to this size are compressed whole (and in parallel).
   package static let wholeFileLimit: UInt64 = 4 << 20
 
@@ -151,6 +153,10 @@ package final class ZipSink: PackageSink {
   private var open = false
   /// Files stored without compression because they already were compressed.
   package private(set) var storedCount = 0
+  /// Files stored as they are because deflating them made them no smaller.
+  package private(set) var unshrunkCount = 0
+  /// Measures what libarchive's deflate (zlib, its default level) makes of a file.
+  private lazy var sizer = ZlibDeflater(level: -1)
 
   package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
     self.path = path
@@ -173,21 +179,35 @@ package final class ZipSink: PackageSink {
     return nil
   }
 
+  /// A file's first bytes, gathered until the file is whole or ``XARSink/wholeFileLimit`` bytes
+  /// have come, so that what to do with it is decided on its bytes.
+  private var gathered: [UInt8] = []
+
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
-    if let entry = pending {
-      pending = nil
-      let (compress, storedAsCompressed) = chooser.choose(head: bytes)
-      if storedAsCompressed { storedCount += 1 }
-      try add(entry, compress: compress)
+    guard let entry = pending else { return try writer.writeData(bytes) }
+    gathered.append(contentsOf: bytes)
+    if UInt64(gathered.count) >= min(entry.size, XARSink.wholeFileLimit) { try startPending() }
+  }
+
+  /// Adds the pending file's entry, deflated or stored, and writes what was gathered of it.
+  private func startPending() throws {
+    guard let entry = pending else { return }
+    pending = nil
+    defer { gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20) }
+    var (compress, storedAsCompressed) = gathered.withUnsafeBytes { chooser.choose(head: $0) }
+    if storedAsCompressed { storedCount += 1 }
+    // A file gathered whole is deflated only if that makes it smaller: the entry's data is raw
+    // deflate, the zlib stream less its 2-byte header and 4-byte check.
+    if compress, UInt64(gathered.count) == entry.size, sizer.compressWhole(gathered).count - 6 >= gathered.count {
+      compress = false
+      unshrunkCount += 1
     }
-    try writer.writeData(bytes)
+    try add(entry, compress: compress)
+    try gathered.withUnsafeBytes { try writer.writeData($0) }
   }
 
   package func end(_ entry: PackageEntry) throws {
-    if let pending {
-      self.pending = nil
-      try add(pending, compress: false)
-    }
+    try startPending()
   }
 
   private func add(_ entry: PackageEntry, compress: Bool) throws {

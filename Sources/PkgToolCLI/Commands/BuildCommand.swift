@@ -93,6 +93,7 @@ struct BuildCommand: ParsableCommand {
     var format: String
     var files: Int
     var storedFiles: Int
+    var storedUnshrunkFiles: Int
     var contentSize: UInt64
     var packageSize: UInt64?
     var sha256: String?
@@ -146,7 +147,8 @@ struct BuildCommand: ParsableCommand {
             output: result.output ?? result.plannedOutput, written: result.output != nil,
             productIdentifier: result.inspection.contentInfo?.productIdentifier,
             contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
-            files: result.fileCount, storedFiles: result.storedFiles, contentSize: result.inspection.contentSize,
+            files: result.fileCount, storedFiles: result.storedFiles,
+            storedUnshrunkFiles: result.storedUnshrunkFiles, contentSize: result.inspection.contentSize,
             packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path),
             findings: result.inspection.findings)))
     } else if quiet {
@@ -180,8 +182,12 @@ struct BuildCommand: ParsableCommand {
         if compression == .none {
           out += "  files    \(result.fileCount) (all stored: --compression none)\n"
         } else {
+          let deflated = result.fileCount - result.storedFiles - result.storedUnshrunkFiles
+          let unshrunk =
+            result.storedUnshrunkFiles == 0
+            ? "" : ", \(result.storedUnshrunkFiles) stored as deflating made them no smaller"
           out +=
-            "  files    \(result.fileCount) (\(result.fileCount - result.storedFiles) deflated, \(result.storedFiles) stored as already compressed)\n"
+            "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk))\n"
         }
         out += "  content  \(describeBytes(result.inspection.contentSize))\n"
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
