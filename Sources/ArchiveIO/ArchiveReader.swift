@@ -54,7 +54,12 @@ package final class ArchiveReader {
     guard let archive = archive_read_new() else { throw LibArchiveError(call: "archive_read_new", "out of memory") }
     self.archive = archive
     self.pull = pull
-    if support.contains(.zipSeekable) { archive_read_support_format_zip_seekable(archive) }
+    if support.contains(.zipSeekable) {
+      archive_read_support_format_zip_seekable(archive)
+      // Every entry as its own entry on every platform (on Apple platforms libarchive would
+      // otherwise fold `__MACOSX/._NAME` into NAME's metadata).
+      archive_read_set_format_option(archive, "zip", "mac-ext", nil)
+    }
     if support.contains(.tar) { archive_read_support_format_tar(archive) }
     if support.contains(.cpio) { archive_read_support_format_cpio(archive) }
     if support.contains(.raw) { archive_read_support_format_raw(archive) }
@@ -114,7 +119,9 @@ package final class ArchiveReader {
       throw error("archive_read_next_header", fallback: "unreadable archive")
     }
     var pathname: [UInt8] = []
-    if let name = archive_entry_pathname(e) {
+    // In the C locale libarchive cannot convert a name flagged UTF-8 to the locale's charset and
+    // gives no locale name; the UTF-8 form is still there.
+    if let name = archive_entry_pathname(e) ?? archive_entry_pathname_utf8(e) {
       pathname = Array(
         UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
     }

@@ -137,12 +137,14 @@ package final class ZipPackageSource: EntrySource {
   package var maxEntries = ReaderLimits().maxEntries
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    var names: [String]? = nil
     if format == .zip {
-      // libarchive reads the local headers, unzip the central directory: they must agree.
+      // libarchive reads the local headers, unzip the central directory: they must agree. The
+      // names are the ones decoded there (libarchive gives none for a UTF-8 name in the C locale).
       let file = try FileDescriptor.open(regularFile: location)
-      _ = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
+      names = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries).namesInFileOrder
     }
-    try LibArchiveReader(path: location).forEachEntry(visit)
+    try LibArchiveReader(path: location).forEachEntry(names: names, visit)
   }
 }
 

@@ -16,12 +16,26 @@ final class LibArchiveReader {
     reader = try ArchiveReader(support: [.cpio, .tar, .gzip, .bzip2, .xz, .lzma], pulling: pull)
   }
 
-  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  /// Reads the entries; with `names` (a zip's names as ``ZipDirectory`` decoded them, in the
+  /// order of their local headers), each entry gets its name from there, and libarchive must
+  /// give the same entries in that order.
+  func forEachEntry(names: [String]? = nil, _ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    var index = 0
     while let header = try reader.nextHeader() {
       guard !header.isEncrypted else {
         throw LibArchiveError("the archive holds encrypted entries")
       }
-      let (rawPath, valid) = LibArchiveReader.string(header.pathname)
+      var (rawPath, valid) = LibArchiveReader.string(header.pathname)
+      if let names {
+        guard index < names.count, header.pathname.isEmpty || rawPath == names[index] else {
+          throw ZipDirectory.Inconsistency(
+            description:
+              "zip: libarchive reads \(rawPath.debugDescription) where the central directory lists \(index < names.count ? names[index].debugDescription : "no more entries")"
+          )
+        }
+        (rawPath, valid) = (names[index], true)
+        index += 1
+      }
       let path = PackageEntry.normalizedSourcePath(rawPath)
       if path == "." || path.isEmpty && rawPath.hasPrefix(".") { continue }
       let kind: EntryKind
@@ -57,6 +71,10 @@ final class LibArchiveReader {
       } else {
         try visit(entry, nil)
       }
+    }
+    if let names, index != names.count {
+      throw ZipDirectory.Inconsistency(
+        description: "zip: libarchive reads \(index) entries where the central directory lists \(names.count)")
     }
   }
 
