@@ -11,6 +11,17 @@ final class LibArchiveReader {
     reader = try ArchiveReader(path: path, support: [.zipSeekable, .tar, .allFilters])
   }
 
+  /// Opens a zip as ``ZipDirectory`` checked it: up to its end record, without its comment.
+  init(path: String, zip: ZipDirectory) throws {
+    if zip.hasComment {
+      reader = try ArchiveReader(
+        path: path, length: zip.endRecordOffset + 22,
+        overrides: [zip.endRecordOffset + 20: 0, zip.endRecordOffset + 21: 0], support: [.zipSeekable])
+    } else {
+      reader = try ArchiveReader(path: path, support: [.zipSeekable])
+    }
+  }
+
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.
   init(payload pull: @escaping () throws -> [UInt8]?) throws {
     reader = try ArchiveReader(support: [.cpio, .tar, .gzip, .bzip2, .xz, .lzma], pulling: pull)
@@ -27,7 +38,11 @@ final class LibArchiveReader {
       }
       var (rawPath, valid) = LibArchiveReader.string(header.pathname)
       if let names {
-        guard index < names.count, header.pathname.isEmpty || rawPath == names[index] else {
+        // libarchive turns a backslash into '/'; path-safety judges the name as stored.
+        let central = index < names.count ? names[index] : ""
+        guard index < names.count,
+          header.pathname.isEmpty || rawPath == central || rawPath == central.replacingOccurrences(of: "\\", with: "/")
+        else {
           throw ZipDirectory.Inconsistency(
             description:
               "zip: libarchive reads \(rawPath.debugDescription) where the central directory lists \(index < names.count ? names[index].debugDescription : "no more entries")"

@@ -32,6 +32,11 @@ struct ZipDirectory {
 
   private(set) var entries: [Entry] = []
 
+  /// Where the end record starts; the zip as libarchive should see it ends 22 bytes later.
+  private(set) var endRecordOffset: UInt64 = 0
+  /// Whether the end record has a comment (which libarchive is not shown).
+  private(set) var hasComment = false
+
   /// The entries' names, decoded (see ``decodedName(_:flags:)``), in the order of their local
   /// headers: the order in which libarchive's seekable reader and any streaming reader see them.
   private(set) var namesInFileOrder: [String] = []
@@ -56,13 +61,6 @@ struct ZipDirectory {
       return .failure(
         Inconsistency(
           description: "zip: the name \(shown) holds a NUL byte, where readers written in C end it and others do not"))
-    }
-    if name.contains(UInt8(ascii: "\\")) {
-      return .failure(
-        Inconsistency(
-          description:
-            "zip: the name \(shown) holds a backslash, which some readers (libarchive, unzip) take as a folder separator and others keep in the name"
-        ))
     }
     if let text = String(validating: name, as: UTF8.self) { return .success(text) }
     if flags & 0x0800 != 0 {
@@ -104,10 +102,12 @@ struct ZipDirectory {
         throw fail(
           after > 0
             ? "\(after) bytes after the end of the zip (its end record declares a \(declared)-byte comment): padding or data appended to the archive"
-            : "the end record declares a \(declared)-byte comment, but the file ends \(-after) bytes sooner (truncated)")
+            : "the end record declares a \(declared)-byte comment, but the file ends \(-after) bytes sooner (truncated)"
+        )
       }
       throw fail(
-        "no end-of-central-directory record in the last \(tailLength) bytes (not a zip, or more than 64 KiB appended to it)")
+        "no end-of-central-directory record in the last \(tailLength) bytes (not a zip, or more than 64 KiB appended to it)"
+      )
     }
     guard candidates.count == 1 else {
       throw fail(
@@ -115,6 +115,8 @@ struct ZipDirectory {
       )
     }
     let eocdOffset = tailStart + UInt64(eocd)
+    endRecordOffset = eocdOffset
+    hasComment = tail.uint16(at: eocd + 20) != 0
     var count = UInt64(tail.uint16(at: eocd + 10))
     var directorySize = UInt64(tail.uint32(at: eocd + 12))
     var directoryOffset = UInt64(tail.uint32(at: eocd + 16))
@@ -128,7 +130,8 @@ struct ZipDirectory {
     if !zip64 {
       guard disk == 0, directoryDisk == 0, countHere == tail.uint16(at: eocd + 10) else {
         throw fail(
-          "the end record names disk \(disk) (central directory on disk \(directoryDisk)): a split or spanned archive, which is not a package")
+          "the end record names disk \(disk) (central directory on disk \(directoryDisk)): a split or spanned archive, which is not a package"
+        )
       }
     }
     if zip64 {
@@ -144,11 +147,13 @@ struct ZipDirectory {
       }
       guard record.uint32(at: 16) == 0, record.uint32(at: 20) == 0 else {
         throw fail(
-          "the zip64 end record names disk \(record.uint32(at: 16)) (central directory on disk \(record.uint32(at: 20))): a split or spanned archive, which is not a package")
+          "the zip64 end record names disk \(record.uint32(at: 16)) (central directory on disk \(record.uint32(at: 20))): a split or spanned archive, which is not a package"
+        )
       }
       guard record.uint64(at: 24) == record.uint64(at: 32) else {
         throw fail(
-          "the zip64 end record counts \(record.uint64(at: 24)) entries on this disk but \(record.uint64(at: 32)) in all")
+          "the zip64 end record counts \(record.uint64(at: 24)) entries on this disk but \(record.uint64(at: 32)) in all"
+        )
       }
       count = record.uint64(at: 32)
       directorySize = record.uint64(at: 40)
@@ -186,14 +191,16 @@ struct ZipDirectory {
       if case .failure(let refusal) = ZipDirectory.decodedName(name, flags: entry.flags) { throw refusal }
       if entry.flags & 0x0001 != 0 {
         throw fail(
-          "\(String(decoding: name, as: UTF8.self).debugDescription) is encrypted (general-purpose bit 0): a package cannot be read without a password")
+          "\(String(decoding: name, as: UTF8.self).debugDescription) is encrypted (general-purpose bit 0): a package cannot be read without a password"
+        )
       }
       try ZipDirectory.checkKind(entry)
       if ZipDirectory.supportedMethods[entry.method] == nil {
         let shown = String(decoding: name, as: UTF8.self).debugDescription
         let known = ZipDirectory.knownMethods[entry.method].map { " (\($0))" } ?? ""
         throw fail(
-          "\(shown) is compressed with method \(entry.method)\(known), which this reader does not decode; re-create the zip with deflate")
+          "\(shown) is compressed with method \(entry.method)\(known), which this reader does not decode; re-create the zip with deflate"
+        )
       }
       if let unicode = ZipDirectory.unicodePath(extra), unicode != name {
         throw fail(
@@ -312,7 +319,8 @@ struct ZipDirectory {
     } else if unixType == 0o040000 {
       throw Inconsistency(
         description:
-          "zip: \(shown) has a folder's Unix mode but no trailing '/': libarchive extracts it as a folder, unzip as a file")
+          "zip: \(shown) has a folder's Unix mode but no trailing '/': libarchive extracts it as a folder, unzip as a file"
+      )
     } else if dosFolder && unixType == 0 {
       throw Inconsistency(
         description:
@@ -324,7 +332,9 @@ struct ZipDirectory {
   /// Checks the data descriptor that follows an entry with general-purpose bit 3 at `offset`
   /// against the central directory (its CRC and sizes must be the same) and returns its length:
   /// a streaming reader takes the sizes from it and starts the next entry right after it.
-  private static func checkDescriptor(_ entry: Entry, at offset: UInt64, limit: UInt64, zip64: Bool, file: FileDescriptor)
+  private static func checkDescriptor(
+    _ entry: Entry, at offset: UInt64, limit: UInt64, zip64: Bool, file: FileDescriptor
+  )
     throws -> UInt64
   {
     let shown = String(decoding: entry.name, as: UTF8.self).debugDescription
@@ -381,7 +391,9 @@ struct ZipDirectory {
     }
   }
 
-  private static func hexByte(_ byte: UInt8) -> String { byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }
+  private static func hexByte(_ byte: UInt8) -> String {
+    byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+  }
 
   /// The name in an Info-ZIP Unicode Path extra field (0x7075), which some readers use in place
   /// of the header's name; nil when there is none.
