@@ -54,7 +54,12 @@ package final class ArchiveReader {
     guard let archive = archive_read_new() else { throw LibArchiveError(call: "archive_read_new", "out of memory") }
     self.archive = archive
     self.pull = pull
-    if support.contains(.zipSeekable) { archive_read_support_format_zip_seekable(archive) }
+    if support.contains(.zipSeekable) {
+      archive_read_support_format_zip_seekable(archive)
+      // Every entry as its own entry on every platform (on Apple platforms libarchive would
+      // otherwise fold `__MACOSX/._NAME` into NAME's metadata).
+      archive_read_set_format_option(archive, "zip", "mac-ext", nil)
+    }
     if support.contains(.tar) { archive_read_support_format_tar(archive) }
     if support.contains(.cpio) { archive_read_support_format_cpio(archive) }
     if support.contains(.raw) { archive_read_support_format_raw(archive) }
@@ -72,6 +77,67 @@ package final class ArchiveReader {
       throw error("archive_read_open_filename", fallback: "unreadable archive")
     }
   }
+
+  /// Opens the first `length` bytes of the file at `path` as a seekable archive, with the bytes
+  /// of `overrides` (offset to byte) in place of the file's: a zip's index as our own parse read
+  /// it (the zip up to its end record, its comment left out, so libarchive's search for the end
+  /// record, which covers only the last 16 KiB, finds it).
+  package convenience init(path: String, length: UInt64, overrides: [UInt64: UInt8], support: ArchiveReadSupport)
+    throws
+  {
+    try self.init(support: support, pull: nil)
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw LibArchiveError(call: "open", code: errno, "cannot open the archive: \(String(cString: strerror(errno)))")
+    }
+    view = View(descriptor: descriptor, length: length, overrides: overrides)
+    let context = Unmanaged.passUnretained(self).toOpaque()
+    archive_read_set_callback_data(archive, context)
+    archive_read_set_read_callback(archive) { _, context, buffer in
+      let reader = Unmanaged<ArchiveReader>.fromOpaque(context!).takeUnretainedValue()
+      guard var view = reader.view else { return -1 }
+      let count = Int(min(UInt64(64 * 1024), view.length - min(view.length, view.position)))
+      reader.current = ContiguousArray(repeating: 0, count: count)
+      let got = reader.current.withUnsafeMutableBytes {
+        pread(view.descriptor, $0.baseAddress, count, off_t(view.position))
+      }
+      guard got >= 0 else { return -1 }
+      for (offset, byte) in view.overrides where offset >= view.position && offset < view.position + UInt64(got) {
+        reader.current[Int(offset - view.position)] = byte
+      }
+      view.position += UInt64(got)
+      reader.view = view
+      reader.current.withUnsafeBytes { buffer!.pointee = $0.baseAddress }
+      return got
+    }
+    archive_read_set_seek_callback(archive) { _, context, offset, whence in
+      let reader = Unmanaged<ArchiveReader>.fromOpaque(context!).takeUnretainedValue()
+      guard var view = reader.view else { return -1 }
+      let base: Int64
+      switch whence {
+      case SEEK_SET: base = 0
+      case SEEK_CUR: base = Int64(view.position)
+      case SEEK_END: base = Int64(view.length)
+      default: return -1
+      }
+      let target = base + offset
+      guard target >= 0 else { return -1 }
+      view.position = UInt64(target)
+      reader.view = view
+      return target
+    }
+    guard archive_read_open1(archive) == ARCHIVE_OK else {
+      throw error("archive_read_open1", fallback: "unreadable archive")
+    }
+  }
+
+  private struct View {
+    var descriptor: Int32
+    var length: UInt64
+    var overrides: [UInt64: UInt8]
+    var position: UInt64 = 0
+  }
+  private var view: View?
 
   /// Opens a stream pulled chunk by chunk (`pull` returns nil at its end; what it throws is
   /// what the reader's calls throw).
@@ -95,7 +161,10 @@ package final class ArchiveReader {
     guard status == ARCHIVE_OK else { throw error("archive_read_open", fallback: "unreadable archive") }
   }
 
-  deinit { archive_read_free(archive) }
+  deinit {
+    archive_read_free(archive)
+    if let view { close(view.descriptor) }
+  }
 
   /// The failure of `call`: what the pull closure threw, else libarchive's error.
   private func error(_ call: String, fallback: String) -> any Error {
@@ -114,7 +183,9 @@ package final class ArchiveReader {
       throw error("archive_read_next_header", fallback: "unreadable archive")
     }
     var pathname: [UInt8] = []
-    if let name = archive_entry_pathname(e) {
+    // In the C locale libarchive cannot convert a name flagged UTF-8 to the locale's charset and
+    // gives no locale name; the UTF-8 form is still there.
+    if let name = archive_entry_pathname(e) ?? archive_entry_pathname_utf8(e) {
       pathname = Array(
         UnsafeBufferPointer(start: UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self), count: strlen(name)))
     }

@@ -14,7 +14,10 @@ package struct LibArchiveError: Error, CustomStringConvertible, Sendable {
   package init(call: String = "", code: Int32 = 0, _ message: String) {
     self.call = call
     self.code = code
-    self.message = message
+    // libarchive ends some messages with a newline; a finding is one line.
+    var trimmed = Substring(message)
+    while let last = trimmed.last, last.isWhitespace { trimmed = trimmed.dropLast() }
+    self.message = String(trimmed)
   }
 
   package var description: String { message }

@@ -137,12 +137,16 @@ package final class ZipPackageSource: EntrySource {
   package var maxEntries = ReaderLimits().maxEntries
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    if format == .zip {
-      // libarchive reads the local headers, unzip the central directory: they must agree.
-      let file = try FileDescriptor.open(regularFile: location)
-      _ = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
+    guard format == .zip else {
+      try LibArchiveReader(path: location).forEachEntry(visit)
+      return
     }
-    try LibArchiveReader(path: location).forEachEntry(visit)
+    // libarchive reads the local headers, unzip the central directory: they must agree. The
+    // names are the ones decoded there (libarchive gives none for a UTF-8 name in the C locale),
+    // and libarchive reads the zip as checked there.
+    let file = try FileDescriptor.open(regularFile: location)
+    let zip = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
+    try LibArchiveReader(path: location, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
   }
 }
 

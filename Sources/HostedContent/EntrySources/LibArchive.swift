@@ -11,17 +11,46 @@ final class LibArchiveReader {
     reader = try ArchiveReader(path: path, support: [.zipSeekable, .tar, .allFilters])
   }
 
+  /// Opens a zip as ``ZipDirectory`` checked it: up to its end record, without its comment.
+  init(path: String, zip: ZipDirectory) throws {
+    if zip.hasComment {
+      reader = try ArchiveReader(
+        path: path, length: zip.endRecordOffset + 22,
+        overrides: [zip.endRecordOffset + 20: 0, zip.endRecordOffset + 21: 0], support: [.zipSeekable])
+    } else {
+      reader = try ArchiveReader(path: path, support: [.zipSeekable])
+    }
+  }
+
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.
   init(payload pull: @escaping () throws -> [UInt8]?) throws {
     reader = try ArchiveReader(support: [.cpio, .tar, .gzip, .bzip2, .xz, .lzma], pulling: pull)
   }
 
-  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  /// Reads the entries; with `names` (a zip's names as ``ZipDirectory`` decoded them, in the
+  /// order of their local headers), each entry gets its name from there, and libarchive must
+  /// give the same entries in that order.
+  func forEachEntry(names: [String]? = nil, _ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    var index = 0
     while let header = try reader.nextHeader() {
       guard !header.isEncrypted else {
         throw LibArchiveError("the archive holds encrypted entries")
       }
-      let (rawPath, valid) = LibArchiveReader.string(header.pathname)
+      var (rawPath, valid) = LibArchiveReader.string(header.pathname)
+      if let names {
+        // libarchive turns a backslash into '/'; path-safety judges the name as stored.
+        let central = index < names.count ? names[index] : ""
+        guard index < names.count,
+          header.pathname.isEmpty || rawPath == central || rawPath == central.replacingOccurrences(of: "\\", with: "/")
+        else {
+          throw ZipDirectory.Inconsistency(
+            description:
+              "zip: libarchive reads \(rawPath.debugDescription) where the central directory lists \(index < names.count ? names[index].debugDescription : "no more entries")"
+          )
+        }
+        (rawPath, valid) = (names[index], true)
+        index += 1
+      }
       let path = PackageEntry.normalizedSourcePath(rawPath)
       if path == "." || path.isEmpty && rawPath.hasPrefix(".") { continue }
       let kind: EntryKind
@@ -57,6 +86,10 @@ final class LibArchiveReader {
       } else {
         try visit(entry, nil)
       }
+    }
+    if let names, index != names.count {
+      throw ZipDirectory.Inconsistency(
+        description: "zip: libarchive reads \(index) entries where the central directory lists \(names.count)")
     }
   }
 

@@ -67,10 +67,47 @@ package enum PackageOpener {
       source.maxEntries = limits.maxEntries
       return source
     }
+    if let prefix = zipPrefix(file: file, size: size) {
+      throw OpenError.notAPackage(
+        path: path,
+        reason:
+          "\(prefix) bytes come before the zip (a self-extracting stub, or data prepended to it), which readers treat differently; a package zip starts with its first entry"
+      )
+    }
     let shown =
       magic.isEmpty
       ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
+  }
+
+  /// For a file that does not start like a zip: how many bytes come before the zip it ends
+  /// with, when its last 64 KiB hold an end-of-central-directory record whose directory
+  /// offset, shifted, lands on a central directory header; nil otherwise.
+  static func zipPrefix(file: FileDescriptor, size: UInt64) -> UInt64? {
+    let length = Int(min(size, 22 + 65_535))
+    guard length >= 22, let tail = try? file.read(count: length, at: size - UInt64(length)) else { return nil }
+    func u32(_ i: Int) -> UInt64 {
+      UInt64(tail[i]) | UInt64(tail[i + 1]) << 8 | UInt64(tail[i + 2]) << 16 | UInt64(tail[i + 3]) << 24
+    }
+    var i = tail.count - 22
+    while i >= 0 {
+      if tail[i] == 0x50, tail[i + 1] == 0x4B, tail[i + 2] == 5, tail[i + 3] == 6 {
+        let eocd = size - UInt64(length) + UInt64(i)
+        let directorySize = u32(i + 12)
+        let directoryOffset = u32(i + 16)
+        guard directorySize <= eocd, directoryOffset <= eocd - directorySize else { return nil }
+        let start = eocd - directorySize
+        let prefix = start - directoryOffset
+        guard let header = try? file.read(count: 46, at: start), header.count == 46,
+          Array(header[0..<4]) == [0x50, 0x4B, 1, 2]
+        else { return nil }
+        // Offsets counted from the zip (a stub put in front) or from the file (adjusted).
+        let first = UInt64(header[42]) | UInt64(header[43]) << 8 | UInt64(header[44]) << 16 | UInt64(header[45]) << 24
+        return prefix > 0 ? prefix : (first > 0 ? first : nil)
+      }
+      i -= 1
+    }
+    return nil
   }
 
   /// Opens `path` for the rules: as ``open(_:limits:)``, except that a content project (a

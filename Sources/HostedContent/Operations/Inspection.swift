@@ -100,8 +100,10 @@ public enum PackageInfo {
         mode: String(repeating: "0", count: max(0, 4 - String(e.mode, radix: 8).count)) + String(e.mode, radix: 8),
         sha256: digests[e.path], linkTarget: e.linkTarget)
     }
+    // Only readers that know each entry's stored size (XAR) give a compression figure; a zip or
+    // a flat package's payload has none to add up.
     let stored: UInt64? =
-      source.format == .directory || source.format == .unknown
+      source.format == .directory || source.format == .unknown || !result.entries.contains(where: { $0.storage != nil })
       ? nil : result.entries.reduce(0) { $0 + ($1.storage?.storedSize ?? 0) }
     return Summary(
       path: path, format: result.format.rawValue, productIdentifier: result.contentInfo?.productIdentifier,
@@ -114,7 +116,10 @@ public enum PackageInfo {
       overheadSize: stored.flatMap { s in result.packageSize.map { $0 >= s ? $0 - s : 0 } },
       checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict),
       findings: result.findings,
-      files: includeFiles ? rows : nil, unreadable: source is UnreadablePackageSource, inspection: result)
+      files: includeFiles ? rows : nil,
+      unreadable: source is UnreadablePackageSource
+        || result.findings.contains { $0.ruleID == ArchiveIntegrityRule.description.id && $0.severity == .error },
+      inspection: result)
   }
 
   /// The XAR table of contents of the package at `path`, as stored (inflated): for plain XAR

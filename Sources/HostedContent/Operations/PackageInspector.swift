@@ -68,6 +68,18 @@ package final class PackageInspector {
     let maxSize = context.options.maxSize
 
     var skipped: [String] = []
+    // Paths an error was found at: with skipEntriesWithErrors, everything under them is skipped
+    // too (a folder listed as skipped keeps its children out).
+    var skippedTrees: Set<String> = []
+    func underSkippedTree(_ path: String) -> Bool {
+      guard !skippedTrees.isEmpty else { return false }
+      var prefix = Substring(path)
+      while let slash = prefix.lastIndex(of: "/") {
+        prefix = prefix[..<slash]
+        if skippedTrees.contains(String(prefix)) { return true }
+      }
+      return false
+    }
     var open: PackageEntry?
     var flagged = false
     /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
@@ -80,9 +92,11 @@ package final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
-      flagged =
-        skipEntriesWithErrors
-        && findings[start...].contains { $0.severity.effective(strict: self.context.options.strict) == .error }
+      let errors = findings[start...].filter { $0.severity.effective(strict: self.context.options.strict) == .error }
+      flagged = skipEntriesWithErrors && (!errors.isEmpty || underSkippedTree(entry.path))
+      if skipEntriesWithErrors {
+        for finding in errors { if let path = finding.path, !path.isEmpty { skippedTrees.insert(path) } }
+      }
       cap.admit(&findings, from: start)
       return first
     }

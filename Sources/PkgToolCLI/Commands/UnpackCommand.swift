@@ -109,7 +109,7 @@ struct UnpackCommand: ParsableCommand {
         }
         let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
         Terminal.standardOutput(
-          "unpacked \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?") into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n"
+          "unpacked \(info.map { "\($0.productIdentifier) \($0.contentVersion) " } ?? "")into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n"
         )
       }
     }
