@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Kills pkgtool build, unpack, install and bump with SIGKILL at random moments and checks that
 the target is either absent or complete, and that what existed before is intact. A later run
-must also remove any temporary a killed run left (recognizable by '.pkgtool-' in its name).
+must also remove any temporary a killed run left (recognizable by '.pkgtool-' in its name),
+whatever the name of its own output. Then interrupts build, unpack, install, bump and publish
+with SIGINT (Ctrl-C) and SIGTERM: the command must exit 130 or 143 (or 0 if it had finished)
+and leave no temporary at all, by itself.
 
   scripts/interrupt.py [--trials 20] [--pkgtool PATH]
 """
@@ -41,6 +44,14 @@ def killed(cmd, seconds, rng):
     time.sleep(rng.uniform(0, seconds * 1.1))
     p.send_signal(signal.SIGKILL)
     p.wait()
+
+def interrupted(cmd, seconds, rng, sig):
+    """Runs cmd, sends sig at a random moment; returns (exit status, stderr)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(rng.uniform(0, seconds * 1.1))
+    p.send_signal(sig)
+    _, err = p.communicate()
+    return p.returncode, err.decode(errors="replace")
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,6 +96,12 @@ def main():
         killed([pkgtool, "build", project, "-o", target], t, rng)
         check(not os.path.exists(target) or open(target, "rb").read() == ref_bytes, f"build trial {trial}: partial package")
         check(open(neighbour).read() == "keep me", f"build trial {trial}: neighbour damaged")
+    # A later run removes what a killed run left, whatever its own output is called.
+    for trial in range(3):
+        killed([pkgtool, "build", project, "-o", target], t, rng)
+    run([pkgtool, "build", project, "-o", os.path.join(out, "another-name.pkg")]).check_returncode()
+    check(leftovers(out) == [], f"build: a later run under another name left temporaries {leftovers(out)}")
+    os.remove(os.path.join(out, "another-name.pkg"))
     run([pkgtool, "build", project, "-o", target, "--force"]).check_returncode()
     check(leftovers(out) == [], f"build: a later run left temporaries {leftovers(out)}")
 
@@ -149,8 +166,69 @@ def main():
     run([pkgtool, "bump", os.path.join(work, "project2")]).check_returncode()
     check(leftovers(os.path.join(work, "project2")) == [], "bump: a later run left temporaries")
 
+    # Ctrl-C and SIGTERM: every temporary is removed by the interrupted command itself.
+    product = os.path.join(docs, "com.example.interrupt")
+    signals = [signal.SIGINT, signal.SIGTERM]
+    codes = {signal.SIGINT: 130, signal.SIGTERM: 143}
+    sig_trials = 0
+    def after_signal(what, trial, sig, status, err, folders, before):
+        # -sig: the signal came before pkgtool had started (its handler not yet set up, nothing made).
+        check(status in (0, codes[sig], -sig), f"{what} {sig.name} trial {trial}: exit {status}: {err.strip()}")
+        if status == codes[sig]:
+            check(err.count("\n") == 1 and "interrupted" in err, f"{what} {sig.name} trial {trial}: said {err!r}")
+        for folder in folders:
+            new = [n for n in leftovers(folder) if n not in before.get(folder, [])]
+            check(new == [], f"{what} {sig.name} trial {trial}: left {new}")
+        return status == codes[sig]
+    stopped = {}
+    t = duration([pkgtool, "build", project, "-o", target, "--force"], lambda: None)
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        shutil.copy(old, target)
+        before = {f: leftovers(f) for f in (out, docs, product, os.path.join(work, 'project2')) if os.path.isdir(f)}
+        status, err = interrupted([pkgtool, "build", project, "-o", target, "--force"], t, rng, sig)
+        stopped["build"] = stopped.get("build", 0) + after_signal("build", trial, sig, status, err, [out], before)
+        check(open(target, "rb").read() in (old_bytes, ref_bytes), f"build {sig.name} trial {trial}: damaged the package")
+    t = duration([pkgtool, "unpack", reference, "-o", dest], lambda: shutil.rmtree(dest, ignore_errors=True))
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        shutil.rmtree(dest, ignore_errors=True)
+        before = {f: leftovers(f) for f in (out, docs, product, os.path.join(work, 'project2')) if os.path.isdir(f)}
+        status, err = interrupted([pkgtool, "unpack", reference, "-o", dest], t, rng, sig)
+        stopped["unpack"] = stopped.get("unpack", 0) + after_signal("unpack", trial, sig, status, err, [out], before)
+        check(not os.path.exists(dest) or tree(dest) == expected_tree, f"unpack {sig.name} trial {trial}: partial folder")
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        version = f"2.{trial}"
+        run([pkgtool, "bump", os.path.join(work, "project2"), "--set", version]).check_returncode()
+        pkg = os.path.join(work, f"v{version}.pkg")
+        run([pkgtool, "build", os.path.join(work, "project2"), "-o", pkg]).check_returncode()
+        versions[version] = versions["1.0"]
+        before = {f: leftovers(f) for f in (out, docs, product, os.path.join(work, 'project2')) if os.path.isdir(f)}
+        status, err = interrupted([pkgtool, "install", pkg, "--into", docs], 0.3, rng, sig)
+        stopped["install"] = stopped.get("install", 0) + after_signal("install", trial, sig, status, err, [docs, product], before)
+        current = os.path.join(product, "current")
+        check(tree(current + "/") == versions[os.readlink(current)], f"install {sig.name} trial {trial}: current incomplete")
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        before = {f: leftovers(f) for f in (out, docs, product, os.path.join(work, 'project2')) if os.path.isdir(f)}
+        status, err = interrupted([pkgtool, "bump", os.path.join(work, "project2")], 0.05, rng, sig)
+        stopped["bump"] = stopped.get("bump", 0) + after_signal("bump", trial, sig, status, err, [os.path.join(work, "project2")], before)
+    key = os.path.join(work, "signing.key")
+    run([pkgtool, "keygen", "-o", key]).check_returncode()
+    catalog = os.path.join(out, "catalog.json")
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        before = {f: leftovers(f) for f in (out, docs, product, os.path.join(work, 'project2')) if os.path.isdir(f)}
+        status, err = interrupted([pkgtool, "publish", reference, "--key", key, "--base-url", "https://cdn.example.com/c", "-o", catalog], 0.2, rng, sig)
+        stopped["publish"] = stopped.get("publish", 0) + after_signal("publish", trial, sig, status, err, [out], before)
+    # The long commands must really have been interrupted at least once (else this proves nothing).
+    for what in ("build", "unpack"):
+        check(stopped.get(what, 0) > 0, f"{what}: no trial was interrupted before it finished")
+    print(f"interrupt: signals stopped " + ", ".join(f"{k} {v}/{a.trials}" for k, v in stopped.items()), file=sys.stderr)
+
     shutil.rmtree(work, ignore_errors=True)
-    total = a.trials * 6
+    total = a.trials * 11 + 2
     print(f"interrupt: {total - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 

@@ -59,12 +59,13 @@ public enum PkgToolMain {
     } catch {
       exitForParseError(error)
     }
+    InterruptHandling.install()
     do {
       var mutable = command
       try mutable.run()
-      exit(0)
+      Interruption.endUnlessInterrupted(0)
     } catch let code as ExitCode {
-      exit(code.rawValue)
+      Interruption.endUnlessInterrupted(code.rawValue)
     } catch let error as OperationError {
       fail(error.description)
     } catch let error as SystemError {
@@ -76,8 +77,9 @@ public enum PkgToolMain {
 
   /// One line on stderr: `pkgtool: error: …`; exit 2.
   static func fail(_ message: String) -> Never {
+    if Interruption.isInterrupted { Interruption.endUnlessInterrupted(2) }
     Terminal.standardError("pkgtool: error: \(message)\n")
-    exit(2)
+    Interruption.endUnlessInterrupted(2)
   }
 
   /// Help and version go to stdout with exit 0; argument errors are one line on stderr and exit 2.

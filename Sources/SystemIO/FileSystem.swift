@@ -23,7 +23,9 @@ package enum FileSystem {
     let slash = target.lastIndex(of: "/")
     let folder = slash.map { String(target[...$0]) } ?? ""
     let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
-    return folder + TemporaryName.beside(name, purpose: purpose)
+    let path = folder + TemporaryName.beside(name, purpose: purpose)
+    Interruption.register(path)
+    return path
   }
 }
 

@@ -28,6 +28,7 @@ package final class StagingFolder {
       if errno != EEXIST { throw SystemError("create folder", path: parent.path + "/" + candidate) }
     }
     guard let made else { throw SystemError("create folder", path: parent.path, code: EEXIST) }
+    Interruption.register(parent.path + "/" + made)
     name = made
     handle = try parent.openDirectory(made)
   }
@@ -62,10 +63,15 @@ package final class StagingFolder {
     try? parent.removeTree(name)
   }
 
-  /// Removes `.NAME.pkgtool-*-<pid>-*` folders and files whose process is gone.
+  /// Removes the temporaries (`.NAME.pkgtool-*-<pid>-*` folders and files) that processes
+  /// which no longer run left in `parent`: those for `destinationName`, and those for any
+  /// other name too (a killed run's output may have had another name).
   package static func removeStale(in parent: DirectoryHandle, for destinationName: String) {
     guard let names = try? parent.list() else { return }
-    for (entry, _) in names where TemporaryName.isStale(entry, of: destinationName) {
+    for (entry, _) in names {
+      guard let target = TemporaryName.target(of: Substring(entry)),
+        TemporaryName.isStale(entry, of: String(target))
+      else { continue }
       try? parent.removeTree(entry)
     }
   }

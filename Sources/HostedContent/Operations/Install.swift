@@ -149,6 +149,8 @@ public enum Install {
     }
     let docs: DirectoryHandle
     do { docs = try DirectoryHandle(path: documents) } catch { throw OperationError.wrap(error) }
+    // What a killed install left in --into (a product folder being made) goes first.
+    StagingFolder.removeStale(in: docs, for: product)
     let productPath = documents + "/" + product
     var result = Result(action: .installed, productIdentifier: product, version: version, sha256: sha)
 

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The temporaries this process made beside its outputs, so that an interrupted run (Ctrl-C,
+/// SIGTERM) removes them before it exits.
+///
+/// Every temporary made through ``FileSystem/temporarySibling(of:purpose:)``,
+/// ``StagingFolder`` or ``DirectoryHandle/writeAtomically(_:_:mode:)`` is registered here by
+/// path. None of them is ever an output: an output appears by a rename of its temporary, after
+/// which the temporary's name no longer exists, so removing every registered name on an
+/// interruption removes only unfinished work. (The name a replaced folder is swapped out to is
+/// not registered: for a moment it holds what was there before.)
+package enum Interruption {
+  private nonisolated(unsafe) static var registered: Set<String> = []
+  private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+    let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    pthread_mutex_init(lock, nil)
+    return lock
+  }()
+
+  private static func locked<T>(_ body: () -> T) -> T {
+    pthread_mutex_lock(lock)
+    defer { pthread_mutex_unlock(lock) }
+    return body()
+  }
+
+  private nonisolated(unsafe) static var interrupted = false
+
+  /// Marks the process as interrupted: from now on it ends only through the interruption's
+  /// own exit (see ``endUnlessInterrupted(_:)``).
+  package static func begin() { locked { interrupted = true } }
+
+  /// True once an interruption is being handled.
+  package static var isInterrupted: Bool { locked { interrupted } }
+
+  /// Exits with `status`, unless an interruption is being handled: then the thread removing
+  /// the temporaries ends the process (an error the interruption caused, such as a staging
+  /// folder that vanished, must not end it first with another status).
+  package static func endUnlessInterrupted(_ status: Int32) -> Never {
+    if locked({ interrupted }) {
+      while true { pause() }
+    }
+    exit(status)
+  }
+
+  /// Records a temporary file or folder (a path as the process names it).
+  package static func register(_ path: String) { locked { _ = registered.insert(path) } }
+
+  /// Forgets a temporary that was published or removed.
+  package static func unregister(_ path: String) { locked { _ = registered.remove(path) } }
+
+  /// Removes every registered temporary that still exists (a folder with all it holds, never
+  /// following a symlink); returns how many there were.
+  @discardableResult
+  package static func removeRegistered() -> Int {
+    let paths = locked { registered }
+    var removed = 0
+    for path in paths where Paths.status(path) != nil {
+      // Other threads may still be adding files to a folder being removed: its removal is
+      // tried again until it is gone (once it is, nothing can be made inside it any more).
+      for _ in 0..<100 where Paths.status(path) != nil {
+        if let parent = try? DirectoryHandle(path: Paths.parent(of: path)) {
+          try? parent.removeTree(Paths.name(of: path))
+        } else {
+          _ = unlink(path)
+        }
+      }
+      if Paths.status(path) == nil { removed += 1 }
+    }
+    return removed
+  }
+}
