@@ -26,8 +26,8 @@ package enum NameEquivalence {
       if byte >= 0x80 { return unicodeKey(name) }
       if byte &- 0x41 < 26 { upper = true }
     }
-    guard upper else { return name }
-    return String(decoding: name.utf8.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
+    // For ASCII, `lowercased()` is exactly this folding (and the standard library's fast path).
+    return upper ? name.lowercased() : name
   }
 
   /// True when `a` and `b` are the same name.
@@ -64,16 +64,26 @@ package enum NameEquivalence {
 
   private static func unicodeKey(_ name: String) -> String {
     var folded = String.UnicodeScalarView()
-    appendFolded(name.decomposedStringWithCanonicalMapping.unicodeScalars, to: &folded)
+    let changed = appendFolded(name.decomposedStringWithCanonicalMapping.unicodeScalars, to: &folded)
     // Folding can leave a string that is not in NFD (a folding that decomposes, or combining
-    // marks out of order): decompose again.
-    return String(folded).decomposedStringWithCanonicalMapping
+    // marks out of order): decompose again, unless only ASCII letters changed (an ASCII letter
+    // has no decomposition and no combining class, so an NFD string stays one).
+    return changed ? String(folded).decomposedStringWithCanonicalMapping : String(folded)
   }
 
-  private static func appendFolded(_ scalars: String.UnicodeScalarView, to out: inout String.UnicodeScalarView) {
+  /// Appends each scalar's folding; true if a scalar other than an ASCII letter changed.
+  @discardableResult
+  private static func appendFolded(_ scalars: String.UnicodeScalarView, to out: inout String.UnicodeScalarView)
+    -> Bool
+  {
     let table = foldings
+    var changed = false
     for scalar in scalars {
-      if let mapping = table[scalar.value] {
+      let value = scalar.value
+      if value < 0x80 {
+        out.append(value &- 0x41 < 26 ? Unicode.Scalar(UInt8(value | 0x20)) : scalar)
+      } else if let mapping = table[value] {
+        changed = true
         out.append(Unicode.Scalar(mapping.packed.0)!)
         if mapping.count > 1 { out.append(Unicode.Scalar(mapping.packed.1)!) }
         if mapping.count > 2 { out.append(Unicode.Scalar(mapping.packed.2)!) }
@@ -81,6 +91,7 @@ package enum NameEquivalence {
         out.append(scalar)
       }
     }
+    return changed
   }
 
   /// One code point's folding: up to three code points.
