@@ -187,3 +187,33 @@ import Testing
     withExtendedLifetime(dir) {}
   }
 }
+
+/// `install` puts each product in `DOCS/<product id>`: two IDs that differ only by case are one
+/// folder on APFS, so the second is refused on every file system, not mixed into the first.
+@Suite struct NameEquivalenceInstallTests {
+  @Test func aProductWhoseFolderNameFoldsToAnothersIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    let project = dir.appending("p")
+    try writeFile(
+      project + "/ContentInfo.plist",
+      ContentInfo(productIdentifier: "com.example.levels", contentVersion: ContentVersion("1.0")!).encoded())
+    try writeFile(project + "/Contents/a.txt", "a\n")
+    var build = Build.Options()
+    build.output = dir.appending("levels.pkg")
+    let package = try #require(try Build.run(directory: project, options: build).output)
+    let docs = dir.appending("Documents")
+    try FileManager.default.createDirectory(atPath: docs + "/com.Example.Levels/1.0", withIntermediateDirectories: true)
+
+    #expect {
+      try Install.run(package: package, into: docs, options: Install.Options())
+    } throws: { error in
+      "\(error)".contains("'com.Example.Levels', which is the same folder name on case-insensitive file systems")
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: docs) == ["com.Example.Levels"])
+
+    // Into a folder of its own, it installs.
+    let other = dir.appending("Other")
+    try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+    #expect(try Install.run(package: package, into: other, options: Install.Options()).action == .installed)
+  }
+}
