@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Writes Sources/HostedContent/Entries/CaseFoldingTable.swift from Unicode's CaseFolding.txt.
+"""Writes Sources/HostedContent/Entries/CaseFoldingTable.swift from Unicode's CaseFolding.txt
+and UnicodeData.txt (its canonical decompositions, for NFD), both from the same folder.
 
 Keeps the full case folding: the lines of status C (common) and F (full), as APFS's
 case-insensitive names and Unicode's toCasefold() do; S (simple) and T (Turkic) lines are left out.
 
-  scripts/generate-case-folding.py [/usr/share/unicode/CaseFolding.txt]
+  scripts/generate-case-folding.py [/usr/share/unicode]
 
 The file comes with Debian's unicode-data package (apt-get install unicode-data) or from
 https://www.unicode.org/Public/UCD/latest/ucd/CaseFolding.txt. The data is under the Unicode
@@ -14,7 +15,8 @@ import os
 import re
 import sys
 
-source = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/unicode/CaseFolding.txt"
+folder = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/unicode"
+source = os.path.join(folder, "CaseFolding.txt")
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 target = os.path.join(root, "Sources/HostedContent/Entries/CaseFoldingTable.swift")
 
@@ -38,6 +40,25 @@ entries.sort()
 assert len({code for code, _ in entries}) == len(entries), "a code point has both a C and an F line"
 assert all(1 <= len(m) <= 3 for _, m in entries)
 
+# Canonical decompositions (UnicodeData.txt field 5 without a <tag>), applied fully, so one
+# lookup gives a code point's whole NFD (Hangul syllables are decomposed by arithmetic).
+decompositions = {}
+with open(os.path.join(folder, "UnicodeData.txt"), encoding="utf-8") as f:
+    for line in f:
+        fields = line.split(";")
+        if fields[5] and not fields[5].startswith("<"):
+            decompositions[int(fields[0], 16)] = [int(x, 16) for x in fields[5].split()]
+
+
+def full(code):
+    if code not in decompositions:
+        return [code]
+    return [c for part in decompositions[code] for c in full(part)]
+
+
+decomposed = [(code, full(code)) for code in sorted(decompositions)]
+assert all(len(d) <= 4 for _, d in decomposed)
+
 # One line per code point: "code:mapping[,mapping…]" in hex, so the Swift compiler sees one string
 # literal and not thousands of integer literals.
 rows = [f"{code:X}:" + ",".join(f"{m:X}" for m in mapping) for code, mapping in entries]
@@ -60,5 +81,15 @@ extension NameEquivalence {{
     )
     for chunk in chunks:
         out.write("    " + chunk + "\n")
+    out.write('    """\n\n')
+    out.write(
+        f"""  /// Every canonical decomposition of UnicodeData.txt ({version}), applied fully, {len(decomposed)} code
+  /// points: `CODE:MAPPING[,MAPPING…]` in hex, as ``caseFoldingRows``.
+  static let decompositionRows = \"\"\"
+"""
+    )
+    rows = [f"{code:X}:" + ",".join(f"{m:X}" for m in d) for code, d in decomposed]
+    for i in range(0, len(rows), 8):
+        out.write("    " + " ".join(rows[i : i + 8]) + "\n")
     out.write('    """\n}\n')
 print(f"{target}: {len(entries)} code points, Unicode {version}")

@@ -49,7 +49,8 @@ import Testing
     #expect(header.contains("CaseFolding-\(NameEquivalence.caseFoldingVersion).txt"), "\(header)")
   }
 
-  /// NormalizationTest.txt: a line's NFC, NFD (and its NFKC, NFKD) forms are one name, and the
+  /// NormalizationTest.txt: the NFD that keys are made with is the file's NFD column; a line's
+  /// NFC, NFD (and its NFKC, NFKD) forms are one name, and the
   /// difference between canonically equivalent spellings is named as normalization.
   @Test(.enabled(if: normalizationTestPath != nil, "needs /usr/share/unicode/NormalizationTest.txt(.bz2)"))
   func canonicallyEquivalentFormsAreOneName() throws {
@@ -66,6 +67,12 @@ import Testing
       let columns = line.split(separator: ";", omittingEmptySubsequences: false).prefix(5).map { Self.string($0) }
       guard columns.count == 5 else { continue }
       lines += 1
+      // The NFD itself: NFD(c1) = NFD(c2) = NFD(c3) = c3 and NFD(c4) = NFD(c5) = c5.
+      for (source, expected) in [(0, 2), (1, 2), (2, 2), (3, 4), (4, 4)] {
+        var nfd: [UInt32] = []
+        NameEquivalence.decompose(Self.scalars(columns[source]), into: &nfd)
+        #expect(nfd == Self.scalars(columns[expected]), "\(line): column \(source + 1)")
+      }
       let canonical = columns[0...2].map(NameEquivalence.key)
       #expect(canonical[0] == canonical[1] && canonical[1] == canonical[2], "\(line)")
       #expect(NameEquivalence.key(columns[3]) == NameEquivalence.key(columns[4]), "\(line)")

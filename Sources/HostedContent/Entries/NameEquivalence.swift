@@ -1,5 +1,3 @@
-import Foundation
-
 /// When two names are the same file's name on the devices and disks a package meets: the one
 /// definition that `duplicate-path`, `path-safety`, `no-external-symlink` (through
 /// ``SymlinkResolver``), the unpack sink and `install` use.
@@ -8,7 +6,9 @@ import Foundation
 /// compares names after Unicode's full case folding and canonical decomposition. NTFS is
 /// case-insensitive too. So two names are one here when their ``key(_:)``s are equal:
 /// `NFD(toCasefold(NFD(name)))`, Unicode's *canonical caseless match* (Unicode 15, D145), with
-/// the full case folding of CaseFolding.txt (status C and F, ``caseFoldingVersion``). Then
+/// the full case folding of CaseFolding.txt (status C and F, ``caseFoldingVersion``) and the
+/// canonical decompositions of UnicodeData.txt of the same version, both generated into
+/// CaseFoldingTable.swift (the combining classes are the standard library's). Then
 /// `Level`, `level` and `LEVEL` are one name, as are `ſ` (U+017F) and `s`, `K` (U+212A, KELVIN
 /// SIGN) and `k`, `µ` (U+00B5) and `μ`, `ς` and `σ`, `ß` and `ss`, `ﬁ` and `fi`, and any NFC and
 /// NFD spellings of a name.
@@ -63,27 +63,92 @@ package enum NameEquivalence {
   }
 
   private static func unicodeKey(_ name: String) -> String {
-    var folded = String.UnicodeScalarView()
-    let changed = appendFolded(name.decomposedStringWithCanonicalMapping.unicodeScalars, to: &folded)
+    var scalars: [UInt32] = []
+    scalars.reserveCapacity(name.utf8.count)
+    var changed = false
+    decompose(name.unicodeScalars.lazy.map(\.value), into: &scalars)
+    var folded: [UInt32] = []
+    folded.reserveCapacity(scalars.count + 4)
+    let table = foldings
+    for value in scalars {
+      if value < 0x80 {
+        folded.append(value &- 0x41 < 26 ? value | 0x20 : value)
+      } else if let mapping = table[value] {
+        changed = true
+        folded.append(mapping.packed.0)
+        if mapping.count > 1 { folded.append(mapping.packed.1) }
+        if mapping.count > 2 { folded.append(mapping.packed.2) }
+      } else {
+        folded.append(value)
+      }
+    }
     // Folding can leave a string that is not in NFD (a folding that decomposes, or combining
     // marks out of order): decompose again, unless only ASCII letters changed (an ASCII letter
     // has no decomposition and no combining class, so an NFD string stays one).
-    return changed ? String(folded).decomposedStringWithCanonicalMapping : String(folded)
+    if changed {
+      scalars.removeAll(keepingCapacity: true)
+      decompose(folded, into: &scalars)
+      folded = scalars
+    }
+    var view = String.UnicodeScalarView()
+    for value in folded { view.append(Unicode.Scalar(value)!) }
+    return String(view)
   }
 
-  /// Appends each scalar's folding; true if a scalar other than an ASCII letter changed.
-  @discardableResult
-  private static func appendFolded(_ scalars: String.UnicodeScalarView, to out: inout String.UnicodeScalarView)
-    -> Bool
-  {
-    let table = foldings
-    var changed = false
-    for scalar in scalars {
-      let value = scalar.value
-      if value < 0x80 {
-        out.append(value &- 0x41 < 26 ? Unicode.Scalar(UInt8(value | 0x20)) : scalar)
+  /// Appends the canonical decomposition (NFD) of `values`: each code point's full decomposition
+  /// (``decompositionRows``, and Hangul syllables by arithmetic), then runs of combining marks
+  /// put in the canonical order (stably, by combining class).
+  package static func decompose(_ values: some Sequence<UInt32>, into out: inout [UInt32]) {
+    let table = decompositions
+    var runStart = -1  // where the current run of nonzero combining classes starts
+    func append(_ value: UInt32) {
+      guard value >= 0x300 else {  // nothing below U+0300 has a nonzero combining class
+        out.append(value)
+        runStart = -1
+        return
+      }
+      let ccc = combiningClass(value)
+      if ccc == 0 {
+        out.append(value)
+        runStart = -1
+        return
+      }
+      if runStart < 0 { runStart = out.count }
+      // Insert after every mark of the run with a class not above this one.
+      var i = out.count
+      while i > runStart && combiningClass(out[i - 1]) > ccc { i -= 1 }
+      out.insert(value, at: i)
+    }
+    for value in values {
+      if value < 0xC0 {
+        out.append(value)
+        runStart = -1
+      } else if value >= 0xAC00 && value <= 0xD7A3 {
+        let index = value - 0xAC00
+        out.append(0x1100 + index / 588)
+        out.append(0x1161 + (index % 588) / 28)
+        if index % 28 != 0 { out.append(0x11A7 + index % 28) }
+        runStart = -1
       } else if let mapping = table[value] {
-        changed = true
+        append(mapping.packed.0)
+        if mapping.count > 1 { append(mapping.packed.1) }
+        if mapping.count > 2 { append(mapping.packed.2) }
+        if mapping.count > 3 { append(mapping.packed.3) }
+      } else {
+        append(value)
+      }
+    }
+  }
+
+  private static func combiningClass(_ value: UInt32) -> UInt8 {
+    Unicode.Scalar(value)?.properties.canonicalCombiningClass.rawValue ?? 0
+  }
+
+  /// Appends each scalar's folding.
+  private static func appendFolded(_ scalars: String.UnicodeScalarView, to out: inout String.UnicodeScalarView) {
+    let table = foldings
+    for scalar in scalars {
+      if let mapping = table[scalar.value] {
         out.append(Unicode.Scalar(mapping.packed.0)!)
         if mapping.count > 1 { out.append(Unicode.Scalar(mapping.packed.1)!) }
         if mapping.count > 2 { out.append(Unicode.Scalar(mapping.packed.2)!) }
@@ -91,8 +156,26 @@ package enum NameEquivalence {
         out.append(scalar)
       }
     }
-    return changed
   }
+
+  /// A code point's full canonical decomposition: up to four code points.
+  struct Decomposition {
+    var packed: (UInt32, UInt32, UInt32, UInt32)
+    var count: Int
+  }
+
+  /// ``decompositionRows`` by code point, read once.
+  static let decompositions: [UInt32: Decomposition] = {
+    var table: [UInt32: Decomposition] = [:]
+    table.reserveCapacity(2100)
+    for row in decompositionRows.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+      let halves = row.split(separator: ":")
+      let m = halves[1].split(separator: ",").map { UInt32($0, radix: 16)! }
+      table[UInt32(halves[0], radix: 16)!] = Decomposition(
+        packed: (m[0], m.count > 1 ? m[1] : 0, m.count > 2 ? m[2] : 0, m.count > 3 ? m[3] : 0), count: m.count)
+    }
+    return table
+  }()
 
   /// One code point's folding: up to three code points.
   struct Folding {
