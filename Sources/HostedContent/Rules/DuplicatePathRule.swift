@@ -96,8 +96,13 @@ package final class DuplicatePathRule: Rule {
     guard !inspected.entry.isWrapperMember else { return }
     settlePending(inspected.paths)
     let path = inspected.entry.path
-    let key = NameEquivalence.key(path)
-    let hash = key.hashValue
+    var key = NameEquivalence.key(path)
+    // The key is already normalized: hash its bytes (String's own hash normalizes again).
+    let hash = key.withUTF8 { bytes in
+      var hasher = Hasher()
+      hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+      return hasher.finalize()
+    }
     let mask = slots.count - 1
     var slot = DuplicatePathRule.home(DuplicatePathRule.tag(hash), mask: mask)
     var match: String?
