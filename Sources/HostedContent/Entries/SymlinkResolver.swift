@@ -3,11 +3,11 @@
 ///
 /// Names are matched the way the device's file system matches them: APFS and HFS+ volumes are
 /// case-insensitive and normalization-insensitive by default, so `L/..` passes through a link
-/// named `l` there. Keys are folded with ``fold(_:)`` (Swift's `String` equality already treats
-/// NFC and NFD spellings as one).
+/// named `l` there, and `s/..` through one named `ſ` (U+017F). Keys are
+/// ``NameEquivalence/key(_:)``, through ``fold(_:)``.
 package struct SymlinkResolver {
-  /// The key a path is matched under: lower case (strings compare after Unicode normalization).
-  package static func fold(_ path: String) -> String { path.lowercased() }
+  /// The key a path is matched under: ``NameEquivalence/key(_:)``.
+  package static func fold(_ path: String) -> String { NameEquivalence.key(path) }
 
   /// True when a symlink target holds a character the OS would cut it at or that no name
   /// should hold (NUL and other control characters).

@@ -201,6 +201,15 @@ public enum Install {
       }
       return nil
     }
+    // Product IDs that differ only by case share one folder on APFS (and NTFS): refuse to mix
+    // two products, on every file system alike.
+    if let other = try? docs.list().first(where: {
+      !$0.name.utf8.elementsEqual(product.utf8) && NameEquivalence.areEquivalent($0.name, product)
+    }) {
+      throw OperationError(
+        "cannot install \(product) into '\(documents)': it holds '\(other.name)', which is the same folder name on case-insensitive file systems (APFS, NTFS)",
+        hint: "product IDs that differ only by case cannot share one folder; install into another folder")
+    }
     if docs.exists(product) {
       try lockProductFolder()
       if let answer = try decided(productFolder!) { return answer }

@@ -2,12 +2,13 @@
 package final class DuplicatePathRule: Rule {
   package static let description = RuleDescription(
     id: "duplicate-path", name: "Duplicate paths", category: .paths,
-    summary: "Two entries with the same path, or paths equal up to case or Unicode normalization (NFC/NFD).",
+    summary:
+      "Two entries with the same path, or paths equal up to case (full Unicode case folding) or Unicode normalization (NFC/NFD).",
     rationale:
       "Devices use case-insensitive, normalization-insensitive file systems: one entry would silently overwrite the other, or a later one could replace a checked file.",
     securitySeverity: 5.5,
     details: [
-      "Compares exact bytes, then case-folded paths, then canonical equivalence (NFC/NFD), since devices use case- and normalization-insensitive file systems."
+      "Two paths are one when they are equal after Unicode's full case folding (CaseFolding.txt, status C and F) and canonical decomposition (NFD), as APFS compares names: so `Level`/`level`, `stra\u{DF}e`/`STRASSE`, `\u{17F}`/`s` (long s), `\u{212A}`/`k` (Kelvin sign), `\u{B5}`/`\u{3BC}` (micro sign and mu) and the NFC and NFD spellings of a name collide. The message says whether the paths differ by case, by normalization, or by both."
     ],
     triggering: [
       RuleExample.package(
@@ -21,6 +22,10 @@ package final class DuplicatePathRule: Rule {
         "NFC and NFD collision",
         adding: [.file("Contents/caf\u{E9}.txt", "1"), .file("Contents/cafe\u{301}.txt", "2")],
         expecting: "Contents/cafe\u{301}.txt"),
+      RuleExample.package(
+        "collision by full case folding (sharp s)",
+        adding: [.file("Contents/gross.txt", "1"), .file("Contents/gro\u{DF}.txt", "2")],
+        expecting: "Contents/gro\u{DF}.txt"),
     ],
     nonTriggering: [
       RuleExample.package(
@@ -28,8 +33,8 @@ package final class DuplicatePathRule: Rule {
         adding: [.file("Contents/a.txt", "1"), .file("Contents/b.txt", "2"), .file("Contents/a.txt.bak", "3")])
     ])
 
-  /// The first path of each folded form: an open-addressing table by the folded form's hash
-  /// (Swift hashes strings by canonical equivalence, so NFC and NFD meet here). A slot holds 32
+  /// The first path of each key (``NameEquivalence/key(_:)``: full case folding and canonical
+  /// decomposition): an open-addressing table by the key's hash. A slot holds 32
   /// bits of the hash (low bit set, so 0 is empty) and the path's number in the run's
   /// ``PathIndex``: the paths themselves are stored once, there. 8 bytes a slot, at most half full.
   /// A slot's place comes from the 31 hash bits it keeps, so the table doubles without making
@@ -91,8 +96,13 @@ package final class DuplicatePathRule: Rule {
     guard !inspected.entry.isWrapperMember else { return }
     settlePending(inspected.paths)
     let path = inspected.entry.path
-    let key = path.lowercased()
-    let hash = key.hashValue
+    var key = NameEquivalence.key(path)
+    // The key is already normalized: hash its bytes (String's own hash normalizes again).
+    let hash = key.withUTF8 { bytes in
+      var hasher = Hasher()
+      hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+      return hasher.finalize()
+    }
     let mask = slots.count - 1
     var slot = DuplicatePathRule.home(DuplicatePathRule.tag(hash), mask: mask)
     var match: String?
@@ -100,7 +110,7 @@ package final class DuplicatePathRule: Rule {
       let value = slots[slot]
       if value & 0xFFFF_FFFF_0000_0000 == DuplicatePathRule.tag(hash) {
         let first = self.path(Int32(bitPattern: UInt32(truncatingIfNeeded: value)), in: inspected.paths)
-        if first.lowercased() == key {
+        if NameEquivalence.key(first).utf8.elementsEqual(key.utf8) {
           match = first
           break
         }
@@ -113,14 +123,7 @@ package final class DuplicatePathRule: Rule {
           finding(path, "the path appears more than once in the package", hint: "keep one entry per path"))
         return
       }
-      let kind: String
-      if first == path {
-        kind = "Unicode normalization"  // canonically equal, different bytes
-      } else if Array(first.lowercased().utf8) == Array(key.utf8) {
-        kind = "case"
-      } else {
-        kind = "case and Unicode normalization"
-      }
+      let kind = NameEquivalence.difference(first, path).rawValue
       findings.append(
         finding(
           path,

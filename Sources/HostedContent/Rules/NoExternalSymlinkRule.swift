@@ -9,7 +9,7 @@ package final class NoExternalSymlinkRule: Rule {
     securitySeverity: 8.1,
     details: [
       "Resolves each link as a file system would: relative to the link's folder, through other links in the package, applying `..` after each expansion; it reports absolute targets, chains that leave `Contents/`, and loops (more than 40 hops). A link to a path that is not in the package is a warning.",
-      "Matches names case-insensitively and after Unicode normalization, as APFS and HFS+ volumes do by default (so `L/..` goes through a link named `l`), and refuses targets holding NUL or other control characters (the OS cuts a target at NUL).",
+      "Matches names as APFS and HFS+ volumes do by default, after Unicode's full case folding and canonical decomposition (see `duplicate-path`): `L/..` goes through a link named `l`, and `s/..` through one named `\u{17F}` (long s), and refuses targets holding NUL or other control characters (the OS cuts a target at NUL).",
       "`unpack` creates symlinks last, and only those that resolve inside `Contents/`; one it refuses that this rule had not reported is reported then.",
     ],
     triggering: [
@@ -25,6 +25,13 @@ package final class NoExternalSymlinkRule: Rule {
         "to ContentInfo.plist", adding: [.symlink("Contents/info", "../ContentInfo.plist")], expecting: "Contents/info"),
       RuleExample.package(
         "loop", adding: [.symlink("Contents/x", "y"), .symlink("Contents/y", "x")], expecting: "Contents/x"),
+      RuleExample.package(
+        "escape through a link named with a folded letter",
+        adding: [
+          .directory("Contents/d"), .symlink("Contents/d/\u{17F}", ".."), .file("Contents/y", "y"),
+          .symlink("Contents/x", "d/s/../../y"),
+        ],
+        expecting: "Contents/x"),
     ],
     nonTriggering: [
       RuleExample.package(

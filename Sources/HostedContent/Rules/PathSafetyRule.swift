@@ -13,7 +13,8 @@ package final class PathSafetyRule: Rule {
       "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     securitySeverity: 9.1,
     details: [
-      "`unpack` checks every name again as it writes; an entry it refuses that no rule had reported is reported under this rule."
+      "`unpack` checks every name again as it writes; an entry it refuses that no rule had reported is reported under this rule.",
+      "An entry lies under a symlink when a folder in its path is the symlink's name as the device matches names: after full Unicode case folding and canonical decomposition (see `duplicate-path`), so `s/x.txt` lies under a link named `\u{17F}` (long s).",
     ],
     triggering: [
       RuleExample.package(
@@ -29,6 +30,11 @@ package final class PathSafetyRule: Rule {
         "file under a symlinked folder",
         adding: [.directory("Contents/real"), .symlink("Contents/link", "real"), .file("Contents/link/x.txt", "x")],
         expecting: "Contents/link/x.txt"
+      ).with { $0.appliesToFolders = false },
+      RuleExample.package(
+        "file under a symlinked folder spelled with a folded letter",
+        adding: [.directory("Contents/real"), .symlink("Contents/\u{17F}", "real"), .file("Contents/s/x.txt", "x")],
+        expecting: "Contents/s/x.txt"
       ).with { $0.appliesToFolders = false },
     ],
     nonTriggering: [

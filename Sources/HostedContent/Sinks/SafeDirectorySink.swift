@@ -13,6 +13,10 @@ import XAR
 ///   and files with `O_EXCL`, so nothing already there (or planted by an earlier entry) is
 ///   followed or overwritten;
 /// - names are checked again here (`..`, `.`, empty, absolute, control characters are refused);
+///   nothing is written under a symlink or at a symlink's name, with names matched as the device
+///   matches them (``NameEquivalence``), so the verdict does not hang on the destination's file
+///   system; other names that are one on the device are refused by the file system where it is
+///   case-insensitive (`O_EXCL`), and by `duplicate-path` everywhere;
 /// - symlinks are created last, by ``commitSymlinks()``, and only when they resolve inside
 ///   `Contents/`;
 /// - no device, FIFO, socket, special bit, owner, ACL or extended attribute is ever applied;
@@ -21,6 +25,8 @@ package final class SafeDirectorySink: EntrySink {
   private let root: DirectoryHandle
   private var folders: [String: DirectoryHandle]
   private var symlinks: [(path: String, target: String)] = []
+  /// The symlinks' paths, by ``NameEquivalence/key(_:)``: nothing else may take a link's name
+  /// as the device matches names, whatever the destination's file system matches.
   private var reserved: Set<String> = []
   private var resolver = SymlinkResolver()
   private var current: FileDescriptor?
@@ -66,7 +72,11 @@ package final class SafeDirectorySink: EntrySink {
   private func folder(_ path: String) throws -> DirectoryHandle? {
     if let handle = folders[path] { return handle }
     let (parentPath, name) = split(path)
-    guard !reserved.contains(path), !isFile(path), let parent = try folder(parentPath) else { return nil }
+    guard reserved.isEmpty || !reserved.contains(NameEquivalence.key(path)), !isFile(path),
+      let parent = try folder(parentPath)
+    else {
+      return nil
+    }
     if !parent.exists(name) {
       try parent.createDirectory(name, mode: 0o755)
     }
@@ -88,7 +98,9 @@ package final class SafeDirectorySink: EntrySink {
     guard let parent = try folder(parentPath) else {
       return "refused to write: '\(parentPath)' is not a folder"
     }
-    if reserved.contains(entry.path) { return "refused to write: the path appears twice" }
+    if !reserved.isEmpty && reserved.contains(NameEquivalence.key(entry.path)) {
+      return "refused to write: the path appears twice"
+    }
     switch entry.kind {
     case .directory:
       if folders[entry.path] != nil { return nil }  // a repeated folder entry changes nothing
@@ -118,7 +130,7 @@ package final class SafeDirectorySink: EntrySink {
       resolver.paths.mark(entry.path)
     case .symlink:
       guard !parent.exists(name) else { return "refused to write: the path appears twice" }
-      reserved.insert(entry.path)
+      reserved.insert(NameEquivalence.key(entry.path))
       symlinks.append((entry.path, entry.linkTarget ?? ""))
     default:
       return "refused to write: a \(entry.kind.rawValue) is never created"
