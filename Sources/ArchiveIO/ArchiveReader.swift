@@ -73,6 +73,16 @@ package final class ArchiveReader {
     }
   }
 
+  /// Opens the archive file open as `fd`, read from its start (the descriptor is not closed
+  /// here; its owner closes it). libarchive moves the descriptor's offset: share it only with
+  /// positioned reads.
+  package convenience init(fd: Int32, support: ArchiveReadSupport) throws {
+    try self.init(support: support, pull: nil)
+    guard lseek(fd, 0, SEEK_SET) == 0, archive_read_open_fd(archive, fd, 64 * 1024) == ARCHIVE_OK else {
+      throw error("archive_read_open_fd", fallback: "unreadable archive")
+    }
+  }
+
   /// Opens a stream pulled chunk by chunk (`pull` returns nil at its end; what it throws is
   /// what the reader's calls throw).
   package convenience init(support: ArchiveReadSupport, pulling pull: @escaping () throws -> [UInt8]?) throws {

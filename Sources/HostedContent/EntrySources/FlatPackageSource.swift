@@ -126,8 +126,12 @@ package final class ZipPackageSource: EntrySource {
   package let packageSize: UInt64?
   package let otherForms: [PackageFormat]
 
-  package init(path: String, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
-    location = path
+  /// The package file, open once: the central directory and libarchive both read through it.
+  private let file: FileDescriptor
+
+  package init(file: FileDescriptor, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
+    self.file = file
+    location = file.path
     packageSize = size
     self.format = format
     self.otherForms = otherForms
@@ -139,10 +143,9 @@ package final class ZipPackageSource: EntrySource {
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     if format == .zip {
       // libarchive reads the local headers, unzip the central directory: they must agree.
-      let file = try FileDescriptor.open(regularFile: location)
       _ = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
     }
-    try LibArchiveReader(path: location).forEachEntry(visit)
+    try LibArchiveReader(file: file).forEachEntry(visit)
   }
 }
 

@@ -1,4 +1,5 @@
 import ArchiveIO
+import SystemIO
 
 // Entries from archives that libarchive reads (ArchiveIO): cpio payloads, zips and tars.
 
@@ -9,6 +10,11 @@ final class LibArchiveReader {
   /// Opens a zip (or tar) file by path, using the zip central directory.
   init(path: String) throws {
     reader = try ArchiveReader(path: path, support: [.zipSeekable, .tar, .allFilters])
+  }
+
+  /// Reads a zip (or tar) through the descriptor `file` (from its start), never by path.
+  init(file: FileDescriptor) throws {
+    reader = try ArchiveReader(fd: file.rawValue, support: [.zipSeekable, .tar, .allFilters])
   }
 
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.
