@@ -55,6 +55,16 @@ package final class SizeLimitRule: Rule {
       hint: hint)
   }
 
+  /// The finding for an export that would write its content past the limit once the package's
+  /// symlinks become copies of their targets (an asset pack carries no links).
+  package static func finding(derivedSize size: UInt64, limit: UInt64) -> Finding {
+    Finding(
+      ruleID: description.id, severity: .error, path: nil,
+      message:
+        "with its symlinks written as copies of their targets, the content would be \(size == .max ? "more than \(groupedDigits(size))" : "at least \(groupedDigits(size))") bytes, over the limit of \(groupedDigits(limit)) bytes; nothing was written",
+      hint: "point fewer symlinks at large files, or raise --max-size if this limit is your own")
+  }
+
   static let hint = "split the content into several products, or raise --max-size if this limit is your own"
 
   /// The finding for a package that `build` would write over the limit (its size is known
