@@ -236,7 +236,8 @@ import XAR
   /// A rule set without size-limit still reports the stop.
   @Test func aStopIsAnErrorWhateverTheRuleSet() throws {
     let dir = try TemporaryDirectory()
-    let package = try Self.package(in: dir, nodes: [.file("Contents/big.bin", bytes: [UInt8](repeating: 7, count: 3_000_000))])
+    let package = try Self.package(
+      in: dir, nodes: [.file("Contents/big.bin", bytes: [UInt8](repeating: 7, count: 3_000_000))])
     let result = try Validation.run(
       path: package, options: ValidationOptions(maxSize: 1_000_000), rules: [ArchiveIntegrityRule.self])
     #expect(result.failed(strict: false))
@@ -287,7 +288,8 @@ import XAR
     for i in content.indices { content[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 7) }
     let package = try Self.package(in: dir, nodes: [.file("Contents/large.bin", bytes: content)])
     let out = dir.appending("out.bin")
-    let result = try runProcess("/bin/sh", ["-c", "\"$0\" cat \"$1\" Contents/large.bin > \"$2\"", pkgtoolBinary, package, out])
+    let result = try runProcess(
+      "/bin/sh", ["-c", "\"$0\" cat \"$1\" Contents/large.bin > \"$2\"", pkgtoolBinary, package, out])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(try readFile(out) == content)
   }

@@ -66,7 +66,8 @@ public enum Publish {
       }
       let sha256 = try Build.sha256(of: file)
       guard (try? file.changeStamp()) == stamp else {
-        throw OperationError("'\(path)' changed while it was being published; nothing was written", hint: "publish again")
+        throw OperationError(
+          "'\(path)' changed while it was being published; nothing was written", hint: "publish again")
       }
       let version = Catalog.Version(
         contentVersion: info.contentVersion.description, url: base + "/" + percentEncodedPath(Paths.name(of: path)),

@@ -40,11 +40,11 @@ struct CatCommand: ParsableCommand {
       path: package, entryPath: entry,
       check: { bytes in
         if toTerminal && !beforeWriting.accepts(bytes) { throw refusal() }
-      }
-    ) { bytes in
-      if toTerminal && !whileWriting.accepts(bytes) { throw refusal() }
-      try standardOutputBytes(bytes)
-    }
+      },
+      to: { bytes in
+        if toTerminal && !whileWriting.accepts(bytes) { throw refusal() }
+        try standardOutputBytes(bytes)
+      })
   }
 }
 
