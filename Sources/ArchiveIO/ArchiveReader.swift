@@ -78,18 +78,17 @@ package final class ArchiveReader {
     }
   }
 
-  /// Opens the first `length` bytes of the file at `path` as a seekable archive, with the bytes
+  /// Opens the first `length` bytes of the file open as `fd` as a seekable archive, with the bytes
   /// of `overrides` (offset to byte) in place of the file's: a zip's index as our own parse read
   /// it (the zip up to its end record, its comment left out, so libarchive's search for the end
   /// record, which covers only the last 16 KiB, finds it).
-  package convenience init(path: String, length: UInt64, overrides: [UInt64: UInt8], support: ArchiveReadSupport)
+  /// The descriptor is read with positioned reads only, and not closed here (its owner does).
+  package convenience init(
+    fd descriptor: Int32, length: UInt64, overrides: [UInt64: UInt8], support: ArchiveReadSupport
+  )
     throws
   {
     try self.init(support: support, pull: nil)
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else {
-      throw LibArchiveError(call: "open", code: errno, "cannot open the archive: \(String(cString: strerror(errno)))")
-    }
     view = View(descriptor: descriptor, length: length, overrides: overrides)
     let context = Unmanaged.passUnretained(self).toOpaque()
     archive_read_set_callback_data(archive, context)
@@ -139,6 +138,16 @@ package final class ArchiveReader {
   }
   private var view: View?
 
+  /// Opens the archive file open as `fd`, read from its start (the descriptor is not closed
+  /// here; its owner closes it). libarchive moves the descriptor's offset: share it only with
+  /// positioned reads.
+  package convenience init(fd: Int32, support: ArchiveReadSupport) throws {
+    try self.init(support: support, pull: nil)
+    guard lseek(fd, 0, SEEK_SET) == 0, archive_read_open_fd(archive, fd, 64 * 1024) == ARCHIVE_OK else {
+      throw error("archive_read_open_fd", fallback: "unreadable archive")
+    }
+  }
+
   /// Opens a stream pulled chunk by chunk (`pull` returns nil at its end; what it throws is
   /// what the reader's calls throw).
   package convenience init(support: ArchiveReadSupport, pulling pull: @escaping () throws -> [UInt8]?) throws {
@@ -161,10 +170,7 @@ package final class ArchiveReader {
     guard status == ARCHIVE_OK else { throw error("archive_read_open", fallback: "unreadable archive") }
   }
 
-  deinit {
-    archive_read_free(archive)
-    if let view { close(view.descriptor) }
-  }
+  deinit { archive_read_free(archive) }
 
   /// The failure of `call`: what the pull closure threw, else libarchive's error.
   private func error(_ call: String, fallback: String) -> any Error {

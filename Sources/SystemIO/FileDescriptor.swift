@@ -88,6 +88,24 @@ package final class FileDescriptor: Sendable {
     return UInt64(info.st_size)
   }
 
+  /// What changes whenever the file's bytes do: its size and its modification and change
+  /// times. Equal stamps taken before and after a read mean nothing wrote to the file between.
+  package func changeStamp() throws -> [Int64] {
+    var info = stat()
+    guard fstat(rawValue, &info) == 0 else { throw SystemError("inspect", path: path) }
+    #if canImport(Darwin)
+      return [
+        Int64(info.st_size), Int64(info.st_mtimespec.tv_sec), Int64(info.st_mtimespec.tv_nsec),
+        Int64(info.st_ctimespec.tv_sec), Int64(info.st_ctimespec.tv_nsec),
+      ]
+    #else
+      return [
+        Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ctim.tv_sec),
+        Int64(info.st_ctim.tv_nsec),
+      ]
+    #endif
+  }
+
   /// Reads up to `buffer.count` bytes at `offset`; returns how many were read (0 at the end).
   package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
     guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }

@@ -78,11 +78,18 @@ public struct Catalog: Codable, Equatable, Sendable {
   public func check(packageAt path: String) throws -> Version {
     let file: FileDescriptor
     do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+    return try check(file: file)
+  }
+
+  /// As ``check(packageAt:)``, for the package file open as `file`: the bytes hashed are the
+  /// bytes read, and an operation that goes on to unpack reads the same descriptor.
+  package func check(file: FileDescriptor) throws -> Version {
+    let path = file.path
     let size = try file.size()
     let (product, entry) = try listedEntry(sha256: try Build.sha256(of: file), size: size, name: path)
     let info: ContentInfo
     do {
-      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
+      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(file: file)) else {
         throw CatalogError.mismatch("'\(path)' has no ContentInfo.plist")
       }
       info = try ContentInfo(decoding: bytes)

@@ -126,8 +126,12 @@ package final class ZipPackageSource: EntrySource {
   package let packageSize: UInt64?
   package let otherForms: [PackageFormat]
 
-  package init(path: String, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
-    location = path
+  /// The package file, open once: the central directory and libarchive both read through it.
+  private let file: FileDescriptor
+
+  package init(file: FileDescriptor, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
+    self.file = file
+    location = file.path
     packageSize = size
     self.format = format
     self.otherForms = otherForms
@@ -138,15 +142,14 @@ package final class ZipPackageSource: EntrySource {
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     guard format == .zip else {
-      try LibArchiveReader(path: location).forEachEntry(visit)
+      try LibArchiveReader(file: file).forEachEntry(visit)
       return
     }
     // libarchive reads the local headers, unzip the central directory: they must agree. The
     // names are the ones decoded there (libarchive gives none for a UTF-8 name in the C locale),
-    // and libarchive reads the zip as checked there.
-    let file = try FileDescriptor.open(regularFile: location)
+    // and libarchive reads the zip as checked there, through the same open file.
     let zip = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
-    try LibArchiveReader(path: location, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
+    try LibArchiveReader(file: file, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
   }
 }
 

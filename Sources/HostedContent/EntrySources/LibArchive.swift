@@ -1,4 +1,5 @@
 import ArchiveIO
+import SystemIO
 
 // Entries from archives that libarchive reads (ArchiveIO): cpio payloads, zips and tars.
 
@@ -11,15 +12,21 @@ final class LibArchiveReader {
     reader = try ArchiveReader(path: path, support: [.zipSeekable, .tar, .allFilters])
   }
 
-  /// Opens a zip as ``ZipDirectory`` checked it: up to its end record, without its comment.
-  init(path: String, zip: ZipDirectory) throws {
+  /// Opens a zip as ``ZipDirectory`` checked it (up to its end record, without its comment),
+  /// through the descriptor `file`, never by path.
+  init(file: FileDescriptor, zip: ZipDirectory) throws {
     if zip.hasComment {
       reader = try ArchiveReader(
-        path: path, length: zip.endRecordOffset + 22,
+        fd: file.rawValue, length: zip.endRecordOffset + 22,
         overrides: [zip.endRecordOffset + 20: 0, zip.endRecordOffset + 21: 0], support: [.zipSeekable])
     } else {
-      reader = try ArchiveReader(path: path, support: [.zipSeekable])
+      reader = try ArchiveReader(fd: file.rawValue, support: [.zipSeekable])
     }
+  }
+
+  /// Reads a tar through the descriptor `file` (from its start), never by path.
+  init(file: FileDescriptor) throws {
+    reader = try ArchiveReader(fd: file.rawValue, support: [.zipSeekable, .tar, .allFilters])
   }
 
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.

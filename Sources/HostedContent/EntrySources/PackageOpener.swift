@@ -34,6 +34,15 @@ package enum PackageOpener {
     } catch let error as SystemError {
       throw OpenError.unreadable(error)
     }
+    return try open(file: file, limits: limits)
+  }
+
+  /// Opens the package file already open as `file`: every later read (index, data, checksums)
+  /// goes through this one descriptor, so a file renamed over the path meanwhile is never read.
+  /// An operation that hashes or checks the package and then reads it opens the path once and
+  /// passes the same descriptor to both.
+  package static func open(file: FileDescriptor, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
+    let path = file.path
     let size: UInt64
     let head: [UInt8]
     do {
@@ -63,7 +72,7 @@ package enum PackageOpener {
       return source
     }
     if let first = forms.first {
-      let source = ZipPackageSource(path: path, size: size, format: first, otherForms: Array(forms.dropFirst()))
+      let source = ZipPackageSource(file: file, size: size, format: first, otherForms: Array(forms.dropFirst()))
       source.maxEntries = limits.maxEntries
       return source
     }
@@ -132,15 +141,24 @@ package enum PackageOpener {
     }
   }
 
-  /// Opens `path` as a plain XAR whose TOC is parsed while its entries are read
-  /// (``StreamingXARPackageSource``), for an operation that can hold back what it makes until
-  /// the TOC is confirmed. Nil for anything else, or when even the header or the TOC's bounds
-  /// fail: the ordinary ``openForInspection(_:limits:)`` then judges the file.
-  package static func openStreaming(_ path: String, limits: ReaderLimits = ReaderLimits())
+  /// As ``openForInspection(_:limits:)``, for a package file already open as `file` (see
+  /// ``open(file:limits:)``).
+  package static func openForInspection(file: FileDescriptor, limits: ReaderLimits = ReaderLimits()) throws
+    -> EntrySource
+  {
+    do {
+      return try open(file: file, limits: limits)
+    } catch OpenError.notAPackage(let path, let reason, let cause) {
+      return UnreadablePackageSource(
+        path: path, packageSize: try? file.size(), reason: reason, cause: cause)
+    }
+  }
+
+  /// As ``openStreaming(_:limits:)``, for a package file already open as `file`.
+  package static func openStreaming(file: FileDescriptor, limits: ReaderLimits = ReaderLimits())
     -> StreamingXARPackageSource?
   {
-    guard let file = try? FileDescriptor.open(regularFile: path), let head = try? file.read(count: 512, at: 0)
-    else { return nil }
+    guard let head = try? file.read(count: 512, at: 0) else { return nil }
     let forms = sniff(head)
     guard forms.first == .xar, let streaming = try? XARStreamingReader(file: file, limits: limits.xar) else {
       return nil
@@ -148,6 +166,17 @@ package enum PackageOpener {
     let source = StreamingXARPackageSource(streaming: streaming)
     source.otherForms = Array(forms.dropFirst())
     return source
+  }
+
+  /// Opens `path` as a plain XAR whose TOC is parsed while its entries are read
+  /// (``StreamingXARPackageSource``), for an operation that can hold back what it makes until
+  /// the TOC is confirmed. Nil for anything else, or when even the header or the TOC's bounds
+  /// fail: the ordinary ``openForInspection(_:limits:)`` then judges the file.
+  package static func openStreaming(_ path: String, limits: ReaderLimits = ReaderLimits())
+    -> StreamingXARPackageSource?
+  {
+    guard let file = try? FileDescriptor.open(regularFile: path) else { return nil }
+    return openStreaming(file: file, limits: limits)
   }
 
   /// The formats whose signature `head` (a file's first 512 bytes) carries, XAR first.

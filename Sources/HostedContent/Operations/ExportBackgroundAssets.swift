@@ -41,18 +41,34 @@ public enum ExportBackgroundAssets {
     public var replacedSymlinks: [String] = []
   }
 
+  /// Copies would take the content past the limit: nothing more is written.
+  struct OverBudget: Error {
+    /// The content's size with the copies made so far and the next one.
+    var size: UInt64
+  }
+
   /// Replaces each symlink under `root/relative` (made by the safe unpack, so each resolves
   /// inside it) with a copy of the file it leads to; a link to a folder stays, for the
-  /// asset-pack rules to refuse.
-  static func replaceSymlinksWithCopies(in root: String, under relative: String) throws -> [String] {
+  /// asset-pack rules to refuse. Each copy is counted before it is made: with `written` bytes
+  /// already there, the content may not pass `limit` (a small package of many links to one
+  /// large file would otherwise write far more than `--max-size`); throws ``OverBudget``.
+  static func replaceSymlinksWithCopies(in root: String, under relative: String, written: UInt64, limit: UInt64)
+    throws -> [String]
+  {
     var links: [String] = []
     try DirectorySource(path: root + "/" + relative).forEachEntry { entry, _ in
       if entry.kind == .symlink { links.append(entry.path) }
     }
     var replaced: [String] = []
+    var total = written
     for link in links {
       let full = root + "/" + relative + "/" + link
       guard Paths.isRegularFile(full, followingLinks: true) else { continue }
+      let size: UInt64
+      do { size = try FileDescriptor.open(regularFile: full).size() } catch { throw OperationError.wrap(error) }
+      let (sum, overflow) = total.addingReportingOverflow(size)
+      guard !overflow, sum <= limit else { throw OverBudget(size: overflow ? .max : sum) }
+      total = sum
       do { try FileSystem.copyFile(full, over: full) } catch { throw OperationError.wrap(error) }
       replaced.append(relative + "/" + link)
     }
@@ -103,7 +119,15 @@ public enum ExportBackgroundAssets {
     // with a content file, whatever its case).
     try folder.removeTree(ContentInfo.fileName)
     if !folder.exists("Contents") { try folder.createDirectory("Contents") }
-    result.replacedSymlinks = try replaceSymlinksWithCopies(in: parentPath + "/" + staging.name, under: "Contents")
+    do {
+      result.replacedSymlinks = try replaceSymlinksWithCopies(
+        in: parentPath + "/" + staging.name, under: "Contents", written: staged.inspection.contentSize,
+        limit: options.validation.maxSize)
+    } catch let over as OverBudget {
+      result.inspection.findings.append(
+        SizeLimitRule.finding(derivedSize: over.size, limit: options.validation.maxSize))
+      return result
+    }
     let manifest = AssetPackManifest(
       assetPackID: options.assetPackID ?? info.productIdentifier, policy: options.policy,
       installationEvents: options.installationEvents, fileSelectors: [.directory("Contents")],

@@ -73,8 +73,16 @@ public enum PackageInfo {
   public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws
     -> Summary
   {
+    // A package file is opened once: the bytes described are the bytes hashed.
+    let file = Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path)
     let source: EntrySource
-    do { source = try PackageOpener.openForInspection(path) } catch { throw OperationError.wrap(error) }
+    do {
+      if let file {
+        source = try PackageOpener.openForInspection(file: file)
+      } else {
+        source = try PackageOpener.openForInspection(path)
+      }
+    } catch { throw OperationError.wrap(error) }
     var digests: [String: String] = [:]
     let inspector = PackageInspector(
       context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
@@ -91,7 +99,7 @@ public enum PackageInfo {
     }
     var sha: String?
     if source.format != .directory {
-      sha = try Build.sha256(of: try FileDescriptor.open(regularFile: path))
+      sha = try Build.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
     }
     let rows = result.entries.map { e in
       FileRow(
@@ -137,37 +145,64 @@ public enum PackageInfo {
     }
   }
 
+  /// Largest entry ``cat(path:entryPath:limits:check:to:)`` keeps in memory between checking it
+  /// and writing it; a larger one is read twice.
+  package static let catInMemoryLimit = 8 << 20
+
   /// Streams the bytes of the file `entryPath` in the package (or folder) at `path` to
-  /// `write`, as the package's own reader yields them (checksums verified where the format
-  /// has them).
+  /// `write`, once the package's own reader has read the whole entry and verified it
+  /// (checksums, where the format has them, and sizes): nothing reaches `write` from an entry
+  /// that turns out damaged. `check` sees every byte before any is written (e.g. to refuse
+  /// binary data on a terminal). An entry over ``catInMemoryLimit`` is read twice through the
+  /// same open file: once to verify, once to write (checked again on the way).
   public static func cat(
     path: String, entryPath: String, limits: ReaderLimits = ReaderLimits(),
+    check: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
     to write: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
     let source: EntrySource
-    do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
-    struct Done: Error {}
-    var found: PackageEntry?
     do {
-      try source.forEachEntry { entry, data in
-        guard entry.path == entryPath, !entry.isWrapperMember else { return }
-        found = entry
-        guard entry.kind == .file, let data else { throw Done() }
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-          let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-          if n == 0 { break }
-          try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-        }
-        throw Done()
+      if Paths.isDirectory(path) {
+        source = try PackageOpener.open(path, limits: limits)
+      } else {
+        // Opened once: both passes read this descriptor.
+        source = try PackageOpener.open(file: try FileDescriptor.open(regularFile: path), limits: limits)
       }
-    } catch is Done {
-    } catch let error as OperationError {
-      throw error
-    } catch let error as SystemError {
-      throw OperationError.wrap(error)
-    } catch {
-      throw OperationError("cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it")
+    } catch { throw OperationError.wrap(error) }
+    struct Done: Error {}
+    /// Reads the entry to its end through the reader, handing each chunk to `body`.
+    func readEntry(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> PackageEntry? {
+      var found: PackageEntry?
+      do {
+        try source.forEachEntry { entry, data in
+          guard entry.path == entryPath, !entry.isWrapperMember else { return }
+          found = entry
+          guard entry.kind == .file, let data else { throw Done() }
+          var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+          while true {
+            let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+          }
+          throw Done()
+        }
+      } catch is Done {
+      } catch let error as OperationError {
+        throw error
+      } catch let error as SystemError {
+        throw OperationError.wrap(error)
+      } catch {
+        throw OperationError("cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it")
+      }
+      return found
+    }
+    // First pass: every byte read and verified, and checked, before any is written.
+    var kept: [UInt8]? = []
+    let found = try readEntry { chunk in
+      try check?(chunk)
+      if kept != nil {
+        if kept!.count + chunk.count <= catInMemoryLimit { kept! += chunk } else { kept = nil }
+      }
     }
     guard let entry = found else {
       throw OperationError("'\(path)' has no entry '\(entryPath)'", hint: "pkgtool info \(path) --files lists them")
@@ -175,6 +210,15 @@ public enum PackageInfo {
     guard entry.kind == .file else {
       throw OperationError(
         "'\(entryPath)' is a \(entry.kind.rawValue)\(entry.linkTarget.map { " (→ \($0))" } ?? ""), not a file")
+    }
+    if let kept {
+      try kept.withUnsafeBytes { try write($0) }
+      return
+    }
+    // Second pass, for a large entry: the same reader over the same descriptor.
+    _ = try readEntry { chunk in
+      try check?(chunk)
+      try write(chunk)
     }
   }
 }

@@ -110,22 +110,25 @@ public enum Install {
       throw OperationError(
         "'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
     }
+    if Paths.isDirectory(package) { throw OperationError("'\(package)' is a folder, not a package") }
+    // Opened once: the hash, the plist, the catalog check and every file's data are read through
+    // this one descriptor, so a file renamed over the path meanwhile is never read.
     let packageFile: FileDescriptor
     do { packageFile = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
+    let stamp = try packageFile.changeStamp()
     // Who and what, from the plist, before anything is written.
     let source: EntrySource
     let info: ContentInfo
     do {
-      source = try PackageOpener.open(package, limits: options.limits)
+      source = try PackageOpener.open(file: packageFile, limits: options.limits)
       // This thread writes every file: the workers decode large ones too.
       (source as? XARPackageSource)?.prefetchLargeFilesUpTo = .max
-      guard source.format != .directory else { throw OperationError("'\(package)' is a folder, not a package") }
-      guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(package, options) }
+      guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
       info = try ContentInfo(decoding: bytes)
     } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError
       .notAPackage
     {
-      return try invalid(package, options)
+      return try invalid(packageFile, options)
     } catch {
       throw OperationError.wrap(error)
     }
@@ -135,7 +138,7 @@ public enum Install {
     // ContentInfo checked both already; they become folder names, so check again here.
     guard ProductIdentifier.problem(with: product) == nil, ContentVersion(versionName)?.description == versionName
     else {
-      return try invalid(package, options)
+      return try invalid(packageFile, options)
     }
     let sha = try Build.sha256(of: packageFile)
     if let catalog = options.catalog {
@@ -236,6 +239,10 @@ public enum Install {
     StagingFolder.removeStale(in: productFolder, for: currentLink)
     let oldRecord = productFolder.exists(versionName) ? readRecord(productFolder, version) : nil
 
+    // Written to while it was read: what was hashed may not be what was unpacked.
+    guard (try? packageFile.changeStamp()) == stamp else {
+      throw OperationError("'\(package)' changed while it was being installed", hint: "install it again")
+    }
     // The plist that was written must say what the one read first said.
     guard let writtenPlist = try? staging.handle.openFile(ContentInfo.fileName),
       let written = try? ContentInfo(decoding: writtenPlist.read(count: PropertyList.maxEncodedSize, at: 0)),
@@ -279,8 +286,9 @@ public enum Install {
     return result
   }
 
-  private static func invalid(_ package: String, _ options: Options) throws -> Result {
-    let inspection = try Validation.run(path: package, options: options.validation, limits: options.limits)
+  private static func invalid(_ package: FileDescriptor, _ options: Options) throws -> Result {
+    let inspection = try Validation.run(
+      path: package.path, file: package, options: options.validation, limits: options.limits)
     return Result(action: .invalid, inspection: inspection)
   }
 

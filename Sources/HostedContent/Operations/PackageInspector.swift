@@ -28,7 +28,6 @@ package final class PackageInspector {
     self.ruleTypes = rules
   }
 
-  private struct Stop: Error {}
   /// A failure of the sink (the output side): never a finding about the package.
   private struct SinkFailure: Error { var underlying: Error }
 
@@ -162,8 +161,7 @@ package final class PackageInspector {
           }
           if produced > maxSize {
             // A fact for the size-limit rule; reading on would only cost time.
-            contentLimitExceeded = true
-            throw Stop()
+            throw ContentLimit()
           }
           try buffer.withUnsafeBytes { raw in
             let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
@@ -182,7 +180,8 @@ package final class PackageInspector {
         open = nil
         try sinkCall { try sink.end(entry) }
       }
-    } catch is Stop {
+    } catch is ContentLimit {
+      contentLimitExceeded = true
       integrityFailed = true
     } catch let failure as SinkFailure {
       if let entry = open { sink.abandon(entry) }
@@ -209,6 +208,15 @@ package final class PackageInspector {
     summary.leftOut = source.leftOut
     let start = findings.count
     for rule in rules { rule.finish(summary, into: &findings) }
+    // What was not read is never passed: a stop at the limit is an error whatever the rule set.
+    if contentLimitExceeded
+      && !findings[start...].contains(where: {
+        $0.ruleID == SizeLimitRule.description.id && $0.severity == .error
+      })
+    {
+      findings.append(SizeLimitRule.finding(stoppedAt: maxSize))
+      skippedRules[SizeLimitRule.description.id] = nil
+    }
     cap.admit(&findings, from: start)
     findings += cap.closingFindings()
     let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
@@ -231,8 +239,15 @@ package final class PackageInspector {
     var n = initial
     while n > 0 {
       guard total <= declared else { throw XARError.dataLongerThanDeclared(path: path, declared: declared) }
+      // Bytes decoded and thrown away cost the same as bytes written: one budget for both,
+      // so a refused or skipped entry cannot make a command inflate more than validate does.
+      produced += UInt64(n)
+      if produced > maxSize { throw ContentLimit() }
       n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
       total += UInt64(n)
     }
   }
+
+  /// Thrown when the bytes decoded pass `--max-size`: reading stops there.
+  private struct ContentLimit: Error {}
 }

@@ -50,20 +50,28 @@ public enum Publish {
     var refused: [(String, InspectionResult)] = []
     var entries: [(product: String, version: Catalog.Version)] = []
     for path in packages {
-      let inspection = try Validation.run(path: path, options: options.validation, limits: options.limits)
+      guard !Paths.isDirectory(path) else {
+        throw OperationError(
+          "'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
+      }
+      // Opened once: the bytes validated are the bytes hashed into the catalog.
+      let file: FileDescriptor
+      do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+      let stamp = try file.changeStamp()
+      let inspection = try Validation.run(
+        path: path, file: file, options: options.validation, limits: options.limits)
       guard !inspection.failed(strict: options.validation.strict), let info = inspection.contentInfo else {
         refused.append((path, inspection))
         continue
       }
-      guard inspection.format != .directory else {
+      let sha256 = try Build.sha256(of: file)
+      guard (try? file.changeStamp()) == stamp else {
         throw OperationError(
-          "'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
+          "'\(path)' changed while it was being published; nothing was written", hint: "publish again")
       }
-      let file: FileDescriptor
-      do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
       let version = Catalog.Version(
         contentVersion: info.contentVersion.description, url: base + "/" + percentEncodedPath(Paths.name(of: path)),
-        size: Int64(clamping: try file.size()), sha256: try Build.sha256(of: file), format: inspection.format.rawValue,
+        size: Int64(clamping: try file.size()), sha256: sha256, format: inspection.format.rawValue,
         minimumAppVersion: options.minimumAppVersion)
       entries.append((info.productIdentifier, version))
     }

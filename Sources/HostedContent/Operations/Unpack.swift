@@ -53,14 +53,29 @@ public enum Unpack {
     if Paths.status(destination) != nil && !options.force {
       throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
     }
+    if Paths.isDirectory(package) {
+      throw OperationError(
+        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
+    }
+    // Opened once: the catalog's hash, the index and every file's data are read through this
+    // one descriptor, so a file renamed over the path meanwhile is never read.
+    let file: FileDescriptor
+    do { file = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
+    let stamp = try file.changeStamp()
     if let catalog = options.catalog {
-      _ = try catalog.check(packageAt: package)
+      _ = try catalog.check(file: file)
     }
     /// Publishes what was staged as the destination, or reports why nothing was.
     func published(_ staged: Staged, discarding: Bool = false) throws -> Result {
       guard let staging = staged.staging, !discarding else {
         staged.staging?.discard()
         return Result(inspection: staged.inspection, output: nil, fileCount: 0)
+      }
+      // Written to while it was read: what was hashed may not be what was unpacked.
+      guard (try? file.changeStamp()) == stamp else {
+        staging.discard()
+        throw OperationError(
+          "'\(package)' changed while it was being unpacked; nothing was written", hint: "unpack it again")
       }
       do {
         try staging.publish(as: name, replace: options.force)
@@ -70,12 +85,12 @@ public enum Unpack {
       }
       return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
     }
-    if let staged = try stageWhileParsing(package, destination: destination, options: options, progress: progress) {
+    if let staged = try stageWhileParsing(file, destination: destination, options: options, progress: progress) {
       return try published(staged)
     }
     let source: EntrySource
     do {
-      source = try PackageOpener.openForInspection(package, limits: options.limits)
+      source = try PackageOpener.openForInspection(file: file, limits: options.limits)
     } catch {
       throw OperationError.wrap(error)
     }
@@ -106,9 +121,9 @@ public enum Unpack {
   /// that is not a plain XAR) it returns nil, having left nothing, and the caller reads the
   /// package the ordinary way, which judges it: the verdict is always the ordinary reader's.
   static func stageWhileParsing(
-    _ package: String, destination: String, options: Options, progress: ((UInt64) -> Void)?
+    _ file: FileDescriptor, destination: String, options: Options, progress: ((UInt64) -> Void)?
   ) throws -> Staged? {
-    guard options.whileParsing, let source = PackageOpener.openStreaming(package, limits: options.limits),
+    guard options.whileParsing, let source = PackageOpener.openStreaming(file: file, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
     else { return nil }
     source.prefetchLargeFilesUpTo = .max

@@ -55,6 +55,21 @@ public enum Validation {
     rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
     onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
+    // A package file is opened once, and every read goes through that descriptor.
+    let file = Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path)
+    return try run(
+      path: path, file: file, options: options, against: against, limits: limits, rules: rules,
+      recordEntries: recordEntries, progress: progress, onFileDigest: onFileDigest)
+  }
+
+  /// As ``run(path:options:against:limits:rules:recordEntries:progress:onFileDigest:)``, for the
+  /// package file already open as `file` (nil: `path` is opened, e.g. a folder), so that an
+  /// operation can validate and hash the very same file.
+  package static func run(
+    path: String, file: FileDescriptor?, options: ValidationOptions, against: String? = nil,
+    limits: ReaderLimits = ReaderLimits(), rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false,
+    progress: ((UInt64) -> Void)? = nil, onFileDigest: ((String, String) -> Void)? = nil
+  ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     func inspector(for source: EntrySource) -> PackageInspector {
       let context = RuleContext(
@@ -70,14 +85,22 @@ public enum Validation {
     // Not when digests are reported as they come: those could not be taken back.
     // Large files up to a bound are decoded by the workers too, two at once (docs/performance.md).
     let partsUpTo = XARPackageSource.partsLimitForChecking
-    if onFileDigest == nil, let streaming = PackageOpener.openStreaming(path, limits: limits) {
+    func openStreaming() -> StreamingXARPackageSource? {
+      if let file { return PackageOpener.openStreaming(file: file, limits: limits) }
+      return PackageOpener.openStreaming(path, limits: limits)
+    }
+    if onFileDigest == nil, let streaming = openStreaming() {
       streaming.prefetchLargeFilesUpTo = partsUpTo
       let result = Swift.Result { try inspector(for: streaming).run(streaming) }
       if streaming.confirmed() { return try result.get() }
     }
     let source: EntrySource
     do {
-      source = try PackageOpener.openForInspection(path, limits: limits)
+      if let file {
+        source = try PackageOpener.openForInspection(file: file, limits: limits)
+      } else {
+        source = try PackageOpener.openForInspection(path, limits: limits)
+      }
     } catch {
       throw OperationError.wrap(error)
     }

@@ -27,17 +27,42 @@ struct CatCommand: ParsableCommand {
 
   func run() throws {
     let toTerminal = Terminal.stdoutIsTerminal
-    var checked = false
-    try PackageInfo.cat(path: package, entryPath: entry) { bytes in
-      if toTerminal && !checked {
-        checked = true
-        if bytes.contains(where: { $0 == 0 || $0 == 0x1B }) {
-          throw OperationError(
-            "'\(entry)' holds binary data; it is not printed to a terminal",
-            hint: "redirect it: pkgtool cat \(package) \(entry) > file")
-        }
-      }
-      try standardOutputBytes(bytes)
+    // On a terminal, every byte is checked (not only the first chunk): all of them before any
+    // is written, and again on the way out.
+    var beforeWriting = TerminalCheck()
+    var whileWriting = TerminalCheck()
+    func refusal() -> OperationError {
+      OperationError(
+        "'\(entry)' holds binary data or terminal control characters; it is not printed to a terminal",
+        hint: "redirect it: pkgtool cat \(package) \(entry) > file")
     }
+    try PackageInfo.cat(
+      path: package, entryPath: entry,
+      check: { bytes in
+        if toTerminal && !beforeWriting.accepts(bytes) { throw refusal() }
+      },
+      to: { bytes in
+        if toTerminal && !whileWriting.accepts(bytes) { throw refusal() }
+        try standardOutputBytes(bytes)
+      })
+  }
+}
+
+/// Bytes a terminal may be sent: text, without the controls that rewrite the screen.
+struct TerminalCheck {
+  private var previous: UInt8 = 0
+
+  /// False when `bytes` (the next part of a stream) hold NUL, a C0 control other than tab,
+  /// newline and carriage return, DEL, or a C1 control (U+0080–U+009F: UTF-8 C2 80–C2 9F).
+  mutating func accepts(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    for byte in bytes {
+      if (byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D) || byte == 0x7F
+        || (previous == 0xC2 && (0x80...0x9F).contains(byte))
+      {
+        return false
+      }
+      previous = byte
+    }
+    return true
   }
 }

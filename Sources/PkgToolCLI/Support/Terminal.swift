@@ -9,17 +9,25 @@ import SystemIO
 
 /// Output helpers: unbuffered stderr, and a progress line when stderr is a terminal.
 enum Terminal {
+  /// `text` on stderr, control characters other than newline and tab escaped: every message
+  /// may quote a name or a link target from a hostile package.
   static func standardError(_ text: String) {
+    rawStandardError(terminalSafe(text))
+  }
+
+  /// `text` on stderr as it is: only for the progress line's own control sequences.
+  static func rawStandardError(_ text: String) {
     var bytes = Array(text.utf8)
     _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
   }
 
-  /// Writes `text` to standard output, whole. A reader that went away (`| head`) ends the
+  /// Writes `text` to standard output, whole, control characters other than newline and tab
+  /// escaped (as ``standardError(_:)``). A reader that went away (`| head`) ends the
   /// command quietly with ``closedPipeStatus``; any other failure to write (a full disk,
   /// `> /dev/full`) is an error: one line on stderr, exit 2, never a report that silently
   /// went nowhere.
   static func standardOutput(_ text: String) {
-    var text = text
+    var text = terminalSafe(text)
     text.withUTF8 { bytes in
       do { try standardOutputBytes(UnsafeRawBufferPointer(bytes)) } catch {
         PkgToolMain.fail("\(error)")
@@ -74,12 +82,12 @@ final class ProgressLine {
       text =
         "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))% \(describeBytes(done))"
     }
-    Terminal.standardError("\r\u{1B}[K" + text)
+    Terminal.rawStandardError("\r\u{1B}[K" + terminalSafe(text))
     drawn = true
   }
 
   func finish() {
-    if drawn { Terminal.standardError("\r\u{1B}[K") }
+    if drawn { Terminal.rawStandardError("\r\u{1B}[K") }
     drawn = false
   }
 }
@@ -103,8 +111,21 @@ func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
 /// Text with control characters other than newline and tab escaped, for output that may come
 /// from a hostile package.
 func terminalSafe(_ text: String) -> String {
-  text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-    line.split(separator: "\t", omittingEmptySubsequences: false).map { String($0).debugEscapedForTerminal }.joined(
-      separator: "\t")
-  }.joined(separator: "\n")
+  func escaped(_ value: UInt32) -> Bool {
+    (value < 0x20 && value != 0x0A && value != 0x09) || value == 0x7F || (0x80..<0xA0).contains(value)
+  }
+  // Most text has nothing to escape: leave it as it is.
+  guard text.utf8.contains(where: { $0 < 0x20 && $0 != 0x0A && $0 != 0x09 || $0 == 0x7F || $0 == 0xC2 }) else {
+    return text
+  }
+  var out = ""
+  out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+  for scalar in text.unicodeScalars {
+    if escaped(scalar.value) {
+      out += "\\u{\(String(scalar.value, radix: 16))}"
+    } else {
+      out.unicodeScalars.append(scalar)
+    }
+  }
+  return out
 }
