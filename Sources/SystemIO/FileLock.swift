@@ -48,6 +48,30 @@ package final class FileLock {
     self.fd = fd
   }
 
+  /// Takes the lock on `folder` itself (a `flock` on the folder, so no lock file is left
+  /// beside what the command writes there). Waits up to `timeout` seconds, then throws ``Busy``.
+  package init(folder: DirectoryHandle, timeout: Double) throws {
+    path = folder.path + "/."
+    let fd = dup(folder.fd)
+    guard fd >= 0 else { throw SystemError("lock", path: folder.path) }
+    _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    let start = FileLock.monotonicSeconds()
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let code = errno
+      guard code == EWOULDBLOCK || code == EINTR else {
+        close(fd)
+        throw SystemError("lock", path: folder.path, code: code)
+      }
+      let waited = FileLock.monotonicSeconds() - start
+      guard waited < timeout else {
+        close(fd)
+        throw Busy(path: path, waited: waited)
+      }
+      usleep(20_000)
+    }
+    self.fd = fd
+  }
+
   deinit {
     _ = flock(fd, LOCK_UN)
     close(fd)

@@ -78,4 +78,19 @@ import Testing
     #expect(same.stdout.contains("content: size unchanged"))
     #expect(!same.stdout.contains("warning:"))
   }
+
+  /// The README's sentence about --quiet and --json, held to every command's --help.
+  @Test func theREADMEsSentenceOnQuietAndJSONHolds() throws {
+    let readme = String(decoding: try readFile(repositoryRoot + "/README.md"), as: UTF8.self)
+    #expect(readme.contains("`init`, `keygen` and `cat` have none"))
+    let withJSON = ["build", "validate", "unpack", "install", "bump", "info", "diff", "rules", "publish", "export"]
+    let withoutJSON = ["init", "keygen", "cat"]
+    let withoutQuiet = ["cat", "rules"]
+    for command in withJSON + withoutJSON {
+      let words = command == "export" ? ["export", "background-assets"] : [command]
+      let help = try pkgtool(words + ["--help"]).stdout
+      #expect(help.contains("--json") == withJSON.contains(command), "\(command) --json")
+      #expect(help.contains("--quiet") == !withoutQuiet.contains(command), "\(command) --quiet")
+    }
+  }
 }

@@ -47,6 +47,19 @@ public enum Bump {
   /// `dryRun`, only computes the result.
   public static func run(path: String, change: Change, dryRun: Bool = false) throws -> Result {
     let plist = Paths.isDirectory(path) ? (path.hasSuffix("/") ? path : path + "/") + ContentInfo.fileName : path
+    // Bumps of one plist take turns, each reading it under the lock: eight at once give eight
+    // versions, not eight times 1.0 → 1.1.
+    var lock: FileLock?
+    if !dryRun {
+      do {
+        lock = try FileLock(folder: try DirectoryHandle(path: Paths.parent(of: plist)), timeout: 60)
+      } catch let busy as FileLock.Busy {
+        throw OperationError("\(busy)", hint: "wait for the other bump to finish, then bump again")
+      } catch {
+        throw OperationError.wrap(error)
+      }
+    }
+    defer { withExtendedLifetime(lock) {} }
     let bytes: [UInt8]
     do {
       let file = try FileDescriptor.open(regularFile: plist)

@@ -37,6 +37,17 @@ public enum Publish {
   public static func run(packages: [String], key: CatalogSigningKey, output: String, options: Options) throws -> Result
   {
     let base = try checkedBaseURL(options.baseURL)
+    // Publishes into one catalog take turns: each reads the catalog under the lock, so none
+    // loses another's products or signs the same sequence.
+    let lock: FileLock
+    do {
+      lock = try FileLock(folder: try DirectoryHandle(path: Paths.parent(of: output)), timeout: 120)
+    } catch let busy as FileLock.Busy {
+      throw OperationError("\(busy)", hint: "wait for the other publish to finish, then publish again")
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    defer { withExtendedLifetime(lock) {} }
     var catalog = Catalog()
     if Paths.status(output) != nil {
       do {
@@ -124,6 +135,25 @@ public enum Publish {
       throw OperationError(
         "--base-url '\(text)' is not an absolute http(s) or file URL",
         hint: "e.g. --base-url https://cdn.example.com/content")
+    }
+    // What goes into a signed, public catalog and has every package's name appended to it:
+    // no password, and no query or fragment that would swallow the file name.
+    let afterScheme = url[url.range(of: "://")!.upperBound...]
+    let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    if authority.contains("@") {
+      throw OperationError(
+        "--base-url carries a user name or password ('…@'): it would be published in the signed, public catalog",
+        hint: "give the server's address alone; authenticate downloads another way")
+    }
+    if url.contains("#") {
+      throw OperationError(
+        "--base-url '\(text)' has a fragment ('#…'): every package's file name would be appended to it, so every version would fetch the same URL",
+        hint: "leave the fragment out")
+    }
+    if url.contains("?") {
+      throw OperationError(
+        "--base-url '\(text)' has a query ('?…'): the package's file name would be appended to the query, not the path",
+        hint: "leave the query out; sign URLs at the server or CDN instead")
     }
     return String(url)
   }
