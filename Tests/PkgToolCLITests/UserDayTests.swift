@@ -93,4 +93,20 @@ import Testing
       #expect(help.contains("--quiet") == !withoutQuiet.contains(command), "\(command) --quiet")
     }
   }
+
+  /// `install --into ~/Documents` with no such folder yet makes it; a refused install leaves
+  /// no folder behind.
+  @Test func installMakesAMissingDocumentsFolderOnlyWhenItInstalls() throws {
+    let dir = try TemporaryDirectory()
+    let good = try package(dir, "good.pkg", [])
+    let bad = try package(dir, "bad.pkg", [.file("Contents/run.sh", "#!/bin/sh\n")])
+    let refused = try pkgtool(["install", bad, "--into", dir.appending("Documents")])
+    #expect(refused.status == 1, "\(refused.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("Documents")))
+    let installed = try pkgtool(["install", good, "--into", dir.appending("Documents")])
+    #expect(installed.status == 0, "\(installed.stderr)")
+    #expect(FileManager.default.fileExists(atPath: dir.appending("Documents/com.example.sample/current")))
+    let deeper = try pkgtool(["install", good, "--into", dir.appending("no/such/Documents")])
+    #expect(deeper.status == 2)
+  }
 }

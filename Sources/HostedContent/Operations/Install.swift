@@ -106,6 +106,16 @@ public enum Install {
   /// as a string. The whole decision and switch runs under a lock on the product folder, so two
   /// installs of the same product never interleave.
   public static func run(package: String, into documents: String, options: Options) throws -> Result {
+    // A documents folder that does not exist yet is made (its parent must exist), and removed
+    // again if nothing was installed into it.
+    var madeDocuments = false
+    if Paths.status(documents) == nil, Paths.isDirectory(Paths.parent(of: documents)) {
+      guard mkdir(documents, 0o755) == 0 || errno == EEXIST else {
+        throw OperationError("cannot create '\(documents)': \(SystemError("create", path: documents).reason)")
+      }
+      madeDocuments = true
+    }
+    defer { if madeDocuments { _ = rmdir(documents) } }  // only while it is still empty
     guard Paths.isDirectory(documents) else {
       throw OperationError(
         "'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
