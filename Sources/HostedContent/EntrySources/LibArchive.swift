@@ -13,7 +13,7 @@ final class LibArchiveReader {
 
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.
   init(payload pull: @escaping () throws -> [UInt8]?) throws {
-    reader = try ArchiveReader(support: [.cpio, .tar, .gzip, .bzip2, .xz, .lzma], pulling: pull)
+    reader = try ArchiveReader(support: [.cpio, .tar], pulling: pull)
   }
 
   func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
