@@ -82,6 +82,9 @@ extension HostilePackage {
     payload("ustar payload with a hard link declaring data") {
       try PayloadBytes.gzip(PayloadBytes.tar(hardLinkSize: 64))
     },
+    xar(
+      "277-byte binary ContentInfo.plist whose shared arrays expand to 2^39 nodes", "content-info",
+      [.file(ContentInfo.fileName, bytes: PayloadBytes.sharedReferencePlist())]),
   ]
 
   /// A flat package whose `content.pkg/Payload` holds `payload()`'s bytes as they are.
@@ -232,6 +235,62 @@ package enum PayloadBytes {
       stdin: String(decoding: plist, as: UTF8.self))
     guard result.status == 0 else { throw TestFailure("python: \(result.stderr)") }
     return try readFile(dir.appending("t"))
+  }
+
+  /// A `bplist00` ContentInfo.plist (valid keys) whose `Fan` is `levels` arrays, each holding the
+  /// next twice: 2^levels nodes when read as a tree. 277 bytes with the default.
+  package static func sharedReferencePlist(levels: Int = 39) -> [UInt8] {
+    func ascii(_ s: String) -> [UInt8] {
+      let b = Array(s.utf8)
+      return (b.count < 15 ? [0x50 | UInt8(b.count)] : [0x5F, 0x10, UInt8(b.count)]) + b
+    }
+    var objects: [[UInt8]] = [
+      [0xD3, 1, 2, 3, 4, 5, 6], ascii("ContentVersion"), ascii("IAPProductIdentifier"), ascii("Fan"),
+      ascii("1.0"), ascii("com.example.bomb"),
+    ]
+    for level in 0..<levels { objects.append([0xA2, UInt8(7 + level), UInt8(7 + level)]) }
+    objects.append(ascii("x"))
+    var out = Array("bplist00".utf8)
+    var offsets: [Int] = []
+    for object in objects {
+      offsets.append(out.count)
+      out += object
+    }
+    let table = out.count
+    let offsetSize = table < 256 ? 1 : 2
+    for o in offsets { out += offsetSize == 1 ? [UInt8(o)] : [UInt8(o >> 8), UInt8(o & 0xFF)] }
+    func be(_ v: Int) -> [UInt8] { (0..<8).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }
+    out += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), 1] + be(objects.count) + be(0) + be(table)
+    return out
+  }
+
+  /// A `bplist00` whose `Levels` are `dictionaries` dictionaries that all refer to the same key
+  /// and value objects, as Apple's writer shares equal strings.
+  package static func sharedKeysPlist(dictionaries: Int) -> [UInt8] {
+    func ascii(_ s: String) -> [UInt8] {
+      let b = Array(s.utf8)
+      return (b.count < 15 ? [0x50 | UInt8(b.count)] : [0x5F, 0x10, UInt8(b.count)]) + b
+    }
+    func be(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }
+    // 0 root, 1-3 keys, 4-5 values, 6 "name", 7 "level", 8 the Levels array, 9... dictionaries.
+    let refSize = 2
+    var objects: [[UInt8]] = [
+      [0xD3] + [1, 2, 3, 4, 5, 8].flatMap { be($0, refSize) }, ascii("ContentVersion"),
+      ascii("IAPProductIdentifier"), ascii("Levels"), ascii("1.0"), ascii("com.example.x"), ascii("name"),
+      ascii("level"),
+    ]
+    objects.append([0xAF, 0x11] + be(dictionaries, 2) + (0..<dictionaries).flatMap { be(9 + $0, refSize) })
+    for _ in 0..<dictionaries { objects.append([0xD1] + be(6, refSize) + be(7, refSize)) }
+    var out = Array("bplist00".utf8)
+    var offsets: [Int] = []
+    for object in objects {
+      offsets.append(out.count)
+      out += object
+    }
+    let table = out.count
+    for o in offsets { out += be(o, 4) }
+    out += [0, 0, 0, 0, 0, 0, 4, UInt8(refSize)] + be(objects.count, 8) + be(0, 8) + be(table, 8)
+    return out
   }
 
   package static func gzip(_ bytes: [UInt8]) throws -> [UInt8] { try compress(bytes, "gzip") }
