@@ -45,21 +45,28 @@ package final class XARReader {
   /// The TOC XML, inflated again from the file (it is not kept in memory).
   /// Empty if it no longer inflates to exactly the declared length.
   package var tocXML: [UInt8] {
+    var xml: [UInt8] = []
+    xml.reserveCapacity(Int(header.tocUncompressedLength))
+    do { try writeTOC { xml += $0 } } catch { return [] }
+    return xml
+  }
+
+  /// Inflates the TOC XML again from the file and hands it to `write` chunk by chunk, as it
+  /// inflates: memory stays bounded by a chunk, whatever the TOC's size. Throws when the TOC no
+  /// longer inflates to exactly the declared length (the file changed since it was opened);
+  /// what was written by then stays written.
+  package func writeTOC(to write: ([UInt8]) throws -> Void) throws {
     // The same inflation, with the same checks, as opening the archive.
     let compressedLength = Int(header.tocCompressedLength)
     let declared = header.tocUncompressedLength
     let inflation = TOCInflation(
       file: file, offset: UInt64(header.headerSize), length: compressedLength, declared: declared)
     defer { inflation.stop() }
-    var xml: [UInt8] = []
-    xml.reserveCapacity(Int(declared))
-    do {
-      while let chunk = try inflation.next() { xml += chunk }
-    } catch {
-      return []
-    }
+    while let chunk = try inflation.next() { try write(chunk) }
     let (used, made) = inflation.totals
-    return used == compressedLength && made == declared ? xml : []
+    guard used == compressedLength, made == declared else {
+      throw XARError.tocLengthMismatch(declared: declared, actual: made)
+    }
   }
   let file: FileDescriptor
 

@@ -1,6 +1,17 @@
 /// Reads `bplist00` property lists, bounds-checking every offset and refusing cycles.
+///
+/// An object may be referenced from many places (writers share equal strings and numbers), and
+/// the tree the reader returns holds it once per reference: a chain of arrays that each refer to
+/// the next twice is 2^N nodes from a few hundred bytes. So the reader counts what it
+/// materialises, each object once per reference (one unit, plus one per byte of a string or
+/// data), and refuses a list whose total passes ``budget(for:)``: the cost of a property list
+/// stays linear in its bytes.
 enum BinaryPropertyListReader {
   static let maxDepth = 64
+
+  /// What a binary property list of `count` bytes may materialise: a few times its size, which
+  /// real lists (where sharing saves bytes, not multiplies them) never approach.
+  static func budget(for count: Int) -> Int { 4 * count + 4096 }
 
   static func decode(_ bytes: [UInt8]) throws -> PropertyList {
     guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist00".utf8)) else {
@@ -19,7 +30,7 @@ enum BinaryPropertyListReader {
     else { throw PropertyListError("binary property list: invalid trailer") }
     var parser = Parser(
       bytes: bytes, offsetSize: offsetSize, refSize: refSize, count: Int(objectCount),
-      table: Int(tableOffset), limit: Int(tableOffset))
+      table: Int(tableOffset), limit: Int(tableOffset), budget: budget(for: bytes.count))
     return try parser.object(Int(top), depth: 0)
   }
 
@@ -36,6 +47,8 @@ enum BinaryPropertyListReader {
     let count: Int
     let table: Int
     let limit: Int
+    /// What may still be materialised (see ``BinaryPropertyListReader``).
+    var budget: Int
     var visiting = Set<Int>()
 
     func fail(_ what: String) -> PropertyListError { PropertyListError("binary property list: \(what)") }
@@ -67,8 +80,19 @@ enum BinaryPropertyListReader {
       return Int(v)
     }
 
+    /// Takes `units` from the budget; throws once it is spent.
+    mutating func spend(_ units: Int) throws {
+      budget -= units
+      guard budget >= 0 else {
+        throw fail(
+          "its shared objects expand to more than 4 times its size (\(BinaryPropertyListReader.budget(for: bytes.count)) nodes and bytes)"
+        )
+      }
+    }
+
     mutating func object(_ index: Int, depth: Int) throws -> PropertyList {
       guard depth < BinaryPropertyListReader.maxDepth else { throw fail("nested too deeply") }
+      try spend(1)
       var at = try offset(of: index)
       try need(at, 1)
       let marker = bytes[at]
@@ -102,10 +126,12 @@ enum BinaryPropertyListReader {
       case 0x4:
         let n = try length(marker, at: &at)
         try need(at, n)
+        try spend(n)
         return .data(Array(bytes[at..<(at + n)]))
       case 0x5:
         let n = try length(marker, at: &at)
         try need(at, n)
+        try spend(n)
         guard let s = String(validating: bytes[at..<(at + n)], as: UTF8.self) else {
           throw fail("invalid ASCII string")
         }
@@ -114,6 +140,7 @@ enum BinaryPropertyListReader {
         let n = try length(marker, at: &at)
         guard n <= limit / 2 else { throw fail("string out of bounds") }
         try need(at, n * 2)
+        try spend(n * 2)
         var units: [UInt16] = []
         units.reserveCapacity(n)
         for i in 0..<n { units.append(UInt16(bytes[at + 2 * i]) << 8 | UInt16(bytes[at + 2 * i + 1])) }
@@ -125,6 +152,7 @@ enum BinaryPropertyListReader {
         let refs = isDict ? 2 * n : n
         guard refs <= limit / refSize else { throw fail("collection out of bounds") }
         try need(at, refs * refSize)
+        try spend(refs)
         guard visiting.insert(index).inserted else { throw fail("an object contains itself") }
         defer { visiting.remove(index) }
         func ref(_ i: Int) -> Int { Int(clamping: read(bytes, at + i * refSize, refSize)) }

@@ -48,74 +48,132 @@ package final class FlatPackageSource: EntrySource {
       entry.isWrapperMember = true
       try visit(entry, entry.kind == .file ? reader.dataReader(for: x) : nil)
     }
-    let stream = reader.dataReader(for: payload)
-    var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-    var ended = false
-    // A gzip'd payload is inflated here rather than by libarchive, so the cpio headers can be
-    // checked before libarchive reads them (it allocates whatever length a header declares).
-    var inflater: ZlibInflater?
-    var pending: [UInt8] = []
-    var used = 0
-    var output = [UInt8](repeating: 0, count: 256 * 1024)
-    var headerGuard = CpioHeaderGuard()
-    var first = true
-    func readCompressed() throws -> Int {
-      let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-      if n == 0 { ended = true }
-      return n
-    }
-    let cpio = try LibArchiveReader(payload: {
-      while true {
-        if let z = inflater {
-          if z.finished { return nil }
-          if used == pending.count {
-            let n = ended ? 0 : try readCompressed()
-            guard n > 0 else { throw LibArchiveError("the Payload's gzip stream is truncated") }
-            pending = Array(buffer[..<n])
-            used = 0
-          }
-          let step: (used: Int, made: Int)
-          do {
-            step = try pending.withUnsafeBytes { raw in
-              try output.withUnsafeMutableBytes {
-                try z.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: $0)
-              }
-            }
-          } catch let error as ZlibError {
-            throw LibArchiveError("the Payload's gzip stream is damaged: \(error.message)")
-          }
-          used += step.used
-          if step.made > 0 {
-            let chunk = Array(output[..<step.made])
-            try headerGuard.observe(chunk)
-            return chunk
-          }
-          if step.used == 0 && used < pending.count { throw LibArchiveError("the Payload's gzip stream is damaged") }
-          continue
-        }
-        guard !ended else { return nil }
-        let n = try readCompressed()
-        if n == 0 { return nil }
-        let chunk = Array(buffer[..<n])
-        if first {
-          first = false
-          if chunk.starts(with: [0x1F, 0x8B]) {
-            inflater = ZlibInflater()
-            pending = chunk
-            used = 0
-            continue
-          }
-        }
-        try headerGuard.observe(chunk)
-        return chunk
+    let payloadStream = PayloadStream(reader.dataReader(for: payload))
+    // The Payload is decompressed here, whatever its compression, and libarchive reads the
+    // decompressed bytes with no filter of its own: so the guard sees every header libarchive
+    // will parse before libarchive allocates what it declares.
+    var headerGuard = PayloadHeaderGuard()
+    let archive = try LibArchiveReader(payload: {
+      guard let chunk = try payloadStream.next() else {
+        try headerGuard.finish()
+        return nil
       }
+      try headerGuard.observe(chunk)
+      return chunk
     })
-    try cpio.forEachEntry(visit)
+    try archive.forEachEntry(visit)
     // Drain what libarchive did not need, so the payload's checksums are verified too.
-    while !ended {
-      let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-      if n == 0 { ended = true }
+    try payloadStream.drain()
+  }
+}
+
+/// A flat package's Payload, decompressed: gzip through zlib, bzip2 and xz through libarchive's
+/// raw format and its filters; anything else passes as it is.
+private final class PayloadStream {
+  private let stream: XARDataReader
+  private var ended = false
+  private var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+  private var output = [UInt8](repeating: 0, count: 256 * 1024)
+  private enum Decoder {
+    case undecided
+    case none
+    case gzip(ZlibInflater)
+    case filter(ArchiveReader, name: String)
+  }
+  private var decoder = Decoder.undecided
+  /// Compressed bytes read but not yet used.
+  private var pending: [UInt8] = []
+  private var used = 0
+
+  init(_ stream: XARDataReader) { self.stream = stream }
+
+  private func readCompressed() throws -> [UInt8] {
+    guard !ended else { return [] }
+    let n = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+    if n == 0 { ended = true }
+    return Array(buffer[..<n])
+  }
+
+  /// The next decompressed bytes; nil at the end.
+  func next() throws -> [UInt8]? {
+    while true {
+      switch decoder {
+      case .undecided:
+        pending = try readCompressed()
+        used = 0
+        // Enough bytes to tell the compressions apart (a Payload's first read is larger).
+        while pending.count < 6 && !ended { pending += try readCompressed() }
+        if pending.starts(with: [0x1F, 0x8B]) {
+          decoder = .gzip(ZlibInflater())
+        } else if pending.starts(with: Array("BZh".utf8)) {
+          decoder = .filter(try openFilter(.bzip2), name: "bzip2")
+        } else if pending.starts(with: [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]) {
+          decoder = .filter(try openFilter(.xz), name: "xz")
+        } else {
+          decoder = .none
+        }
+      case .none:
+        if used < pending.count {
+          defer { used = pending.count }
+          return Array(pending[used...])
+        }
+        let chunk = try readCompressed()
+        return chunk.isEmpty ? nil : chunk
+      case .gzip(let z):
+        if z.finished { return nil }
+        if used == pending.count {
+          pending = try readCompressed()
+          used = 0
+          guard !pending.isEmpty else { throw LibArchiveError("the Payload's gzip stream is truncated") }
+        }
+        let step: (used: Int, made: Int)
+        do {
+          step = try pending.withUnsafeBytes { raw in
+            try output.withUnsafeMutableBytes {
+              try z.inflateStep(UnsafeRawBufferPointer(rebasing: raw[used...]), into: $0)
+            }
+          }
+        } catch let error as ZlibError {
+          throw LibArchiveError("the Payload's gzip stream is damaged: \(error.message)")
+        }
+        used += step.used
+        if step.made > 0 { return Array(output[..<step.made]) }
+        if step.used == 0 && used < pending.count && !z.finished {
+          throw LibArchiveError("the Payload's gzip stream is damaged")
+        }
+      case .filter(let archive, let name):
+        let n: Int
+        do {
+          n = try output.withUnsafeMutableBytes { try archive.readData(into: $0) }
+        } catch let error as LibArchiveError {
+          throw LibArchiveError("the Payload's \(name) stream is damaged: \(error.message)")
+        }
+        return n == 0 ? nil : Array(output[..<n])
+      }
     }
+  }
+
+  /// A libarchive reader of the raw stream through its `filter`, pulling the compressed bytes.
+  private func openFilter(_ filter: ArchiveFilter) throws -> ArchiveReader {
+    let archive = try ArchiveReader(
+      support: [.raw, .bzip2, .xz],
+      pulling: { [unowned self] in
+        if self.used < self.pending.count {
+          defer { self.used = self.pending.count }
+          return Array(self.pending[self.used...])
+        }
+        let chunk = try self.readCompressed()
+        return chunk.isEmpty ? nil : chunk
+      })
+    guard try archive.nextHeader() != nil, archive.filterCount >= 2, archive.filter(0) == filter else {
+      throw LibArchiveError("the Payload's compressed stream is damaged")
+    }
+    return archive
+  }
+
+  /// Reads the rest of the Payload's stored bytes, so its checksum is verified.
+  func drain() throws {
+    while !ended { _ = try readCompressed() }
   }
 }
 
@@ -151,55 +209,4 @@ package final class ZipPackageSource: EntrySource {
     let zip = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
     try LibArchiveReader(file: file, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
   }
-}
-
-/// Watches a cpio stream (newc or odc) on its way to libarchive and refuses a header whose name
-/// or symlink target is longer than any real one, before libarchive allocates that length.
-/// Streams in other formats pass unwatched.
-struct CpioHeaderGuard {
-  /// The longest name or symlink target accepted, in bytes.
-  static let maxLength: UInt64 = 64 * 1024
-  private var header: [UInt8] = []
-  private var skip: UInt64 = 0
-  private var active = true
-
-  mutating func observe(_ chunk: [UInt8]) throws {
-    var i = 0
-    while active && i < chunk.count {
-      if skip > 0 {
-        let n = Int(min(skip, UInt64(chunk.count - i)))
-        skip -= UInt64(n)
-        i += n
-        continue
-      }
-      header.append(chunk[i])
-      i += 1
-      if header.count == 6 {
-        let magic = String(decoding: header, as: UTF8.self)
-        if magic != "070701" && magic != "070702" && magic != "070707" { active = false }
-      }
-      let newc = header.starts(with: Array("07070".utf8)) && header.count >= 6 && header[5] != UInt8(ascii: "7")
-      let size = newc ? 110 : 76
-      guard header.count == size else { continue }
-      func field(_ offset: Int, _ length: Int, radix: Int) throws -> UInt64 {
-        guard let v = UInt64(String(decoding: header[offset..<(offset + length)], as: UTF8.self), radix: radix) else {
-          throw LibArchiveError("the Payload holds a damaged cpio header")
-        }
-        return v
-      }
-      let mode = try newc ? field(14, 8, radix: 16) : field(18, 6, radix: 8)
-      let nameSize = try newc ? field(94, 8, radix: 16) : field(59, 6, radix: 8)
-      let fileSize = try newc ? field(54, 8, radix: 16) : field(65, 11, radix: 8)
-      guard nameSize <= CpioHeaderGuard.maxLength else {
-        throw LibArchiveError("the Payload's cpio header declares a name of \(nameSize) bytes")
-      }
-      if mode & 0o170000 == 0o120000 && fileSize > CpioHeaderGuard.maxLength {
-        throw LibArchiveError("the Payload's cpio header declares a symlink target of \(fileSize) bytes")
-      }
-      skip = newc ? pad4(110 + nameSize) - 110 + pad4(fileSize) : nameSize + fileSize
-      header = []
-    }
-  }
-
-  private func pad4(_ n: UInt64) -> UInt64 { (n + 3) & ~3 }
 }

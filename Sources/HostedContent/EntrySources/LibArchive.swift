@@ -31,7 +31,7 @@ final class LibArchiveReader {
 
   /// Reads a compressed cpio stream (a flat package's Payload) pulled chunk by chunk.
   init(payload pull: @escaping () throws -> [UInt8]?) throws {
-    reader = try ArchiveReader(support: [.cpio, .tar, .gzip, .bzip2, .xz, .lzma], pulling: pull)
+    reader = try ArchiveReader(support: [.cpio, .tar], pulling: pull)
   }
 
   /// Reads the entries; with `names` (a zip's names as ``ZipDirectory`` decoded them, in the

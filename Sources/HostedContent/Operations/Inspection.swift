@@ -131,17 +131,35 @@ public enum PackageInfo {
   }
 
   /// The XAR table of contents of the package at `path`, as stored (inflated): for plain XAR
-  /// packages and the outer XAR of flat packages.
-  public static func tableOfContents(path: String) throws -> [UInt8] {
+  /// packages and the outer XAR of flat packages. Holds the whole TOC; see
+  /// ``tableOfContents(path:limits:to:)`` to stream it.
+  public static func tableOfContents(path: String, limits: ReaderLimits = ReaderLimits()) throws -> [UInt8] {
+    var xml: [UInt8] = []
+    try tableOfContents(path: path, limits: limits) { xml += $0 }
+    return xml
+  }
+
+  /// Streams the XAR table of contents of the package at `path`, as stored (inflated), to
+  /// `write` chunk by chunk as it inflates, so memory stays bounded whatever the TOC's size (which
+  /// `limits` bounds, as for every other command).
+  public static func tableOfContents(
+    path: String, limits: ReaderLimits = ReaderLimits(), to write: ([UInt8]) throws -> Void
+  ) throws {
     let source: EntrySource
-    do { source = try PackageOpener.open(path) } catch { throw OperationError.wrap(error) }
+    do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
+    let reader: XARReader
     switch source {
-    case let xar as XARPackageSource: return xar.reader.tocXML
-    case let flat as FlatPackageSource: return flat.reader.tocXML
+    case let xar as XARPackageSource: reader = xar.reader
+    case let flat as FlatPackageSource: reader = flat.reader
     default:
       throw OperationError(
         "'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents",
         hint: "pkgtool info --files lists the entries of any package")
+    }
+    do {
+      try reader.writeTOC(to: write)
+    } catch let error as XARError {
+      throw OperationError("cannot read the table of contents of '\(path)': \(error)")
     }
   }
 

@@ -31,6 +31,7 @@ struct InfoCommand: ParsableCommand {
   @Flag(help: "Print JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing; the exit status tells whether it is a readable package.")
   var quiet = false
+  @OptionGroup var readerLimits: ReaderLimitOptions
 
   func validate() throws {
     if toc && (files || json) {
@@ -40,8 +41,37 @@ struct InfoCommand: ParsableCommand {
 
   func run() throws {
     if toc {
-      let xml = try PackageInfo.tableOfContents(path: path)
-      if !quiet { Terminal.standardOutput(terminalSafe(String(decoding: xml, as: UTF8.self))) }
+      // Written as it inflates, each piece cut at a character boundary (terminalSafe escapes
+      // character by character, so the pieces escape as the whole would).
+      var pending: [UInt8] = []
+      func emit(_ bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        // Printable ASCII, newlines and tabs are what terminalSafe leaves as they are.
+        let plain = bytes.withUnsafeBufferPointer { p in
+          var i = 0
+          while i < p.count {
+            let b = p[i]
+            guard (b >= 0x20 && b < 0x7F) || b == 0x0A || b == 0x09 else { return false }
+            i += 1
+          }
+          return true
+        }
+        if plain {
+          try bytes.withUnsafeBytes { try standardOutputBytes($0) }
+        } else {
+          Terminal.standardOutput(terminalSafe(String(decoding: bytes, as: UTF8.self)))
+        }
+      }
+      try PackageInfo.tableOfContents(path: path, limits: readerLimits.limits) { chunk in
+        guard !quiet else { return }
+        let bytes = pending.isEmpty ? chunk : pending + chunk
+        var i = bytes.count
+        while i > 0 && bytes.count - i < 3 && bytes[i - 1] & 0xC0 == 0x80 { i -= 1 }
+        let cut = i > 0 && bytes[i - 1] >= 0xC0 ? i - 1 : bytes.count
+        try emit(cut == bytes.count ? bytes : Array(bytes[..<cut]))
+        pending = Array(bytes[cut...])
+      }
+      try emit(pending)
       return
     }
     let info = try PackageInfo.run(path: path, includeFiles: files)
