@@ -31,20 +31,7 @@ package final class FileLock {
       close(fd)
       throw SystemError("open lock file", path: path, code: EINVAL)
     }
-    let start = FileLock.monotonicSeconds()
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let code = errno
-      guard code == EWOULDBLOCK || code == EINTR else {
-        close(fd)
-        throw SystemError("lock", path: path, code: code)
-      }
-      let waited = FileLock.monotonicSeconds() - start
-      guard waited < timeout else {
-        close(fd)
-        throw Busy(path: path, waited: waited)
-      }
-      usleep(20_000)
-    }
+    try FileLock.acquire(fd, path: path, timeout: timeout)
     self.fd = fd
   }
 
@@ -55,21 +42,27 @@ package final class FileLock {
     let fd = dup(folder.fd)
     guard fd >= 0 else { throw SystemError("lock", path: folder.path) }
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    let start = FileLock.monotonicSeconds()
+    try FileLock.acquire(fd, path: path, timeout: timeout)
+    self.fd = fd
+  }
+
+  /// Takes an exclusive `flock` on `fd`, waiting up to `timeout` seconds; on failure closes
+  /// `fd` and throws (``Busy`` when another holder kept it).
+  private static func acquire(_ fd: Int32, path: String, timeout: Double) throws {
+    let start = monotonicSeconds()
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
       let code = errno
       guard code == EWOULDBLOCK || code == EINTR else {
         close(fd)
-        throw SystemError("lock", path: folder.path, code: code)
+        throw SystemError("lock", path: path, code: code)
       }
-      let waited = FileLock.monotonicSeconds() - start
+      let waited = monotonicSeconds() - start
       guard waited < timeout else {
         close(fd)
         throw Busy(path: path, waited: waited)
       }
       usleep(20_000)
     }
-    self.fd = fd
   }
 
   deinit {

@@ -49,16 +49,7 @@ public enum Bump {
     let plist = Paths.isDirectory(path) ? (path.hasSuffix("/") ? path : path + "/") + ContentInfo.fileName : path
     // Bumps of one plist take turns, each reading it under the lock: eight at once give eight
     // versions, not eight times 1.0 → 1.1.
-    var lock: FileLock?
-    if !dryRun {
-      do {
-        lock = try FileLock(folder: try DirectoryHandle(path: Paths.parent(of: plist)), timeout: 60)
-      } catch let busy as FileLock.Busy {
-        throw OperationError("\(busy)", hint: "wait for the other bump to finish, then bump again")
-      } catch {
-        throw OperationError.wrap(error)
-      }
-    }
+    let lock = dryRun ? nil : try OperationError.turn(in: Paths.parent(of: plist), for: "bump", timeout: 60)
     defer { withExtendedLifetime(lock) {} }
     let bytes: [UInt8]
     do {

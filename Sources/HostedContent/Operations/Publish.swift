@@ -39,14 +39,7 @@ public enum Publish {
     let base = try checkedBaseURL(options.baseURL)
     // Publishes into one catalog take turns: each reads the catalog under the lock, so none
     // loses another's products or signs the same sequence.
-    let lock: FileLock
-    do {
-      lock = try FileLock(folder: try DirectoryHandle(path: Paths.parent(of: output)), timeout: 120)
-    } catch let busy as FileLock.Busy {
-      throw OperationError("\(busy)", hint: "wait for the other publish to finish, then publish again")
-    } catch {
-      throw OperationError.wrap(error)
-    }
+    let lock = try OperationError.turn(in: Paths.parent(of: output), for: "publish", timeout: 120)
     defer { withExtendedLifetime(lock) {} }
     var catalog = Catalog()
     if Paths.status(output) != nil {

@@ -24,6 +24,18 @@ public struct OperationError: Error, CustomStringConvertible {
   /// The message, with the hint in parentheses.
   public var description: String { hint.map { "\(message) (\($0))" } ?? message }
 
+  /// The lock on `folder` that `command` holds while it reads and rewrites a shared file there;
+  /// another holder past `timeout` seconds is an error that says so.
+  package static func turn(in folder: String, for command: String, timeout: Double) throws -> FileLock {
+    do {
+      return try FileLock(folder: try DirectoryHandle(path: folder), timeout: timeout)
+    } catch let busy as FileLock.Busy {
+      throw OperationError("\(busy)", hint: "wait for the other \(command) to finish, then \(command) again")
+    } catch {
+      throw OperationError.wrap(error)
+    }
+  }
+
   /// Turns the errors of lower layers into one.
   public static func wrap(_ error: Error) -> OperationError {
     switch error {
