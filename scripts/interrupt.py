@@ -197,6 +197,16 @@ def main():
         status, err = interrupted([pkgtool, "unpack", reference, "-o", dest], t, rng, sig)
         stopped["unpack"] = stopped.get("unpack", 0) + after_signal("unpack", trial, sig, status, err, [out], before)
         check(not os.path.exists(dest) or tree(dest) == expected_tree, f"unpack {sig.name} trial {trial}: partial folder")
+    # unpack --force over an existing folder: the old folder or the new one, whole, never both lost.
+    for trial in range(a.trials):
+        sig = signals[trial % 2]
+        shutil.rmtree(dest, ignore_errors=True)
+        os.makedirs(dest)
+        open(os.path.join(dest, "old.txt"), "wb").write(b"old")
+        before = {f: leftovers(f) for f in (out,)}
+        status, err = interrupted([pkgtool, "unpack", reference, "-o", dest, "--force"], t, rng, sig)
+        stopped["unpack --force"] = stopped.get("unpack --force", 0) + after_signal("unpack --force", trial, sig, status, err, [out], before)
+        check(tree(dest) in (old_tree, expected_tree), f"unpack --force {sig.name} trial {trial}: the folder is neither the old nor the new one")
     for trial in range(a.trials):
         sig = signals[trial % 2]
         version = f"2.{trial}"
@@ -228,7 +238,7 @@ def main():
     print(f"interrupt: signals stopped " + ", ".join(f"{k} {v}/{a.trials}" for k, v in stopped.items()), file=sys.stderr)
 
     shutil.rmtree(work, ignore_errors=True)
-    total = a.trials * 11 + 2
+    total = a.trials * 13 + 2
     print(f"interrupt: {total - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 

@@ -46,6 +46,24 @@ package enum Interruption {
     exit(status)
   }
 
+  /// Runs `body`, which moves a temporary folder (or what it holds) into place, so that it and
+  /// the removal of temporaries on an interruption exclude each other: a folder half removed is
+  /// never published, and a folder being published is never removed. Once an interruption has
+  /// begun, `body` does not run: the thread waits for the interruption to end the process.
+  /// `published` (the folder's own temporary name) is forgotten in the same step: after a swap
+  /// it holds what was there before, which the caller removes itself.
+  package static func whilePublishing<T>(_ published: String? = nil, _ body: () throws -> T) rethrows -> T {
+    pthread_mutex_lock(lock)
+    defer { pthread_mutex_unlock(lock) }
+    if interrupted {
+      pthread_mutex_unlock(lock)
+      while true { pause() }
+    }
+    let result = try body()
+    if let published { registered.remove(published) }
+    return result
+  }
+
   /// Records a temporary file or folder (a path as the process names it).
   package static func register(_ path: String) { locked { _ = registered.insert(path) } }
 

@@ -48,8 +48,11 @@ package final class StagingFolder {
   package func publish(as destination: String, replace: Bool) throws {
     _ = fchmodat(parent.fd, name, 0o755, 0)
     handle.sync()
+    let registeredName = parent.path + "/" + name
     if !parent.exists(destination) {
-      try renameNoReplace(parent.fd, name, parent.fd, destination, path: parent.path + "/" + destination)
+      try Interruption.whilePublishing(registeredName) {
+        try renameNoReplace(parent.fd, name, parent.fd, destination, path: parent.path + "/" + destination)
+      }
       published = true
       parent.sync()
       return
@@ -57,7 +60,9 @@ package final class StagingFolder {
     guard replace else { throw SystemError("create", path: parent.path + "/" + destination, code: EEXIST) }
     // One swap: readers of the destination see the old folder or the new one, never neither.
     // The old one is left under the staging name and removed.
-    try exchangeEntries(name, in: parent, with: destination, in: parent)
+    _ = try Interruption.whilePublishing(registeredName) {
+      try exchangeEntries(name, in: parent, with: destination, in: parent)
+    }
     published = true
     parent.sync()
     try? parent.removeTree(name)
@@ -69,7 +74,9 @@ package final class StagingFolder {
   package static func removeStale(in parent: DirectoryHandle, for destinationName: String) {
     guard let names = try? parent.list() else { return }
     for (entry, _) in names {
-      guard let target = TemporaryName.target(of: Substring(entry)),
+      // A `swap` name may hold what a destination held before a swap that did not finish: it
+      // is the user's, not a temporary.
+      guard !entry.contains(".pkgtool-swap-"), let target = TemporaryName.target(of: Substring(entry)),
         TemporaryName.isStale(entry, of: String(target))
       else { continue }
       try? parent.removeTree(entry)

@@ -264,16 +264,19 @@ public enum Install {
     try? staging.handle.setMode("Contents", 0o755)
 
     do {
-      if productFolder.exists(versionName) {
-        // The same version from another package: one atomic swap, then the old one goes.
-        try exchangeEntries("Contents", in: staging.handle, with: versionName, in: productFolder)
-        if oldRecord?.sha256 != sha {
-          result.action = .replaced
-          result.replacedSHA256 = oldRecord?.sha256
+      // Never while an interruption removes the staging folder (see Interruption).
+      try Interruption.whilePublishing {
+        if productFolder.exists(versionName) {
+          // The same version from another package: one atomic swap, then the old one goes.
+          try exchangeEntries("Contents", in: staging.handle, with: versionName, in: productFolder)
+          if oldRecord?.sha256 != sha {
+            result.action = .replaced
+            result.replacedSHA256 = oldRecord?.sha256
+          }
+        } else {
+          try renameNoReplace(
+            staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
         }
-      } else {
-        try renameNoReplace(
-          staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
       }
       try writeRecord(
         productFolder,
