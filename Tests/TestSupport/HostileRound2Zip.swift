@@ -116,5 +116,41 @@ extension HostilePackage {
       local(b"Contents/a.txt", b"hello", method=6)
       end()
       """),
+    // Found by the red-team pass: unzip takes the last Unicode path field of the central
+    // directory; libarchive reads none of them.
+    rawZip(
+      "zip central entry with a second Unicode path field", "archive-integrity",
+      """
+      local(b"Contents/a.txt", b"x")
+      def field(n): return struct.pack("<HHBI", 0x7075, 5 + len(n), 1, zlib.crc32(b"Contents/a.txt")) + n
+      extra = field(b"Contents/a.txt") + field(b"../../evil.txt")
+      start = len(out)
+      for (name, flags, method, crc, size, offset, attrs, system) in entries:
+          x = extra if name == b"Contents/a.txt" else b""
+          out.extend(struct.pack("<IBBHHHHHIIIHHHHHII", 0x02014b50, 20, system, 20, flags, method, 0, 0x21, crc, size, size, len(name), len(x), 0, 0, 0, attrs, offset) + name + x)
+      out.extend(struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, len(entries), len(entries), len(out) - start, start, 0))
+      """),
+    // Found by the red-team pass: a symlink's deflated target, with its sizes in a descriptor,
+    // ends early; a streaming reader takes the forged descriptor and then the hidden entry.
+    rawZip(
+      "zip symlink with a descriptor hiding an entry", "archive-integrity",
+      """
+      target = b"a.txt"
+      co = zlib.compressobj(9, zlib.DEFLATED, -15)
+      d = co.compress(target) + co.flush()
+      fake = struct.pack("<IIII", 0x08074b50, zlib.crc32(target), len(d), len(target))
+      inner = b"#!/bin/sh\\necho pwned\\n"
+      hidden = struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 0, 0, 0x21, zlib.crc32(inner), len(inner), len(inner), 16, 0) + b"Contents/evil.sh" + inner
+      raw = d + fake + hidden
+      link = b"Contents/l"
+      at = len(out)
+      out.extend(struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0x08, 8, 0, 0x21, 0, 0, 0, len(link), 0) + link + raw)
+      out.extend(struct.pack("<IIII", 0x08074b50, zlib.crc32(target), len(raw), len(target)))
+      start = len(out)
+      for (name, flags, method, crc, size, offset, attrs, system) in entries:
+          out.extend(struct.pack("<IBBHHHHHIIIHHHHHII", 0x02014b50, 20, system, 20, flags, method, 0, 0x21, crc, size, size, len(name), 0, 0, 0, 0, attrs, offset) + name)
+      out.extend(struct.pack("<IBBHHHHHIIIHHHHHII", 0x02014b50, 20, 3, 20, 0x08, 8, 0, 0x21, zlib.crc32(target), len(raw), len(target), len(link), 0, 0, 0, 0, 0o120777 << 16, at) + link)
+      out.extend(struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, len(entries) + 1, len(entries) + 1, len(out) - start, start, 0))
+      """),
   ]
 }

@@ -202,7 +202,13 @@ struct ZipDirectory {
           "\(shown) is compressed with method \(entry.method)\(known), which this reader does not decode; re-create the zip with deflate"
         )
       }
-      if let unicode = ZipDirectory.unicodePath(extra), unicode != name {
+      let unicodeNames = ZipDirectory.unicodePaths(extra)
+      if unicodeNames.count > 1 {
+        throw fail(
+          "the entry \(String(decoding: name, as: UTF8.self).debugDescription) carries \(unicodeNames.count) Unicode path fields: readers that use one (unzip takes the last) would extract another name"
+        )
+      }
+      if let unicode = unicodeNames.first, unicode != name {
         throw fail(
           "the entry \(String(decoding: name, as: UTF8.self).debugDescription) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription)), which unzip uses instead"
         )
@@ -252,7 +258,11 @@ struct ZipDirectory {
         localOffset: central.localOffset)
       // A local header with a zip64 field is followed by a data descriptor with 8-byte sizes.
       let localZip64 = ZipDirectory.applyZip64(variable[nameLength...], to: &local, local: true)
-      if let unicode = ZipDirectory.unicodePath(variable[nameLength...]), unicode != localName {
+      let localUnicodeNames = ZipDirectory.unicodePaths(variable[nameLength...])
+      if localUnicodeNames.count > 1 {
+        throw fail("the local header of \(shown) carries \(localUnicodeNames.count) Unicode path fields")
+      }
+      if let unicode = localUnicodeNames.first, unicode != localName {
         throw fail(
           "the local header of \(shown) carries another name in its Unicode path field (\(String(decoding: unicode, as: UTF8.self).debugDescription))"
         )
@@ -280,6 +290,18 @@ struct ZipDirectory {
         throw fail("the data of \(shown) runs into the central directory")
       }
       expected = dataStart + central.compressedSize
+      if deferred && central.method != 0 {
+        // Only a regular file's compressed data is decoded by this reader and checked to end
+        // where the central directory says; a symlink's or a folder's is not, so a streaming
+        // reader, which looks for the data descriptor after the stream's end, could be led to
+        // another entry hidden in it.
+        let unixType = central.madeBy == 3 ? (central.externalAttributes >> 16) & 0o170000 : 0
+        if central.name.last == UInt8(ascii: "/") || (unixType != 0 && unixType != 0o100000) {
+          throw fail(
+            "\(shown) is not a regular file, yet is compressed with its sizes in a data descriptor after the data: a streaming reader could find another end to it (and an entry hidden inside)"
+          )
+        }
+      }
       if deferred {
         expected += try ZipDirectory.checkDescriptor(
           central, at: expected, limit: directoryOffset, zip64: localZip64, file: file)
@@ -395,19 +417,21 @@ struct ZipDirectory {
     byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
   }
 
-  /// The name in an Info-ZIP Unicode Path extra field (0x7075), which some readers use in place
-  /// of the header's name; nil when there is none.
-  private static func unicodePath(_ extra: ArraySlice<UInt8>) -> [UInt8]? {
+  /// The names in the Info-ZIP Unicode Path extra fields (0x7075) of `extra`, which some readers
+  /// use in place of the header's name (unzip the last one); a field too short to hold a name
+  /// counts as an empty one.
+  private static func unicodePaths(_ extra: ArraySlice<UInt8>) -> [[UInt8]] {
+    var names: [[UInt8]] = []
     var position = extra.startIndex
     while position + 4 <= extra.endIndex {
       let id = extra.uint16(at: position)
       let length = Int(extra.uint16(at: position + 2))
       let body = position + 4
-      guard body + length <= extra.endIndex else { return nil }
-      if id == 0x7075, length >= 5 { return Array(extra[(body + 5)..<(body + length)]) }
+      guard body + length <= extra.endIndex else { break }
+      if id == 0x7075 { names.append(length >= 5 ? Array(extra[(body + 5)..<(body + length)]) : []) }
       position = body + length
     }
-    return nil
+    return names
   }
 
   /// Replaces saturated 32-bit fields with the zip64 extra field's values.
