@@ -109,4 +109,31 @@ import Testing
     let deeper = try pkgtool(["install", good, "--into", dir.appending("no/such/Documents")])
     #expect(deeper.status == 2)
   }
+
+  /// `bump` keeps every other key exactly, unsigned 64-bit integers too, in XML and binary
+  /// plists; Python's plistlib reads the values back.
+  @Test(arguments: ["xml", "binary"])
+  func bumpKeepsUnsigned64BitIntegers(format: String) throws {
+    let dir = try TemporaryDirectory()
+    let plist = dir.appending("ContentInfo.plist")
+    let write = """
+      import plistlib, sys
+      value = {"ContentVersion": "1.0", "IAPProductIdentifier": "com.example.big",
+               "Max": 2**64 - 1, "Edge": 2**63, "Low": -5, "Nested": [2**63 + 7]}
+      fmt = plistlib.FMT_BINARY if sys.argv[2] == "binary" else plistlib.FMT_XML
+      open(sys.argv[1], "wb").write(plistlib.dumps(value, fmt=fmt))
+      """
+    #expect(try runProcess("/usr/bin/env", ["python3", "-c", write, plist, format]).status == 0)
+    let result = try pkgtool(["bump", plist])
+    #expect(result.status == 0, "\(result.stderr)")
+    let read = """
+      import plistlib, sys
+      v = plistlib.load(open(sys.argv[1], "rb"))
+      print(v["ContentVersion"], v["Max"], v["Edge"], v["Low"], v["Nested"][0])
+      """
+    let check = try runProcess("/usr/bin/env", ["python3", "-c", read, plist])
+    #expect(
+      check.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        == "1.1 18446744073709551615 9223372036854775808 -5 9223372036854775815", "\(check.stdout)\(check.stderr)")
+  }
 }

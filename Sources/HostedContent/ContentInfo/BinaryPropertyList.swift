@@ -109,6 +109,15 @@ enum BinaryPropertyListReader {
         guard size <= 16 else { throw fail("invalid integer") }
         try need(at, size)
         let v = read(bytes, at + max(0, size - 8), min(size, 8))
+        // 16 bytes: a 128-bit integer, as Apple writes unsigned values above Int64.max. Only
+        // what 64 bits hold exactly is read (the upper half zero, or all ones for a negative).
+        if size == 16 {
+          let high = read(bytes, at, 8)
+          if high == 0 && v > UInt64(Int64.max) { return .unsignedInteger(v) }
+          guard (high == 0 && v <= UInt64(Int64.max)) || (high == UInt64.max && v > UInt64(Int64.max)) else {
+            throw fail("an integer wider than 64 bits")
+          }
+        }
         return .integer(Int64(bitPattern: v))
       case 0x2:
         let size = 1 << Int(marker & 0x0F)
@@ -211,6 +220,7 @@ enum BinaryPropertyListWriter {
       switch v {
       case .boolean(let b): bytes = [b ? 0x09 : 0x08]
       case .integer(let i): bytes = intObject(i)
+      case .unsignedInteger(let u): bytes = [0x14] + big(0, 8) + big(u, 8)
       case .real(let r): bytes = [0x23] + big(r.bitPattern, 8)
       case .date(let d): bytes = [0x33] + big(d.bitPattern, 8)
       case .data(let d): bytes = header(0x4, d.count) + d

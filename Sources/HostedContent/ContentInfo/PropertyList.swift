@@ -3,8 +3,11 @@
 public indirect enum PropertyList: Equatable, Sendable {
   /// A `<string>`.
   case string(String)
-  /// An `<integer>`.
+  /// An `<integer>` that fits a signed 64-bit integer.
   case integer(Int64)
+  /// An `<integer>` above `Int64.max` (up to `UInt64.max`): what Apple writes for unsigned
+  /// 64-bit values, kept exactly (a binary plist stores it in 16 bytes).
+  case unsignedInteger(UInt64)
   /// A `<real>`.
   case real(Double)
   /// `<true/>` or `<false/>`.
@@ -23,6 +26,7 @@ public indirect enum PropertyList: Equatable, Sendable {
     switch (a, b) {
     case (.string(let x), .string(let y)): return x == y
     case (.integer(let x), .integer(let y)): return x == y
+    case (.unsignedInteger(let x), .unsignedInteger(let y)): return x == y
     case (.real(let x), .real(let y)): return x == y || (x.isNaN && y.isNaN)
     case (.boolean(let x), .boolean(let y)): return x == y
     case (.date(let x), .date(let y)): return x == y
@@ -55,7 +59,7 @@ public indirect enum PropertyList: Equatable, Sendable {
   public var typeName: String {
     switch self {
     case .string: return "string"
-    case .integer: return "integer"
+    case .integer, .unsignedInteger: return "integer"
     case .real: return "real"
     case .boolean: return "boolean"
     case .date: return "date"

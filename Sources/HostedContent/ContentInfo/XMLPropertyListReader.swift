@@ -75,7 +75,8 @@ enum XMLPropertyListReader {
       let t = isEmpty ? "" : try text(until: name, reader).trimmingCharacters()
       if let v = Int64(t) { return .integer(v) }
       if t.hasPrefix("0x"), let v = Int64(t.dropFirst(2), radix: 16) { return .integer(v) }
-      if let v = UInt64(t) { return .integer(Int64(bitPattern: v)) }
+      if let v = UInt64(t) { return .unsignedInteger(v) }
+      if t.hasPrefix("0x"), let v = UInt64(t.dropFirst(2), radix: 16) { return .unsignedInteger(v) }
       throw PropertyListError(line: line, "invalid <integer> '\(t)'")
     case "real":
       let t = isEmpty ? "" : try text(until: name, reader).trimmingCharacters()

@@ -20,6 +20,7 @@ enum XMLPropertyListWriter {
     switch value {
     case .string(let s): out += "\(tabs)<string>\(escape(s))</string>\n"
     case .integer(let i): out += "\(tabs)<integer>\(i)</integer>\n"
+    case .unsignedInteger(let u): out += "\(tabs)<integer>\(u)</integer>\n"
     case .real(let r):
       let text = r == r.rounded() && abs(r) < 1e15 ? String(Int64(r)) : String(r)
       out += "\(tabs)<real>\(text)</real>\n"

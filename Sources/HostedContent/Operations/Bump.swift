@@ -81,7 +81,17 @@ public enum Bump {
       }
       info.contentVersion = version
     }
-    if !dryRun { try writeAtomically(plist, info.encoded()) }
+    // Every other key must come back exactly as it was: a value this writer cannot keep is a
+    // reason not to rewrite the file at all.
+    let encoded = info.encoded()
+    var expected = info.properties
+    expected.set(ContentInfo.versionKey, .string(info.contentVersion.description))
+    guard let reread = try? ContentInfo(decoding: encoded), reread.properties == expected else {
+      throw OperationError(
+        "'\(plist)' holds a value pkgtool cannot write back exactly; it was left as it was",
+        hint: "edit ContentVersion by hand, or with Xcode or plutil")
+    }
+    if !dryRun { try writeAtomically(plist, encoded) }
     return Result(
       plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
   }
