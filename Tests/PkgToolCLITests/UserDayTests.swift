@@ -136,4 +136,45 @@ import Testing
       check.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         == "1.1 18446744073709551615 9223372036854775808 -5 9223372036854775815", "\(check.stdout)\(check.stderr)")
   }
+
+  /// No help text (and so no man page section) carries a stray backslash: only an example's
+  /// continuation ends in one, once.
+  @Test func helpTextsHaveNoStrayBackslashes() throws {
+    for command in [
+      "init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen",
+      "publish", "export background-assets",
+    ] {
+      let help = try pkgtool(command.split(separator: " ").map(String.init) + ["--help"]).stdout
+      for line in help.split(separator: "\n") where line.contains("\\") {
+        #expect(line.hasPrefix("  ") && line.hasSuffix(" \\") && !line.hasSuffix("\\\\"), "\(command): \(line)")
+      }
+    }
+  }
+
+  /// export background-assets: the next step writes the .aar beside the folder, --events is
+  /// refused for an on-demand pack, --force replaces, and the pack never lands in its project.
+  @Test func exportSaysAndDoesWhatItShould() throws {
+    let dir = try TemporaryDirectory()
+    #expect(try pkgtool(["init", "Book", "--product-id", "com.example.book"], in: dir.path).status == 0)
+    try writeFile(dir.appending("Book/Contents/a.txt"), "a")
+    let first = try pkgtool(["export", "background-assets", "Book", "-o", "Pack"], in: dir.path)
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(first.stdout.contains("xcrun ba-package Manifest.json -o ../Pack.aar"), "\(first.stdout)")
+    let again = try pkgtool(["export", "background-assets", "Book", "-o", "Pack"], in: dir.path)
+    #expect(again.status == 2)
+    try writeFile(dir.appending("Book/Contents/b.txt"), "b")
+    let forced = try pkgtool(["export", "background-assets", "Book", "-o", "Pack", "--force"], in: dir.path)
+    #expect(forced.status == 0, "\(forced.stderr)")
+    #expect(FileManager.default.fileExists(atPath: dir.appending("Pack/Contents/b.txt")))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }.isEmpty)
+    let events = try pkgtool(
+      ["export", "background-assets", "Book", "-o", "P2", "--policy", "on-demand", "--events", "first-installation"],
+      in: dir.path)
+    #expect(events.status == 2)
+    #expect(events.stderr.contains("--events"), "\(events.stderr)")
+    let inside = try pkgtool(["export", "background-assets", "Book", "-o", "Book/Pack"], in: dir.path)
+    #expect(inside.status == 2)
+    #expect(inside.stderr.contains("inside"), "\(inside.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("Book/Pack")))
+  }
 }

@@ -2,8 +2,9 @@ import SystemIO
 import XAR
 
 /// `export background-assets`: a hosted-content package (or project) as an asset-pack source
-/// folder for Apple's `ba-package`: the files of `Contents/` at the folder's root, and a
-/// `Manifest.json` whose file selectors cover exactly them. The folder is checked with the
+/// folder for Apple's `ba-package`: the package's `Contents/` folder (symlinks inside it written
+/// as copies of their targets), and beside it a `Manifest.json` whose file selectors cover
+/// exactly those files. The folder is checked with the
 /// asset-pack rules before it appears; on any error it never does.
 public enum ExportBackgroundAssets {
   /// What the asset pack's manifest says, and how the input is checked.
@@ -20,6 +21,8 @@ public enum ExportBackgroundAssets {
     public var validation = ValidationOptions()
     /// What the package reader accepts.
     public var limits = ReaderLimits()
+    /// Replace an existing folder at the destination (swapped atomically, the old one removed).
+    public var force = false
     /// The defaults: prefetch at first installation and on updates, iOS.
     public init() {}
   }
@@ -82,8 +85,19 @@ public enum ExportBackgroundAssets {
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
       throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o MyPack")
     }
-    if Paths.status(destination) != nil {
-      throw OperationError("'\(destination)' already exists", hint: "export into a new folder")
+    if let existing = Paths.status(destination) {
+      guard options.force, Paths.isDirectoryMode(existing.st_mode) else {
+        throw OperationError(
+          "'\(destination)' already exists",
+          hint: options.force
+            ? "--force replaces a folder only" : "export into a new folder, or pass --force to replace it")
+      }
+    }
+    // The pack never lands inside the project it comes from: the next export would take it in.
+    if Paths.isDirectory(path), Paths.isWithin(parentPath, folder: path) {
+      throw OperationError(
+        "'\(destination)' is inside '\(path)', the project being exported",
+        hint: "export beside the project, for example -o ../\(name)")
     }
     let parent: DirectoryHandle
     do { parent = try DirectoryHandle(path: parentPath) } catch {
@@ -140,7 +154,7 @@ public enum ExportBackgroundAssets {
       path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits)
     result.assetPackInspection = check
     guard !check.failed(strict: options.validation.strict) else { return result }
-    do { try staging.publish(as: name, replace: false) } catch { throw OperationError.wrap(error) }
+    do { try staging.publish(as: name, replace: options.force) } catch { throw OperationError.wrap(error) }
     result.output = destination
     result.fileCount = check.fileCount - 1  // the manifest
     return result

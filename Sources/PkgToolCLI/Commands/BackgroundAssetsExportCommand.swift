@@ -19,17 +19,20 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     commandName: "background-assets",
     abstract: "Write an asset-pack source folder for Apple's ba-package from a package or project.",
     discussion: """
-      The package is validated and unpacked as a device would; the files of its Contents/ land \\
-      at the folder's root, beside a Manifest.json with assetPackID (the product id unless \\
-      --asset-pack-id), the download policy, file selectors that cover exactly those files, and \\
-      the platforms. The folder is then checked with the asset-pack rules (pkgtool rules \\
-      asset-pack-manifest, asset-pack-files), as pkgtool validate checks it later; on any \\
-      error it is not written. Symlinks are refused (an asset pack carries none). Then, on a \\
-      Mac: cd DIR && xcrun ba-package Manifest.json -o DIR.aar (docs/migration.md).
+      The package is validated and unpacked as a device would; its Contents/ folder goes into \
+      DIR as it is (so the app finds each file at the same relative path), beside a \
+      Manifest.json with assetPackID (the product id unless --asset-pack-id), the download \
+      policy, file selectors that cover exactly those files, and the platforms. A symlink \
+      becomes a copy of the file it leads to (an asset pack carries no links), counted against \
+      --max-size. The folder is then checked with the asset-pack rules (pkgtool rules \
+      asset-pack-manifest, asset-pack-files), as pkgtool validate checks it later; on any \
+      error it is not written. DIR must not exist (--force replaces a folder) and may not be \
+      inside the project exported. Then, on a Mac: cd DIR && xcrun ba-package Manifest.json \
+      -o ../DIR.aar (docs/migration.md).
 
       Examples:
         pkgtool export background-assets com.example.book-1.1.pkg -o BookPack
-        pkgtool export background-assets MyBook -o BookPack --policy on-demand \\\\
+        pkgtool export background-assets MyBook -o BookPack --policy on-demand \\
             --platforms iOS,macOS
         pkgtool validate BookPack
       """)
@@ -53,7 +56,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     help: ArgumentHelp(
       "For essential and prefetch: first-installation, subsequent-update, or both, comma-separated.",
       valueName: "events"))
-  var events = "first-installation,subsequent-update"
+  var events: String?
 
   @Option(help: ArgumentHelp("Comma-separated: iOS, macOS, tvOS, visionOS.", valueName: "list"))
   var platforms = "iOS"
@@ -64,7 +67,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   @OptionGroup var rules: RuleOptions
 
   func parsedEvents() throws -> [AssetPackManifest.InstallationEvent] {
-    try events.split(separator: ",").map { word in
+    try (events ?? "first-installation,subsequent-update").split(separator: ",").map { word in
       switch word.trimmingCharacters(in: .whitespaces) {
       case "first-installation", "firstInstallation": return .firstInstallation
       case "subsequent-update", "subsequentUpdate": return .subsequentUpdate
@@ -84,7 +87,15 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     }
   }
 
+  @Flag(help: "Replace DIR if it is a folder (swapped whole; the old one is removed).")
+  var force = false
+
   func validate() throws {
+    if policy == .onDemand && events != nil {
+      throw ValidationError(
+        "--events applies to essential and prefetch packs; an on-demand pack is downloaded when the app asks for it, so leave --events out"
+      )
+    }
     if try parsedEvents().isEmpty { throw ValidationError("--events names no event") }
     if try parsedPlatforms().isEmpty { throw ValidationError("--platforms names no platform") }
   }
@@ -106,6 +117,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     options.installationEvents = try parsedEvents()
     options.platforms = try parsedPlatforms()
     options.validation = rules.validationOptions
+    options.force = force
     let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
     let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
     if json {
@@ -128,7 +140,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
           Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n")
         }
         Terminal.standardOutput(
-          "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o \(Paths.name(of: written)).aar\n"
+          "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"
         )
       }
     }

@@ -8,13 +8,13 @@ struct KeygenCommand: ParsableCommand {
     commandName: "keygen",
     abstract: "Make an Ed25519 key pair for signing catalogs.",
     discussion: """
-      Writes the private key to KEY (created 0600, never printed, never overwritten) and the \\
-      public key to KEY.pub. Keep KEY out of the repository; ship KEY.pub (or the base64 line it \\
+      Writes the private key to KEY (created 0600, never printed, never overwritten) and the \
+      public key to KEY.pub. Keep KEY out of the repository; ship KEY.pub (or the base64 line it \
       holds) in the app, which checks every catalog with it.
 
       Examples:
         pkgtool keygen -o ~/.keys/content-signing
-        pkgtool publish dist/*.pkg --key ~/.keys/content-signing \\\\
+        pkgtool publish dist/*.pkg --key ~/.keys/content-signing \\
             --base-url https://cdn.example.com/content -o catalog.json
       """)
 

@@ -7,17 +7,17 @@ struct PublishCommand: ParsableCommand {
     commandName: "publish",
     abstract: "Validate packages and add them to a signed catalog, for hosting them yourself.",
     discussion: """
-      Each package is validated first; if any breaks a rule, nothing is written. The catalog \\
-      lists, per product, every version with its URL (--base-url plus the file name), size, \\
-      SHA-256, ContentVersion and --min-app-version, and carries an Ed25519 signature over its \\
-      canonical JSON (docs/catalog.md). Publishing again to the same file keeps the old entries \\
-      in a stable order and raises the catalog's sequence number; a version already published \\
+      Each package is validated first; if any breaks a rule, nothing is written. The catalog \
+      lists, per product, every version with its URL (--base-url plus the file name), size, \
+      SHA-256, ContentVersion and --min-app-version, and carries an Ed25519 signature over its \
+      canonical JSON (docs/catalog.md). Publishing again to the same file keeps the old entries \
+      in a stable order and raises the catalog's sequence number; a version already published \
       from other bytes is refused. Upload the packages and then the catalog.
 
       Examples:
-        pkgtool publish dist/com.example.book-1.1.pkg --key signing.key \\\\
+        pkgtool publish dist/com.example.book-1.1.pkg --key signing.key \\
             --base-url https://cdn.example.com/content -o catalog.json
-        pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\\\
+        pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
             --catalog catalog.json --public-key signing.key.pub --into Docs
 
       Exit status: 0 written (or nothing new), 1 a package broke a rule, 2 could not publish.
