@@ -70,14 +70,6 @@ package final class ArchiveReader {
     if support.contains(.lzma) { archive_read_support_filter_lzma(archive) }
   }
 
-  /// Opens the archive file at `path`.
-  package convenience init(path: String, support: ArchiveReadSupport) throws {
-    try self.init(support: support, pull: nil)
-    guard archive_read_open_filename(archive, path, 64 * 1024) == ARCHIVE_OK else {
-      throw error("archive_read_open_filename", fallback: "unreadable archive")
-    }
-  }
-
   /// Opens the first `length` bytes of the file open as `fd` as a seekable archive, with the bytes
   /// of `overrides` (offset to byte) in place of the file's: a zip's index as our own parse read
   /// it (the zip up to its end record, its comment left out, so libarchive's search for the end

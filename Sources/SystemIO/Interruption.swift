@@ -67,9 +67,6 @@ package enum Interruption {
   /// Records a temporary file or folder (a path as the process names it).
   package static func register(_ path: String) { locked { _ = registered.insert(path) } }
 
-  /// Forgets a temporary that was published or removed.
-  package static func unregister(_ path: String) { locked { _ = registered.remove(path) } }
-
   /// Removes every registered temporary that still exists (a folder with all it holds, never
   /// following a symlink); returns how many there were.
   @discardableResult

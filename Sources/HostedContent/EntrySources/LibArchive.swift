@@ -7,11 +7,6 @@ import SystemIO
 final class LibArchiveReader {
   private let reader: ArchiveReader
 
-  /// Opens a zip (or tar) file by path, using the zip central directory.
-  init(path: String) throws {
-    reader = try ArchiveReader(path: path, support: [.zipSeekable, .tar, .allFilters])
-  }
-
   /// Opens a zip as ``ZipDirectory`` checked it (up to its end record, without its comment),
   /// through the descriptor `file`, never by path.
   init(file: FileDescriptor, zip: ZipDirectory) throws {
