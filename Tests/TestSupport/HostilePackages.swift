@@ -65,10 +65,13 @@ package struct HostilePackage: CustomStringConvertible, Sendable {
 
   /// The whole suite: the first round, the edges found since, and round two (one list per
   /// class of input, each in its own file: `HostileRound2*.swift`).
-  package static let all: [HostilePackage] = first + edges + round2
+  package static let all: [HostilePackage] = first + edges + round2 + round3
 
   /// Round two: readers that would see the same bytes differently.
   package static var round2: [HostilePackage] { round2Zip + round2Names + round2Payloads + round2Operations }
+
+  /// Round three: a user's day (broken downloads, ignore files, standard input).
+  package static var round3: [HostilePackage] { round3Recover + round3Exclude + round3Stdio }
 
   /// A copy written under another file name.
   func named(_ fileName: String) -> HostilePackage {
