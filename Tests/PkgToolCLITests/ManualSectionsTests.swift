@@ -32,7 +32,8 @@ import Testing
     let page = String(decoding: try readFile(repositoryRoot + "/docs/man-sections.mdoc"), as: UTF8.self)
     try writeFile(dir.appending("page.mdoc"), page + "A stray \\e escape.\n")
 
-    let result = try check(dir.appending("page.mdoc"), readme: dir.appending("README.md"), sources: dir.appending("Sources"))
+    let result = try check(
+      dir.appending("page.mdoc"), readme: dir.appending("README.md"), sources: dir.appending("Sources"))
     #expect(result.status == 1)
     #expect(result.stderr.contains("EXIT STATUS does not say, as"), "\(result.stderr)")
     #expect(result.stderr.contains("ENVIRONMENT does not name PKGTOOL_NEW_SETTING"), "\(result.stderr)")
