@@ -37,6 +37,9 @@ name="pkgtool-$version-linux-$arch"
 # The Debian packages that hold the libraries the binary links against directly.
 packages=()
 for library in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  case "$library" in libswift* | libFoundation* | lib_Foundation* | libdispatch* | libBlocksRuntime*)
+    echo "release: the binary needs the Swift runtime ($library): build it with --static-swift-stdlib" >&2; exit 2 ;;
+  esac
   path="$(ldd "$binary" | awk -v l="$library" '$1 == l { print $3 } $1 ~ /^\// && substr($1, length($1) - length(l)) == "/" l { print $1 }')"
   [ -n "$path" ] && [ -e "$path" ] || { echo "release: $library is not found on this machine" >&2; exit 2; }
   package=""
@@ -47,9 +50,6 @@ for library in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p');
   packages+=("$package")
 done
 packages=($(printf '%s\n' "${packages[@]}" | sort -u))
-for package in "${packages[@]}"; do
-  case "$package" in libswift* | swift*) echo "release: the binary needs the Swift runtime ($package)" >&2; exit 2 ;; esac
-done
 glibc="$(getconf GNU_LIBC_VERSION | awk '{print $2}')"
 if readelf -d "$binary" | grep -q RELR; then needs_glibc=2.36; else needs_glibc="$glibc"; fi
 . /etc/os-release
