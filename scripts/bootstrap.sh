@@ -3,7 +3,8 @@
 #   Debian/Ubuntu: libarchive-dev (headers, pkg-config file), libarchive-tools (bsdtar),
 #                  libxml2-dev, zlib1g-dev, libdeflate-dev, pkg-config, curl (unpack/install of a URL),
 #                  unicode-data (CaseFolding.txt and NormalizationTest.txt, which the name tests check against)
-#                  strace (tests that count the opens and writes of the real binary)
+#                  strace (tests that count the opens and writes of the real binary),
+#                  groff-base (the manual test renders the man page's added sections)
 #   macOS:         libarchive, libxml2 and libdeflate from Homebrew (keg-only: PKG_CONFIG_PATH is set)
 # Source it (". scripts/bootstrap.sh") so PKG_CONFIG_PATH reaches the caller on macOS.
 # It also sets release_flags: how to build the release binary. On Linux that carries the Swift
@@ -35,6 +36,7 @@ need_debian_packages() {
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   [ -f /usr/share/unicode/CaseFolding.txt ] || missing+=(unicode-data)
   command -v strace >/dev/null 2>&1 || missing+=(strace)
+  command -v groff >/dev/null 2>&1 || missing+=(groff-base)
   echo "${missing[@]:-}"
 }
 

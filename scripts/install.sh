@@ -23,10 +23,17 @@ trap 'rm -rf "$work"' EXIT
 cp "$(swift build "${flags[@]}" --show-bin-path)/pkgtool" "$work/pkgtool"
 binary="$work/pkgtool"
 
-# The man page, from the same command tree as --help.
-swift package plugin generate-manual --configuration "$configuration" >&2
+# The man page, from the same command tree as --help. The plugin builds every product first; in
+# the debug configuration (the same text), cheaper than building every product in release again
+# without the release flags. Its date is SOURCE_DATE_EPOCH's when that is set (reproducible).
+manual_date=()
+[ -n "${SOURCE_DATE_EPOCH:-}" ] && manual_date=(--date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)")
+swift package plugin generate-manual --configuration debug "${manual_date[@]}" >&2
 manual="$(find .build/plugins -path '*GenerateManual*' -name pkgtool.1 -newer "$binary" | head -1)"
 [ -n "$manual" ] || manual="$(find .build/plugins -path '*GenerateManual*' -name pkgtool.1 | head -1)"
+# EXIT STATUS and ENVIRONMENT, kept in docs/man-sections.mdoc.
+scripts/man-page.sh "$manual" > "$work/pkgtool.1"
+manual="$work/pkgtool.1"
 
 install -d "$root/bin" "$root/share/man/man1" "$root/share/bash-completion/completions" \
   "$root/share/zsh/site-functions" "$root/share/fish/vendor_completions.d"

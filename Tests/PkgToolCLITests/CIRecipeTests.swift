@@ -24,7 +24,9 @@ import Testing
       }
       if inYAML && line.hasPrefix("```") {
         inYAML = false
-        recipes.append(current)
+        // A block that calls no pkgtool itself (the action.yml workflow) is not a recipe here;
+        // scripts/release-test.sh runs the action's steps.
+        if !current.isEmpty { recipes.append(current) }
         continue
       }
       guard inYAML else { continue }
