@@ -96,6 +96,11 @@ import Testing
     /// release, not from inside the test suite they start: here each must exist and be
     /// executable.
     case repositoryScripts
+    /// Lines this suite cannot run (a release build, Docker): each line's first word is a
+    /// repository script or its `tar` line is the one `INSTALL` gives (which
+    /// `scripts/release-test.sh` runs in a Debian root, on demand), or the text before the
+    /// block labels it untested.
+    case outsideTheSuite
     /// The folder the README's Use block starts from (its own test runs it).
     case readmeUse
     /// The README's Use block has run: packages 1.0 and 1.1 in the folder.
@@ -115,6 +120,8 @@ import Testing
     "README.md: pkgtool export background-assets": .afterReadmeUse,
     "docs/catalog.md: pkgtool keygen -o ~/.keys/content": .catalogPipeline,
     "docs/ci.md: pkgtool validate dist/ --reporter sarif": .ciCheckout,
+    "docs/ci.md: scripts/release.sh": .outsideTheSuite,
+    "docs/ci.md: docker build": .outsideTheSuite,
     "docs/migration.md: pkgtool export background-assets": .afterReadmeUse,
     "docs/migration.md: cd BookPack && xcrun ba-package": .afterReadmeUse,
   ]
@@ -153,7 +160,7 @@ import Testing
       to: URL(fileURLWithPath: dir.appending("download.pkg")))
     var setup: [String] = []
     switch scenario {
-    case .repositoryScripts:
+    case .repositoryScripts, .outsideTheSuite:
       return dir.path
     case .readmeUse:
       return dir.path
@@ -187,6 +194,20 @@ import Testing
         let script = String(line.prefix { $0 != " " })
         #expect(script.hasPrefix("./scripts/"), "\(block.file): '\(line)' is not a repository script")
         #expect(FileManager.default.isExecutableFile(atPath: repositoryRoot + "/" + script), "\(script)")
+      }
+      return
+    }
+    if scenario == .outsideTheSuite {
+      let release = String(decoding: try readFile(repositoryRoot + "/scripts/release.sh"), as: UTF8.self)
+      for line in block.lines {
+        let command = line.split(separator: "#")[0].trimmingCharacters(in: .whitespaces)
+        let first = String(command.prefix { $0 != " " })
+        let held =
+          block.before.contains("untested")
+          || (first.hasPrefix("scripts/") && FileManager.default.isExecutableFile(atPath: repositoryRoot + "/" + first))
+          || (command.hasPrefix("sudo tar -xzf ")
+            && release.contains("sudo tar -xzf $name.tar.gz" + (command.components(separatedBy: ".tar.gz").last ?? "")))
+        #expect(held, "\(block.file): '\(line)' is neither run by the suite, nor by scripts/release-test.sh, nor labelled untested")
       }
       return
     }
