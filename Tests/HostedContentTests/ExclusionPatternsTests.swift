@@ -165,7 +165,8 @@ import Testing
       #expect(git.status == 0 || git.status == 1, "\(git.stderr)")
       let ignoredByGit = Set(git.stdout.split(separator: "\n").map(String.init))
       let ours = try patterns(lines)
-      for (path, isDirectory) in paths where excluded(ours, path, directory: isDirectory) != ignoredByGit.contains(path) {
+      for (path, isDirectory) in paths where excluded(ours, path, directory: isDirectory) != ignoredByGit.contains(path)
+      {
         mismatches.append("round \(round) \(lines): \(path) git=\(ignoredByGit.contains(path))")
       }
     }

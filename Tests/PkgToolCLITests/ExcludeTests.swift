@@ -75,7 +75,8 @@ import Testing
     #expect(summary?["leftOutCount"] as? Int == 8)
     #expect(
       (summary?["excluded"] as? [String])?.sorted()
-        == ["Contents/.DS_Store", "Contents/.gitkeep", "Contents/art.psd", "Contents/drafts", "Contents/tools/make.sh",
+        == [
+          "Contents/.DS_Store", "Contents/.gitkeep", "Contents/art.psd", "Contents/drafts", "Contents/tools/make.sh",
           "build.sh",
         ].sorted())
 
@@ -114,7 +115,9 @@ import Testing
     let dir = try TemporaryDirectory()
     let book = try project(dir)
     let pkg = dir.appending("book.pkg")
-    let built = try pkgtool(["build", book, "-o", pkg, "--exclude", "*.psd", "--exclude", "drafts/", "--exclude", "tools/"])
+    let built = try pkgtool([
+      "build", book, "-o", pkg, "--exclude", "*.psd", "--exclude", "drafts/", "--exclude", "tools/",
+    ])
     #expect(built.status == 0, "\(built.stdout)\(built.stderr)")
     let names = try tarList(pkg)
     #expect(names.contains("Contents/Cover.PSD") && !names.contains("Contents/art.psd"))

@@ -21,13 +21,17 @@ import Testing
     let body = String(repeating: "level data\n", count: 100)
     let pkg = try package(
       dir, "linked.pkg",
-      [.file("Contents/levels/1.json", body), RuleExample.Node("Contents/levels/copy.json", .hardLink("Contents/levels/1.json"))])
+      [
+        .file("Contents/levels/1.json", body),
+        RuleExample.Node("Contents/levels/copy.json", .hardLink("Contents/levels/1.json")),
+      ])
     #expect(try pkgtool(["validate", pkg]).status == 0)
     #expect(try pkgtool(["unpack", pkg, "-o", dir.appending("unpacked")]).status == 0)
     let out = dir.appending("Pack")
     let exported = try pkgtool(["export", "background-assets", pkg, "-o", out])
     #expect(exported.status == 0, "\(exported.stdout)\(exported.stderr)")
-    #expect(exported.stdout.contains("copied: Contents/levels/copy.json (a hard link in the package)"), "\(exported.stdout)")
+    #expect(
+      exported.stdout.contains("copied: Contents/levels/copy.json (a hard link in the package)"), "\(exported.stdout)")
     #expect(try String(contentsOfFile: out + "/Contents/levels/copy.json", encoding: .utf8) == body)
     let a = try FileManager.default.attributesOfItem(atPath: out + "/Contents/levels/copy.json")
     #expect((a[.referenceCount] as? Int) == 1)
@@ -80,11 +84,13 @@ import Testing
           "import json,sys\ntry:\n json.load(open(sys.argv[1], encoding='utf-8'))\nexcept json.JSONDecodeError as e:\n print(e.lineno, e.colno)",
           pack + "/Manifest.json",
         ])
-      let where_ = python.stdout.split(separator: " ").map { String($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-      #expect(where_.count == 2, "\(python.stdout)\(python.stderr)")
+      let position = python.stdout.split(separator: " ").map {
+        String($0.trimmingCharacters(in: .whitespacesAndNewlines))
+      }
+      #expect(position.count == 2, "\(python.stdout)\(python.stderr)")
       let result = try pkgtool(["validate", pack])
       #expect(result.status == 1)
-      let line = "Manifest.json line \(where_.first ?? "?"), column \(where_.last ?? "?"):"
+      let line = "Manifest.json line \(position.first ?? "?"), column \(position.last ?? "?"):"
       #expect(result.stdout.contains(line), "python: \(python.stdout) ours: \(result.stdout)")
       #expect(!result.stdout.contains("DecodingError") && !result.stdout.contains("Context("), "\(result.stdout)")
     }

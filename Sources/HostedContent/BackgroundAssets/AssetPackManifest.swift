@@ -171,7 +171,8 @@ public struct AssetPackManifest: Equatable, Sendable {
         }
       }
     } else {
-      problems.append("fileSelectors must be a non-empty array\(root["fileSelectors"].map { ", not " + describe($0) } ?? "")")
+      problems.append(
+        "fileSelectors must be a non-empty array\(root["fileSelectors"].map { ", not " + describe($0) } ?? "")")
     }
 
     var platforms: [String] = []
@@ -227,7 +228,8 @@ public struct AssetPackManifest: Equatable, Sendable {
     }
     // Valid JSON that is not of the kinds taken: a number with a fraction, or too large.
     if let path = firstNonInteger(in: parsed, path: "") {
-      return "Manifest.json: \(path.isEmpty ? "the value" : path) is a number that is not a whole 64-bit integer; a manifest holds strings, integers, arrays and objects"
+      return
+        "Manifest.json: \(path.isEmpty ? "the value" : path) is a number that is not a whole 64-bit integer; a manifest holds strings, integers, arrays and objects"
     }
     return "Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers)"
   }

@@ -120,7 +120,9 @@ package struct ExclusionPatterns: Sendable {
     }
     // Paths never hold '.' or '..' names: such a pattern would silently match nothing.
     let parts = body.split(separator: "/", omittingEmptySubsequences: false)
-    if parts.contains(where: { $0.elementsEqual(["." as Unicode.Scalar, "."]) || $0.elementsEqual(["." as Unicode.Scalar]) }) {
+    if parts.contains(where: {
+      $0.elementsEqual(["." as Unicode.Scalar, "."]) || $0.elementsEqual(["." as Unicode.Scalar])
+    }) {
       throw refuse(
         "holds a '.' or '..' name; patterns match paths inside the project (relative to the folder holding .pkgtoolignore), so it would match nothing"
       )
