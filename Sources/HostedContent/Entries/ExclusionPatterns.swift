@@ -161,27 +161,36 @@ package struct ExclusionPatterns: Sendable {
 /// already tried, so no pattern takes more than pattern length × text length steps.
 enum Wildcard {
   static func matches(_ pattern: [Unicode.Scalar], _ text: ArraySlice<Unicode.Scalar>, pathname: Bool) -> Bool {
-    var matcher = Matcher(pattern: pattern, text: Array(text), pathname: pathname)
-    return matcher.match(0, 0)
+    var matcher = Matcher(pattern: pattern, text: text, pathname: pathname)
+    return matcher.match(0, text.startIndex)
   }
 
   private struct Matcher {
     let pattern: [Unicode.Scalar]
-    let text: [Unicode.Scalar]
+    /// Indexed from its own start index (a slice of the whole path), ending at `text.endIndex`.
+    let text: ArraySlice<Unicode.Scalar>
     let pathname: Bool
-    /// 0 not tried, 1 match, 2 no match; indexed p * (text.count + 1) + t.
+    /// 0 not tried, 1 match, 2 no match; indexed p * (text.count + 1) + (t - text.startIndex).
+    /// Only a pattern with two or more runs of `*` can backtrack more than length × length
+    /// steps, so only such a pattern gets the table.
     var tried: [UInt8]
 
-    init(pattern: [Unicode.Scalar], text: [Unicode.Scalar], pathname: Bool) {
+    init(pattern: [Unicode.Scalar], text: ArraySlice<Unicode.Scalar>, pathname: Bool) {
       self.pattern = pattern
       self.text = text
       self.pathname = pathname
-      tried = pattern.contains("*") ? [UInt8](repeating: 0, count: (pattern.count + 1) * (text.count + 1)) : []
+      var runs = 0
+      var previous: Unicode.Scalar = " "
+      for c in pattern {
+        if c == "*" && previous != "*" { runs += 1 }
+        previous = c
+      }
+      tried = runs >= 2 ? [UInt8](repeating: 0, count: (pattern.count + 1) * (text.count + 1)) : []
     }
 
     mutating func match(_ p: Int, _ t: Int) -> Bool {
       if tried.isEmpty { return run(p, t) }
-      let key = p * (text.count + 1) + t
+      let key = p * (text.count + 1) + (t - text.startIndex)
       if tried[key] != 0 { return tried[key] == 1 }
       let result = run(p, t)
       tried[key] = result ? 1 : 2
@@ -215,27 +224,27 @@ enum Wildcard {
           var u = t
           while true {
             if match(p, u) { return true }
-            if u == text.count { return false }
+            if u == text.endIndex { return false }
             if !crossesSlash && text[u] == "/" { return false }
             u += 1
           }
         case "?":
-          guard t < text.count, !(pathname && text[t] == "/") else { return false }
+          guard t < text.endIndex, !(pathname && text[t] == "/") else { return false }
         case "[":
-          guard t < text.count, !(pathname && text[t] == "/") else { return false }
+          guard t < text.endIndex, !(pathname && text[t] == "/") else { return false }
           guard let (matched, next) = matchClass(from: p + 1, text[t]) else { return false }
           guard matched else { return false }
           p = next - 1
         case "\\":
           p += 1
-          guard p < pattern.count, t < text.count, pattern[p] == text[t] else { return false }
+          guard p < pattern.count, t < text.endIndex, pattern[p] == text[t] else { return false }
         default:
-          guard t < text.count, c == text[t] else { return false }
+          guard t < text.endIndex, c == text[t] else { return false }
         }
         p += 1
         t += 1
       }
-      return t == text.count
+      return t == text.endIndex
     }
 
     /// Whether `ch` is in the class starting at `from` (just past `[`), and the index past its
