@@ -111,9 +111,7 @@ public struct AssetPackManifest: Equatable, Sendable {
   ) {
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
-      return (
-        nil, ["Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers): \(error)"], []
-      )
+      return (nil, [describe(error, in: bytes)], [])
     }
     guard let root = value.objectValue else { return (nil, ["Manifest.json is not a JSON object"], []) }
     var problems: [String] = []
@@ -142,6 +140,10 @@ public struct AssetPackManifest: Equatable, Sendable {
             items, in: "installationEventTypes", known: InstallationEvent.allCases.map(\.rawValue),
             knownAre: "the known events are", problems: &problems
           ).compactMap(InstallationEvent.init(rawValue:))
+        } else if let found = fields?["installationEventTypes"] {
+          problems.append(
+            "downloadPolicy.\(key).installationEventTypes must be a non-empty array of event names, not \(describe(found))"
+          )
         } else {
           problems.append("downloadPolicy.\(key) needs a non-empty installationEventTypes array")
         }
@@ -169,7 +171,8 @@ public struct AssetPackManifest: Equatable, Sendable {
         }
       }
     } else {
-      problems.append("fileSelectors must be a non-empty array")
+      problems.append(
+        "fileSelectors must be a non-empty array\(root["fileSelectors"].map { ", not " + describe($0) } ?? "")")
     }
 
     var platforms: [String] = []
@@ -177,7 +180,7 @@ public struct AssetPackManifest: Equatable, Sendable {
       platforms = distinctNames(
         items, in: "platforms", known: AssetPackManifest.platforms, knownAre: "the platforms are", problems: &problems)
     } else {
-      problems.append("platforms must be a non-empty array")
+      problems.append("platforms must be a non-empty array\(root["platforms"].map { ", not " + describe($0) } ?? "")")
     }
     let manifest = AssetPackManifest(
       assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
@@ -202,6 +205,73 @@ public struct AssetPackManifest: Equatable, Sendable {
       }
     }
     return names
+  }
+
+  /// Why `bytes` did not parse, as "Manifest.json line L, column C: what" for a syntax error
+  /// (the offset the JSON parser reports, turned into a line and a column of characters), or
+  /// naming the key path of a value pkgtool does not take (a number with a fraction).
+  package static func describe(_ error: Error, in bytes: [UInt8]) -> String {
+    // The syntax first: where the parser stopped.
+    let parsed: Any
+    do {
+      parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+    } catch {
+      let text = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "\(error)"
+      let (line, column) = position(in: bytes, describedBy: text)
+      let what: String
+      if text.lowercased().contains("end of file") || text.lowercased().contains("unexpected end") {
+        what = "the JSON ends too early (an object, array or string is not closed)"
+      } else {
+        what = "this is not valid JSON here (look for a missing comma, quote or brace just before)"
+      }
+      return "Manifest.json line \(line), column \(column): \(what)"
+    }
+    // Valid JSON that is not of the kinds taken: a number with a fraction, or too large.
+    if let path = firstNonInteger(in: parsed, path: "") {
+      return
+        "Manifest.json: \(path.isEmpty ? "the value" : path) is a number that is not a whole 64-bit integer; a manifest holds strings, integers, arrays and objects"
+    }
+    return "Manifest.json is not JSON of the expected kind (objects, arrays, strings, integers)"
+  }
+
+  /// The key path (`downloadPolicy.essential.x`, `platforms[1]`) of the first number in `value`
+  /// that is not a whole number in 64 bits, keys in sorted order.
+  private static func firstNonInteger(in value: Any, path: String) -> String? {
+    switch value {
+    case let object as [String: Any]:
+      for key in object.keys.sorted() {
+        if let found = firstNonInteger(in: object[key]!, path: path.isEmpty ? key : path + "." + key) { return found }
+      }
+    case let array as [Any]:
+      for (index, item) in array.enumerated() {
+        if let found = firstNonInteger(in: item, path: path + "[\(index)]") { return found }
+      }
+    case is String, is NSNull, is Bool:
+      return nil
+    case let number as NSNumber:
+      let double = number.doubleValue
+      if double.rounded() != double || abs(double) >= 9.2e18 { return path }
+    default:
+      return nil
+    }
+    return nil
+  }
+
+  /// The 1-based line and column (in characters) that a parser's message points at: "line L,
+  /// column C" as such, "character N" as a byte offset, the end of the bytes otherwise.
+  static func position(in bytes: [UInt8], describedBy text: String) -> (line: Int, column: Int) {
+    func number(after word: String) -> Int? {
+      guard let range = text.range(of: word) else { return nil }
+      return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+    if let line = number(after: "line "), let column = number(after: "column ") { return (line, column) }
+    let offset = min(number(after: "character ") ?? bytes.count, bytes.count)
+    let before = bytes[..<offset]
+    let line = before.filter { $0 == 0x0A }.count + 1
+    let lineStart = (before.lastIndex(of: 0x0A) ?? -1) + 1
+    // Characters, not bytes: UTF-8 continuation bytes do not start one.
+    let column = bytes[lineStart..<offset].filter { $0 & 0xC0 != 0x80 }.count + 1
+    return (line, column)
   }
 
   private static func describe(_ value: JSONValue) -> String {

@@ -21,6 +21,15 @@ package final class DirectorySource: EntrySource {
   /// A file the walk must not see: the package being written into the folder it walks (and
   /// the temporaries beside it), found by its folder's identity, whatever path names it.
   package var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
+  /// Patterns (`--exclude`, `.pkgtoolignore`) whose paths are left out, unread: a folder left
+  /// out is not opened, a file not opened, so an unreadable file or a FIFO there does no harm.
+  package var exclusions = ExclusionPatterns()
+  /// What the patterns see before each path of the walk (`Contents/` in a project).
+  package var exclusionPrefix = ""
+  /// A name at the walk's root that is never an entry (a plain folder's `.pkgtoolignore`).
+  package var skippedRootName: String?
+  /// Paths the patterns left out (relative to the walk's root), when there are patterns.
+  package private(set) var excluded: [String] = []
 
   /// - Parameters:
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
@@ -38,6 +47,7 @@ package final class DirectorySource: EntrySource {
     let root = try DirectoryHandle(path: location)
     var inodes: [String: String] = [:]
     skipped = []
+    excluded = []
     try walk(root, prefix: "", inodes: &inodes, visit)
   }
 
@@ -54,12 +64,23 @@ package final class DirectorySource: EntrySource {
       if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name)) {
         continue
       }
+      if prefix.isEmpty, name == skippedRootName { continue }
       let path = prefix.isEmpty ? name : prefix + "/" + name
+      // Matched before anything is opened: the status of a name reads no file.
+      var status: stat?
+      if !exclusions.isEmpty {
+        let info = try folder.status(name)
+        status = info
+        if exclusions.excludes(exclusionPrefix + path, isDirectory: info.st_mode & S_IFMT == S_IFDIR) {
+          excluded.append(path)
+          continue
+        }
+      }
       if skipJunk && JunkFileRule.isJunk(Substring(name)) {
         skipped.append(path)
         continue
       }
-      let info = try folder.status(name)
+      let info = try status ?? folder.status(name)
       let mode = UInt32(info.st_mode) & 0o7777
       switch info.st_mode & S_IFMT {
       case S_IFDIR:

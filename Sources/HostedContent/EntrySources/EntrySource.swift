@@ -70,6 +70,11 @@ public struct LeftOutPath: Sendable, Equatable {
     case junk
     /// At the project's root, beside `ContentInfo.plist` and `Contents/`.
     case outsideContent
+    /// Matched by an `--exclude` pattern or a line of `.pkgtoolignore` (a folder stands for
+    /// everything in it).
+    case excluded
+    /// The project's `.pkgtoolignore`, never packaged.
+    case ignoreFile
   }
   /// Relative to the project folder.
   public var path: String

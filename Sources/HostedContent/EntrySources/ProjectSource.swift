@@ -1,6 +1,12 @@
 import SystemIO
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The package view of a folder: `ContentInfo.plist` (read, overridden or generated) and
 /// `Contents/`, junk left out, hard links as plain files, modes normalized (0644 files,
 /// 0755 folders), never following symlinks. Entries come sorted by name bytes, so the order
@@ -21,6 +27,8 @@ package final class ProjectSource: EntrySource {
   package private(set) var leftOut: [LeftOutPath] = []
   /// The output package, left out of the walk when it is written inside the folder.
   var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
+  /// The folder's `.pkgtoolignore` (when it has one), then the `--exclude` patterns.
+  package private(set) var exclusions = ExclusionPatterns()
 
   /// True when `directory` is a content project: its `ContentInfo.plist` is a regular file.
   package static func isProject(_ directory: String) -> Bool {
@@ -30,11 +38,16 @@ package final class ProjectSource: EntrySource {
   /// - Parameters:
   ///   - productIdentifier: for a plain folder, the product; for a project, overrides the plist's.
   ///   - contentVersion: for a plain folder, the version; for a project, overrides the plist's.
-  package init(directory: String, productIdentifier: String? = nil, contentVersion: String? = nil) throws {
+  ///   - exclude: patterns (gitignore syntax) of paths to leave out, after the folder's own
+  ///     `.pkgtoolignore` (so they win over it); see ``ExclusionPatterns``.
+  package init(
+    directory: String, productIdentifier: String? = nil, contentVersion: String? = nil, exclude: [String] = []
+  ) throws {
     let options = (productIdentifier: productIdentifier, contentVersion: contentVersion)
     location = directory
     let root = try DirectoryHandle(path: directory)
     isProject = root.exists(ContentInfo.fileName)
+    exclusions = try ProjectSource.exclusions(in: root, directory: directory, extra: exclude, isProject: isProject)
     if isProject {
       let file: FileDescriptor
       do { file = try root.openFile(ContentInfo.fileName) } catch { throw OperationError.wrap(error) }
@@ -79,6 +92,53 @@ package final class ProjectSource: EntrySource {
     }
   }
 
+  /// The patterns of `root`'s `.pkgtoolignore` and then `extra`; refuses a pattern that cannot
+  /// be used, an ignore file that is not a readable regular file, and patterns that would leave
+  /// out `ContentInfo.plist` or `Contents/` of a project.
+  static func exclusions(in root: DirectoryHandle, directory: String, extra: [String], isProject: Bool) throws
+    -> ExclusionPatterns
+  {
+    var patterns = ExclusionPatterns()
+    let fileName = ExclusionPatterns.fileName
+    let shown = directory.hasSuffix("/") ? directory + fileName : directory + "/" + fileName
+    do {
+      if root.exists(fileName) {
+        let info = try root.status(fileName)
+        guard info.st_mode & S_IFMT == S_IFREG else {
+          throw OperationError(
+            "'\(shown)' is not a regular file", hint: "make \(fileName) a plain text file of patterns, or remove it")
+        }
+        guard info.st_size <= ExclusionPatterns.maxFileSize else {
+          throw OperationError(
+            "'\(shown)' is larger than \(ExclusionPatterns.maxFileSize / 1024) KiB",
+            hint: "an ignore file holds patterns, one a line")
+        }
+        let bytes = try root.openFile(fileName).read(count: ExclusionPatterns.maxFileSize + 1, at: 0)
+        try patterns.add(fileBytes: bytes, origin: "'\(shown)'")
+      }
+      for pattern in extra { try patterns.add(pattern, origin: "--exclude") }
+    } catch let error as ExclusionPatterns.PatternError {
+      throw OperationError("\(error)", hint: "see `pkgtool build --help` for the pattern syntax (gitignore's)")
+    } catch let error as OperationError {
+      throw error
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    if isProject {
+      for (path, isDirectory) in [(ContentInfo.fileName, false), ("Contents", true)] {
+        guard let pattern = patterns.decidingPattern(for: path, isDirectory: isDirectory), !pattern.negated else {
+          continue
+        }
+        throw OperationError(
+          "\(pattern.origin): the pattern '\(pattern.text)' would leave out \(path)\(isDirectory ? "/" : ""), which every package needs",
+          hint: isDirectory
+            ? "exclude paths inside it instead, such as Contents/drafts/"
+            : "anchor the pattern under Contents/ (e.g. Contents/**/*.plist), or add !/\(path) after it")
+      }
+    }
+    return patterns
+  }
+
   /// In-memory bytes as entry data.
   private final class Bytes: EntryData {
     var source: XARBytes
@@ -95,7 +155,7 @@ package final class ProjectSource: EntrySource {
     if isProject {
       let root = try DirectoryHandle(path: location)
       for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
-        leftOut.append(LeftOutPath(path: name, reason: JunkFileRule.isJunk(Substring(name)) ? .junk : .outsideContent))
+        leftOut.append(LeftOutPath(path: name, reason: rootReason(name, in: root)))
       }
       guard root.exists("Contents") else { return }  // the layout rule reports it
       let info = try root.status("Contents")
@@ -107,6 +167,14 @@ package final class ProjectSource: EntrySource {
     try visit(PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
     let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
     walker.excludedOutput = excludedOutput
+    walker.exclusions = exclusions
+    walker.exclusionPrefix = isProject ? "Contents/" : ""
+    // A plain folder's root is its content: its ignore file is the one name the walk skips.
+    var ignoreFile: String?
+    if !isProject, let root = try? DirectoryHandle(path: location), root.exists(ExclusionPatterns.fileName) {
+      ignoreFile = ExclusionPatterns.fileName
+      walker.skippedRootName = ExclusionPatterns.fileName
+    }
     try walker.forEachEntry { entry, data in
       var e = entry
       e.path = "Contents/" + entry.path
@@ -117,6 +185,19 @@ package final class ProjectSource: EntrySource {
       }
       try visit(e, data)
     }
-    leftOut += walker.skipped.map { LeftOutPath(path: (isProject ? "Contents/" : "") + $0, reason: .junk) }
+    let prefix = isProject ? "Contents/" : ""
+    leftOut += ignoreFile.map { [LeftOutPath(path: $0, reason: .ignoreFile)] } ?? []
+    leftOut += walker.excluded.map { LeftOutPath(path: prefix + $0, reason: .excluded) }
+    leftOut += walker.skipped.map { LeftOutPath(path: prefix + $0, reason: .junk) }
+  }
+
+  /// Why `name`, at a project's root beside ContentInfo.plist and Contents/, is left out.
+  private func rootReason(_ name: String, in root: DirectoryHandle) -> LeftOutPath.Reason {
+    if name == ExclusionPatterns.fileName { return .ignoreFile }
+    if !exclusions.isEmpty {
+      let isDirectory = (try? root.status(name)).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+      if exclusions.excludes(name, isDirectory: isDirectory) { return .excluded }
+    }
+    return JunkFileRule.isJunk(Substring(name)) ? .junk : .outsideContent
   }
 }

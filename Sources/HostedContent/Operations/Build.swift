@@ -29,6 +29,9 @@ public enum Build {
     public var contentVersion: String?
     /// XAR package or delivery zip.
     public var format: Format = .xar
+    /// Patterns (gitignore syntax) of paths to leave out, after the folder's `.pkgtoolignore`
+    /// (see ``ExclusionPatterns``); matched case-sensitively against the stored names.
+    public var exclude: [String] = []
     /// How hard to deflate what is worth deflating.
     public var compression: CompressionLevel = .default
     /// Replace an existing package at the output path.
@@ -73,7 +76,8 @@ public enum Build {
     public var inspection: InspectionResult
     /// Every entry in the package, in order.
     public var entries: [PackageEntry]
-    /// Paths left out: junk, and for projects anything beside ContentInfo.plist and Contents/.
+    /// Paths left out: junk, what the exclusion patterns match (a folder stands for what it
+    /// holds), the ignore file, and for projects anything beside ContentInfo.plist and Contents/.
     public var leftOut: [LeftOutPath]
     /// Files in the package.
     public var fileCount: Int
@@ -106,7 +110,8 @@ public enum Build {
         hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
     }
     let source = try ProjectSource(
-      directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion)
+      directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion,
+      exclude: options.exclude)
     let version = source.contentInfo.contentVersion
     let product = source.contentInfo.productIdentifier
     let ext = options.format == .xar ? "pkg" : "zip"

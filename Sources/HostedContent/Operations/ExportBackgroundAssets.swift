@@ -2,8 +2,8 @@ import SystemIO
 import XAR
 
 /// `export background-assets`: a hosted-content package (or project) as an asset-pack source
-/// folder for Apple's `ba-package`: the package's `Contents/` folder (symlinks inside it written
-/// as copies of their targets), and beside it a `Manifest.json` whose file selectors cover
+/// folder for Apple's `ba-package`: the package's `Contents/` folder (symlinks and hard links
+/// inside it written as copies of their targets, junk left out), and beside it a `Manifest.json` whose file selectors cover
 /// exactly those files. The folder is checked with the
 /// asset-pack rules before it appears; on any error it never does.
 public enum ExportBackgroundAssets {
@@ -42,6 +42,17 @@ public enum ExportBackgroundAssets {
     /// Symlinks of the package (all inside Contents/, as unpack checked) written as copies of
     /// their target files: an asset pack carries no links.
     public var replacedSymlinks: [String] = []
+    /// Hard links of the package (second names of a file) written as copies of their file.
+    public var replacedHardLinks: [String] = []
+    /// Junk (see the `junk-file` rule) of the package, left out of the asset pack.
+    public var leftOutJunk: [String] = []
+  }
+
+  /// What ``replaceLinksWithCopies(in:under:written:limit:)`` did.
+  struct LinkCopies {
+    var symlinks: [String] = []
+    var hardLinks: [String] = []
+    var junk: [String] = []
   }
 
   /// Copies would take the content past the limit: nothing more is written.
@@ -50,21 +61,32 @@ public enum ExportBackgroundAssets {
     var size: UInt64
   }
 
-  /// Replaces each symlink under `root/relative` (made by the safe unpack, so each resolves
-  /// inside it) with a copy of the file it leads to; a link to a folder stays, for the
-  /// asset-pack rules to refuse. Each copy is counted before it is made: with `written` bytes
-  /// already there, the content may not pass `limit` (a small package of many links to one
-  /// large file would otherwise write far more than `--max-size`); throws ``OverBudget``.
-  static func replaceSymlinksWithCopies(in root: String, under relative: String, written: UInt64, limit: UInt64)
-    throws -> [String]
+  /// Replaces each symlink and each hard link under `root/relative` (made by the safe unpack, so
+  /// each resolves inside it) with a copy of the file it leads to, and removes junk; a link to a
+  /// folder stays, for the asset-pack rules to refuse. Each copy is counted before it is made:
+  /// with `written` bytes already there, the content may not pass `limit` (a small package of
+  /// many links to one large file would otherwise write far more than `--max-size`); throws
+  /// ``OverBudget``.
+  static func replaceLinksWithCopies(in root: String, under relative: String, written: UInt64, limit: UInt64)
+    throws -> LinkCopies
   {
-    var links: [String] = []
-    try DirectorySource(path: root + "/" + relative).forEachEntry { entry, _ in
-      if entry.kind == .symlink { links.append(entry.path) }
+    var symlinks: [String] = []
+    var hardLinks: [String] = []
+    let walk = DirectorySource(path: root + "/" + relative, skipJunk: true)
+    try walk.forEachEntry { entry, _ in
+      if entry.kind == .symlink { symlinks.append(entry.path) }
+      if entry.kind == .hardLink { hardLinks.append(entry.path) }
     }
-    var replaced: [String] = []
+    var copies = LinkCopies()
+    for junk in walk.skipped {
+      let full = root + "/" + relative + "/" + junk
+      do { try DirectoryHandle(path: Paths.parent(of: full)).removeTree(Paths.name(of: full)) } catch {
+        throw OperationError.wrap(error)
+      }
+      copies.junk.append(relative + "/" + junk)
+    }
     var total = written
-    for link in links {
+    for (link, isHardLink) in symlinks.map({ ($0, false) }) + hardLinks.map({ ($0, true) }) {
       let full = root + "/" + relative + "/" + link
       guard Paths.isRegularFile(full, followingLinks: true) else { continue }
       let size: UInt64
@@ -72,10 +94,15 @@ public enum ExportBackgroundAssets {
       let (sum, overflow) = total.addingReportingOverflow(size)
       guard !overflow, sum <= limit else { throw OverBudget(size: overflow ? .max : sum) }
       total = sum
+      // Written beside, then renamed over the name: the link (of either kind) becomes a file.
       do { try FileSystem.copyFile(full, over: full) } catch { throw OperationError.wrap(error) }
-      replaced.append(relative + "/" + link)
+      if isHardLink {
+        copies.hardLinks.append(relative + "/" + link)
+      } else {
+        copies.symlinks.append(relative + "/" + link)
+      }
     }
-    return replaced
+    return copies
   }
 
   /// Validates the package or project at `path`, then writes its content and a `Manifest.json` as an asset-pack folder at `destination` (whole or not at all).
@@ -134,9 +161,12 @@ public enum ExportBackgroundAssets {
     try folder.removeTree(ContentInfo.fileName)
     if !folder.exists("Contents") { try folder.createDirectory("Contents") }
     do {
-      result.replacedSymlinks = try replaceSymlinksWithCopies(
+      let copies = try replaceLinksWithCopies(
         in: parentPath + "/" + staging.name, under: "Contents", written: staged.inspection.contentSize,
         limit: options.validation.maxSize)
+      result.replacedSymlinks = copies.symlinks
+      result.replacedHardLinks = copies.hardLinks
+      result.leftOutJunk = copies.junk
     } catch let over as OverBudget {
       result.inspection.findings.append(
         SizeLimitRule.finding(derivedSize: over.size, limit: options.validation.maxSize))

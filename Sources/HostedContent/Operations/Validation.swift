@@ -60,27 +60,37 @@ public enum Validation {
   ///   - recordEntries: keep every entry in the result (``InspectionResult/entries``).
   ///   - progress: called with the bytes read so far.
   ///   - onFileDigest: called with each file's path and the SHA-256 of its content.
+  ///   - exclude: for a content project, patterns of paths `build --exclude` would leave out
+  ///     (after its `.pkgtoolignore`); an error for any other input.
   /// - Returns: the findings and what was seen; a damaged package is a finding, not an error.
   /// - Throws: ``OperationError`` when `path` cannot be read at all.
   public static func run(
     path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(),
     rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
-    onFileDigest: ((String, String) -> Void)? = nil
+    onFileDigest: ((String, String) -> Void)? = nil, exclude: [String] = []
   ) throws -> InspectionResult {
+    if !exclude.isEmpty {
+      // Exclusions shape what build packs from a project; a package already holds what it holds.
+      guard Paths.isDirectory(path) && ProjectSource.isProject(path) else {
+        throw OperationError(
+          "--exclude: '\(path)' is \(Paths.isDirectory(path) ? "a folder without ContentInfo.plist" : "a package"); exclusions apply to content projects only",
+          hint: "leave --exclude out to validate it as it is")
+      }
+    }
     // A package file is opened once, and every read goes through that descriptor.
     let file = Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path)
     return try run(
       path: path, file: file, options: options, against: against, limits: limits, rules: rules,
-      recordEntries: recordEntries, progress: progress, onFileDigest: onFileDigest)
+      recordEntries: recordEntries, progress: progress, onFileDigest: onFileDigest, exclude: exclude)
   }
 
-  /// As ``run(path:options:against:limits:rules:recordEntries:progress:onFileDigest:)``, for the
+  /// As ``run(path:options:against:limits:rules:recordEntries:progress:onFileDigest:exclude:)``, for the
   /// package file already open as `file` (nil: `path` is opened, e.g. a folder), so that an
   /// operation can validate and hash the very same file.
   package static func run(
     path: String, file: FileDescriptor?, options: ValidationOptions, against: String? = nil,
     limits: ReaderLimits = ReaderLimits(), rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false,
-    progress: ((UInt64) -> Void)? = nil, onFileDigest: ((String, String) -> Void)? = nil
+    progress: ((UInt64) -> Void)? = nil, onFileDigest: ((String, String) -> Void)? = nil, exclude: [String] = []
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     func inspector(for source: EntrySource) -> PackageInspector {
@@ -91,6 +101,10 @@ public enum Validation {
       inspector.progress = progress
       if let onFileDigest { inspector.onFileDigest = { entry, digest in onFileDigest(entry.path, digest) } }
       return inspector
+    }
+    if !exclude.isEmpty {
+      let project = try ProjectSource(directory: path, exclude: exclude)
+      return try inspector(for: project).run(project)
     }
     // A plain XAR is first read while its TOC is parsed; the result stands only if the TOC is
     // then confirmed (see ``StreamingXARPackageSource``), else the ordinary reader judges it.

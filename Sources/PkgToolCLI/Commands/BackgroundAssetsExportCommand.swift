@@ -22,9 +22,10 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
       The package is validated and unpacked as a device would; its Contents/ folder goes into \
       DIR as it is (so the app finds each file at the same relative path), beside a \
       Manifest.json with assetPackID (the product id unless --asset-pack-id), the download \
-      policy, file selectors that cover exactly those files, and the platforms. A symlink \
-      becomes a copy of the file it leads to (an asset pack carries no links), counted against \
-      --max-size. The folder is then checked with the asset-pack rules (pkgtool rules \
+      policy, file selectors that cover exactly those files, and the platforms. A symlink or \
+      a hard link becomes a copy of the file it leads to (an asset pack carries no links), \
+      counted against --max-size; junk (.DS_Store, ._*, Thumbs.db, …) is left out, and the \
+      output lists both. The folder is then checked with the asset-pack rules (pkgtool rules \
       asset-pack-manifest, asset-pack-files), as pkgtool validate checks it later; on any \
       error it is not written. DIR must not exist (--force replaces a folder) and may not be \
       inside the project exported. Then, on a Mac: cd DIR && xcrun ba-package Manifest.json \
@@ -107,6 +108,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     var policy: String?
     var files: Int
     var replacedSymlinks: [String]
+    var replacedHardLinks: [String]
+    var leftOutJunk: [String]
     var findings: [Finding]
   }
 
@@ -126,7 +129,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
           Summary(
             output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
             policy: result.manifest?.policy.rawValue, files: result.fileCount,
-            replacedSymlinks: result.replacedSymlinks, findings: findings)))
+            replacedSymlinks: result.replacedSymlinks, replacedHardLinks: result.replacedHardLinks,
+            leftOutJunk: result.leftOutJunk, findings: findings)))
     } else {
       let failed = result.output == nil
       if !result.inspection.findings.isEmpty && !(quiet && !failed) {
@@ -138,6 +142,12 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
       if let written = result.output, let manifest = result.manifest, !quiet {
         for link in result.replacedSymlinks {
           Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n")
+        }
+        for link in result.replacedHardLinks {
+          Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a hard link in the package)\n")
+        }
+        for junk in result.leftOutJunk {
+          Terminal.standardOutput("left out: \(junk.debugEscapedForTerminal) (junk)\n")
         }
         Terminal.standardOutput(
           "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"

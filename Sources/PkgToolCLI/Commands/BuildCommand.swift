@@ -31,6 +31,17 @@ struct BuildCommand: ParsableCommand {
             --content-version 2.1 -o levels.pkg
         pkgtool build MyBook -o delivery.zip   # the format follows the extension
 
+      Leaving files out: --exclude PATTERN (repeatable) and a .pkgtoolignore file at the \
+      folder's root take gitignore patterns, matched against paths from that root (in a \
+      project, Contents/levels/draft.json): # comments, ! to keep again (the last matching \
+      pattern wins; nothing inside a left-out folder can be kept), a trailing / for folders \
+      only, a / at the start or in the middle to anchor to the root, *, ?, [a-z], ** and \
+      backslash escapes. --exclude patterns come after the file's, so they win. Names match \
+      case-sensitively, as stored (as git does by default): *.psd does not match Art.PSD. \
+      What is left out is never opened. ContentInfo.plist and Contents/ cannot be excluded; \
+      .pkgtoolignore itself is never packaged. validate of the project honours the same \
+      patterns, so a project and its package get one verdict.
+
       Building again over the package a previous run wrote replaces it (the new one is renamed \
       over it whole); any other file at -o is kept unless --force. The package is never written \
       inside the content it packs.
@@ -68,6 +79,13 @@ struct BuildCommand: ParsableCommand {
       "Threads compressing files (default: one per core). The package is the same for any value.", valueName: "n"))
   var jobs: Int?
 
+  @Option(
+    name: .customLong("exclude"),
+    help: ArgumentHelp(
+      "Leave out paths matching this gitignore pattern (repeatable; after .pkgtoolignore's, so it wins).",
+      valueName: "pattern"))
+  var exclude: [String] = []
+
   @Flag(help: "Replace the output even when it is not a package (a previous build's package is always replaced).")
   var force = false
 
@@ -98,6 +116,8 @@ struct BuildCommand: ParsableCommand {
     var packageSize: UInt64?
     var sha256: String?
     var leftOut: [String]
+    var leftOutCount: Int
+    var excluded: [String]
     var findings: [Finding]
   }
 
@@ -118,6 +138,26 @@ struct BuildCommand: ParsableCommand {
 
   func validate() throws { _ = try resolvedFormat() }
 
+  /// Why a path was left out, in words.
+  static func describe(_ reason: LeftOutPath.Reason) -> String {
+    switch reason {
+    case .junk: return "junk"
+    case .outsideContent: return "outside Contents/"
+    case .excluded: return "excluded by a pattern"
+    case .ignoreFile: return "the ignore file"
+    }
+  }
+
+  /// "5 entries (3 excluded by a pattern, 2 junk)": how many, and why.
+  static func leftOutSummary(_ leftOut: [LeftOutPath]) -> String {
+    let order: [LeftOutPath.Reason] = [.excluded, .junk, .outsideContent, .ignoreFile]
+    let parts = order.compactMap { reason -> String? in
+      let n = leftOut.filter { $0.reason == reason }.count
+      return n == 0 ? nil : "\(n) \(describe(reason))"
+    }
+    return "\(leftOut.count) \(leftOut.count == 1 ? "entry" : "entries") (\(parts.joined(separator: ", ")))"
+  }
+
   func run() throws {
     let format = try resolvedFormat()
     // Build passes megabyte buffers between threads; reading does not gain from this (and pays
@@ -128,6 +168,7 @@ struct BuildCommand: ParsableCommand {
     options.productIdentifier = productID
     options.contentVersion = contentVersion
     options.format = format
+    options.exclude = exclude
     options.compression = compression
     options.force = force
     options.dryRun = dryRun
@@ -150,6 +191,8 @@ struct BuildCommand: ParsableCommand {
             files: result.fileCount, storedFiles: result.storedFiles,
             storedUnshrunkFiles: result.storedUnshrunkFiles, contentSize: result.inspection.contentSize,
             packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path),
+            leftOutCount: result.leftOut.count,
+            excluded: result.leftOut.filter { $0.reason == .excluded }.map(\.path),
             findings: result.inspection.findings)))
     } else if quiet {
       // Quiet: nothing but the findings of a build that fails.
@@ -160,7 +203,7 @@ struct BuildCommand: ParsableCommand {
       var out = ""
       if verbose || dryRun {
         for left in result.leftOut {
-          out += "left out: \(left.path) (\(left.reason == .junk ? "junk" : "outside Contents/"))\n"
+          out += "left out: \(left.path.debugEscapedForTerminal) (\(BuildCommand.describe(left.reason)))\n"
         }
       }
       if dryRun {
@@ -192,6 +235,9 @@ struct BuildCommand: ParsableCommand {
         out += "  content  \(describeBytes(result.inspection.contentSize))\n"
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
         out += "  sha256   \(result.sha256 ?? "")\n"
+        if !result.leftOut.isEmpty {
+          out += "  left out \(BuildCommand.leftOutSummary(result.leftOut))\n"
+        }
       }
       Terminal.standardOutput(out)
     }

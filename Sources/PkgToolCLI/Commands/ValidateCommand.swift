@@ -20,6 +20,10 @@ struct ValidateCommand: ParsableCommand {
       like, a warning for anything else), never silently. Prints compiler-style lines, one per \
       finding, then a summary per input.
 
+      A project's .pkgtoolignore is honoured as build honours it, and --exclude PATTERN \
+      (repeatable, gitignore syntax, see pkgtool build --help) adds patterns as build's does; \
+      --exclude is refused for a package, which holds what it holds.
+
       A folder holding ContentInfo.plist or Contents/ is a content project; a folder holding \
       packages (.pkg, .zip), such as a dist/ folder, stands for every package in it.
 
@@ -47,6 +51,13 @@ struct ValidateCommand: ParsableCommand {
     help: ArgumentHelp(
       "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"))
   var against: String?
+
+  @Option(
+    name: .customLong("exclude"),
+    help: ArgumentHelp(
+      "For a content project: leave out paths matching this gitignore pattern, as build --exclude does (repeatable).",
+      valueName: "pattern"))
+  var exclude: [String] = []
 
   @OptionGroup var rules: RuleOptions
 
@@ -112,7 +123,8 @@ struct ValidateCommand: ParsableCommand {
         var digests: [String: String] = [:]
         let result = try Validation.run(
           path: path, options: rules.validationOptions, against: against, limits: limits.limits,
-          progress: progress.update, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil)
+          progress: progress.update, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil,
+          exclude: exclude)
         report = ValidationReport(result: result, displayPath: path, strict: rules.strict)
         report.digests = digests
       } catch  where error is OperationError || error is SystemError {
