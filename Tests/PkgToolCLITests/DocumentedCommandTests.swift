@@ -207,7 +207,9 @@ import Testing
           || (first.hasPrefix("scripts/") && FileManager.default.isExecutableFile(atPath: repositoryRoot + "/" + first))
           || (command.hasPrefix("sudo tar -xzf ")
             && release.contains("sudo tar -xzf $name.tar.gz" + (command.components(separatedBy: ".tar.gz").last ?? "")))
-        #expect(held, "\(block.file): '\(line)' is neither run by the suite, nor by scripts/release-test.sh, nor labelled untested")
+        #expect(
+          held,
+          "\(block.file): '\(line)' is run neither by the suite nor by scripts/release-test.sh, nor labelled untested")
       }
       return
     }
