@@ -58,13 +58,13 @@ public enum Validation {
   ///   - rules: the rules to run, in order: ``RuleCatalog/all`` by default; add your own
   ///     ``Rule`` types to check house conventions too.
   ///   - recordEntries: keep every entry in the result (``InspectionResult/entries``).
-  ///   - progress: called with the bytes read so far.
+  ///   - progress: called with the bytes read so far and the total when known (``ProgressHandler``).
   ///   - onFileDigest: called with each file's path and the SHA-256 of its content.
   /// - Returns: the findings and what was seen; a damaged package is a finding, not an error.
   /// - Throws: ``OperationError`` when `path` cannot be read at all.
   public static func run(
     path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(),
-    rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
+    rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ProgressHandler? = nil,
     onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
     // A package file is opened once, and every read goes through that descriptor.
@@ -80,7 +80,7 @@ public enum Validation {
   package static func run(
     path: String, file: FileDescriptor?, options: ValidationOptions, against: String? = nil,
     limits: ReaderLimits = ReaderLimits(), rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false,
-    progress: ((UInt64) -> Void)? = nil, onFileDigest: ((String, String) -> Void)? = nil
+    progress: ProgressHandler? = nil, onFileDigest: ((String, String) -> Void)? = nil
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     func inspector(for source: EntrySource) -> PackageInspector {

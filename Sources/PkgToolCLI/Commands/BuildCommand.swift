@@ -85,6 +85,8 @@ struct BuildCommand: ParsableCommand {
 
   @OptionGroup var limits: LimitOptions
 
+  @OptionGroup var progressOption: ProgressOptions
+
   struct Summary: Encodable {
     var output: String?
     var written: Bool
@@ -116,7 +118,12 @@ struct BuildCommand: ParsableCommand {
     return format ?? named ?? .xar
   }
 
-  func validate() throws { _ = try resolvedFormat() }
+  func validate() throws {
+    _ = try resolvedFormat()
+    if output == "-" && json {
+      throw ValidationError("-o - writes the package to standard output; --json would print there too. Leave one out.")
+    }
+  }
 
   func run() throws {
     let format = try resolvedFormat()
@@ -136,9 +143,46 @@ struct BuildCommand: ParsableCommand {
     options.validation = limits.validationOptions()
     options.sourceDateEpoch = try Build.Options.sourceDateEpoch(
       fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
-    let progress = ProgressLine("building", total: nil)
-    let result = try Build.run(directory: directory, options: options, progress: progress.update)
-    progress.finish()
+    // `-o -`: built whole into a private folder, then copied to standard output; never a
+    // partial package in a pipe, never binary on a terminal.
+    let toStandardOutput = output == "-"
+    var privateFolder: String?
+    if toStandardOutput {
+      if Terminal.stdoutIsTerminal {
+        throw OperationError(
+          "-o - writes the package to standard output, which is a terminal",
+          hint: "redirect it: pkgtool build \(directory) -o - > package.pkg")
+      }
+      if !dryRun {
+        let folder = try StandardStreams.privateFolder()
+        privateFolder = folder
+        options.output = folder + "/package." + (format == .zip ? "zip" : "pkg")
+      }
+    }
+    defer { if let privateFolder { StandardStreams.remove(privateFolder) } }
+    let progress = ProgressLine(
+      "building '\(toStandardOutput ? "(standard output)" : output ?? directory)'", options: progressOption,
+      silent: quiet || json)
+    var result: Build.Result
+    do {
+      defer { progress.finish() }
+      result = try Build.run(directory: directory, options: options, progress: progress.handler)
+    } catch var error as OperationError {
+      // Never a temporary path in a message.
+      if let temporary = options.output, let privateFolder {
+        error.message = error.message.replacing(temporary, with: "-").replacing(privateFolder, with: "-")
+      }
+      throw error
+    }
+    if toStandardOutput {
+      if let written = result.output { try StandardStreams.copyToStandardOutput(written) }
+      result.output = result.output.map { _ in "(standard output)" }
+      result.plannedOutput = "(standard output)"
+    }
+    /// The summary: on standard error when standard output carries the package.
+    func say(_ text: String) {
+      if toStandardOutput { Terminal.standardError(text) } else { Terminal.standardOutput(text) }
+    }
     let failed = result.inspection.failed(strict: limits.strict)
     if json {
       Terminal.standardOutput(
@@ -154,7 +198,7 @@ struct BuildCommand: ParsableCommand {
     } else if quiet {
       // Quiet: nothing but the findings of a build that fails.
       if failed {
-        Terminal.standardOutput(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
+        say(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
       }
     } else {
       var out = ""
@@ -193,7 +237,7 @@ struct BuildCommand: ParsableCommand {
         out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
         out += "  sha256   \(result.sha256 ?? "")\n"
       }
-      Terminal.standardOutput(out)
+      say(out)
     }
     if failed {
       let problems = result.inspection.findings.filter { $0.severity.effective(strict: limits.strict) == .error }.count

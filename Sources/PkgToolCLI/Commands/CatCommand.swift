@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -36,8 +37,9 @@ struct CatCommand: ParsableCommand {
         "'\(entry)' holds binary data or terminal control characters; it is not printed to a terminal",
         hint: "redirect it: pkgtool cat \(package) \(entry) > file")
     }
+    let input = try StandardStreams.input(package, maxSize: ValidationOptions.defaultMaxSize)
     try PackageInfo.cat(
-      path: package, entryPath: entry,
+      path: input.name, file: input.file, entryPath: entry,
       check: { bytes in
         if toTerminal && !beforeWriting.accepts(bytes) { throw refusal() }
       },
