@@ -30,10 +30,12 @@ struct BuildCommand: ParsableCommand {
         pkgtool build assets/ --product-id com.example.levels \\
             --content-version 2.1 -o levels.pkg
         pkgtool build MyBook -o delivery.zip   # the format follows the extension
+        pkgtool build MyBook -o - | ssh host 'cat > book.pkg'   # whole, then to stdout
 
       Building again over the package a previous run wrote replaces it (the new one is renamed \
       over it whole); any other file at -o is kept unless --force. The package is never written \
-      inside the content it packs.
+      inside the content it packs. `-o -` builds into a private temporary file, then writes the \
+      whole package to standard output (never to a terminal); the summary goes to standard error.
       """)
 
   @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))

@@ -27,7 +27,9 @@ struct ValidateCommand: ParsableCommand {
       when an input cannot be read (exit 2): SARIF then carries a toolExecutionNotifications \
       entry, JUnit an <error>, so an upload step after it never finds a previous run's report. \
       The one-line verdict goes to standard error. SARIF's helpUri points into \
-      $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md).
+      $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md). `-` reads a package from \
+      standard input (its form found from the bytes, at most --max-size bytes), named \
+      "(standard input)" in the report; `-o -` writes the report to standard output.
 
       Examples:
         pkgtool validate book-1.1.pkg
@@ -36,6 +38,8 @@ struct ValidateCommand: ParsableCommand {
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
         pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
+        curl -sf https://cdn.example.com/book-1.1.pkg | pkgtool validate -
+        pkgtool validate dist/ --progress    # a progress line every 5 s in a CI log
 
       Exit status: 0 valid, 1 a rule was broken (warnings count with --strict), 2 could not check.
       """)
