@@ -30,7 +30,7 @@ struct BuildCommand: ParsableCommand {
         pkgtool build assets/ --product-id com.example.levels \\
             --content-version 2.1 -o levels.pkg
         pkgtool build MyBook -o delivery.zip   # the format follows the extension
-        pkgtool build MyBook -o - | ssh host 'cat > book.pkg'   # whole, then to stdout
+        pkgtool build MyBook -o - > book.pkg   # built whole, then written to stdout
 
       Building again over the package a previous run wrote replaces it (the new one is renamed \
       over it whole); any other file at -o is kept unless --force. The package is never written \

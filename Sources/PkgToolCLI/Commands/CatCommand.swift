@@ -19,7 +19,7 @@ struct CatCommand: ParsableCommand {
       Examples:
         pkgtool cat book-1.0.pkg ContentInfo.plist
         pkgtool cat book-1.0.pkg Contents/cover.png > cover.png
-        curl -sf https://cdn.example.com/book-1.0.pkg | pkgtool cat - ContentInfo.plist
+        pkgtool cat - ContentInfo.plist < book-1.0.pkg
       """)
 
   @Argument(help: ArgumentHelp("The package (or folder).", valueName: "package"))

@@ -23,7 +23,7 @@ struct InfoCommand: ParsableCommand {
         pkgtool info book-1.0.pkg --files
         pkgtool info book-1.0.pkg --toc > toc.xml
         pkgtool info book-1.0.pkg --json | jq .sha256
-        curl -sf https://cdn.example.com/book-1.0.pkg | pkgtool info -
+        pkgtool info - < book-1.0.pkg       # or: curl -sf URL | pkgtool info -
       """)
 
   @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"))

@@ -20,7 +20,7 @@ struct UnpackCommand: ParsableCommand {
       Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
         pkgtool unpack broken-download.pkg -o look --keep-going
-        curl -sf https://cdn.example.com/book-1.0.pkg | pkgtool unpack - -o book
+        pkgtool unpack - -o book < book-1.0.pkg   # or: curl -sf URL | pkgtool …
         pkgtool unpack book-1.1.pkg -o book --catalog catalog.json \\
             --public-key signing.key.pub
       """)

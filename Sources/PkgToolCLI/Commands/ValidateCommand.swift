@@ -38,7 +38,7 @@ struct ValidateCommand: ParsableCommand {
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
         pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
-        curl -sf https://cdn.example.com/book-1.1.pkg | pkgtool validate -
+        pkgtool validate - < book-1.1.pkg   # or: curl -sf URL | pkgtool validate -
         pkgtool validate dist/ --progress    # a progress line every 5 s in a CI log
 
       Exit status: 0 valid, 1 a rule was broken (warnings count with --strict), 2 could not check.
