@@ -45,6 +45,12 @@ package final class TOCFeed: Sendable {
     }
   }
 
+  /// The whole table once the TOC is read (without waiting); nil while it is still being
+  /// parsed, or when its reading failed.
+  package var completeTable: XAREntryTable? {
+    state.update { $0.ended && $0.ready == $0.table.count ? $0.table : nil }
+  }
+
   /// Waits until more than `count` entries are whole, or no more will come; returns the table
   /// and how many of its entries are whole (at most `count` only at the end).
   package func view(beyond count: Int) -> (table: XAREntryTable, ready: Int) {

@@ -54,12 +54,22 @@ package protocol EntrySource: AnyObject {
   /// How many entries will come, when the source knows before it starts (a XAR's TOC); lets the
   /// run size its path index once.
   var entryCountHint: Int? { get }
+  /// The bytes the files' data will add up to (decoded), for a progress display: a XAR's and a
+  /// zip's declared sizes, a folder's file sizes; nil when unknown (a flat package's cpio
+  /// payload declares its sizes only as it is read). May cost a walk: asked once, and only when
+  /// progress is shown (see ``ProgressHandler``).
+  var expectedDataSize: UInt64? { get }
+  /// True when ``expectedDataSize`` may turn from nil to a value while the entries are read (a
+  /// TOC still being parsed): then it is asked again now and then.
+  var expectedDataSizeMayArrive: Bool { get }
 }
 
 extension EntrySource {
   package var otherForms: [PackageFormat] { [] }
   package var leftOut: [LeftOutPath] { [] }
   package var entryCountHint: Int? { nil }
+  package var expectedDataSize: UInt64? { nil }
+  package var expectedDataSizeMayArrive: Bool { false }
 }
 
 /// A path in a project folder that `build` does not put in the package.

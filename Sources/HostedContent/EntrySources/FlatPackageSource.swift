@@ -185,7 +185,7 @@ package final class ZipPackageSource: EntrySource {
   package let otherForms: [PackageFormat]
 
   /// The package file, open once: the central directory and libarchive both read through it.
-  private let file: FileDescriptor
+  let file: FileDescriptor
 
   package init(file: FileDescriptor, size: UInt64, format: PackageFormat = .zip, otherForms: [PackageFormat] = []) {
     self.file = file

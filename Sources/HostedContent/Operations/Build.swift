@@ -103,7 +103,7 @@ public enum Build {
 
   /// Builds `directory`. Returns findings in the result (nothing written when any is an error);
   /// throws ``OperationError`` when it cannot work at all.
-  public static func run(directory: String, options: Options, progress: ((UInt64) -> Void)? = nil) throws -> Result {
+  public static func run(directory: String, options: Options, progress: ProgressHandler? = nil) throws -> Result {
     guard Paths.isDirectory(directory) else {
       throw OperationError(
         Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder",

@@ -73,8 +73,16 @@ public enum PackageInfo {
   public static func run(path: String, includeFiles: Bool, options: ValidationOptions = ValidationOptions()) throws
     -> Summary
   {
+    try run(path: path, file: nil, includeFiles: includeFiles, options: options)
+  }
+
+  /// As ``run(path:includeFiles:options:)``, for the package already open as `file` (standard
+  /// input, spooled: `path` then only names it).
+  package static func run(
+    path: String, file given: FileDescriptor?, includeFiles: Bool, options: ValidationOptions = ValidationOptions()
+  ) throws -> Summary {
     // A package file is opened once: the bytes described are the bytes hashed.
-    let file = Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path)
+    let file = given ?? (Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path))
     let source: EntrySource
     do {
       if let file {
@@ -178,9 +186,21 @@ public enum PackageInfo {
     check: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
     to write: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
+    try cat(path: path, file: nil, entryPath: entryPath, limits: limits, check: check, to: write)
+  }
+
+  /// As ``cat(path:entryPath:limits:check:to:)``, for the package already open as `file`
+  /// (standard input, spooled: `path` then only names it).
+  package static func cat(
+    path: String, file given: FileDescriptor?, entryPath: String, limits: ReaderLimits = ReaderLimits(),
+    check: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
+    to write: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
     let source: EntrySource
     do {
-      if Paths.isDirectory(path) {
+      if let given {
+        source = try PackageOpener.open(file: given, limits: limits)
+      } else if Paths.isDirectory(path) {
         source = try PackageOpener.open(path, limits: limits)
       } else {
         // Opened once: both passes read this descriptor.

@@ -105,7 +105,11 @@ public enum Install {
   /// folder name, and every path is opened relative to the handle of `documents`, never joined
   /// as a string. The whole decision and switch runs under a lock on the product folder, so two
   /// installs of the same product never interleave.
-  public static func run(package: String, into documents: String, options: Options) throws -> Result {
+  ///
+  /// `progress`, when given, is called as the package is read (see ``ProgressHandler``).
+  public static func run(package: String, into documents: String, options: Options, progress: ProgressHandler? = nil)
+    throws -> Result
+  {
     // A documents folder that does not exist yet is made (its parent must exist), and removed
     // again if nothing was installed into it.
     var madeDocuments = false
@@ -233,7 +237,8 @@ public enum Install {
     unpackOptions.validation = options.validation
     unpackOptions.limits = options.limits
     let staged = try Unpack.stage(
-      source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName)
+      source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName,
+      progress: progress)
     result.inspection = staged.inspection
     guard let staging = staged.staging else {
       result.action = .invalid

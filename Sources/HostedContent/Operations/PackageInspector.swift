@@ -11,8 +11,9 @@ package final class PackageInspector {
   private let ruleTypes: [any Rule.Type]
   /// Keep every entry in the result.
   package var recordEntries = false
-  /// Called with the bytes read so far, now and then.
-  package var progress: ((UInt64) -> Void)?
+  /// Called with the bytes read so far and the source's total (``EntrySource/expectedDataSize``,
+  /// asked only when this is set), about once per chunk.
+  package var progress: ProgressHandler?
   /// Called with each file's content checksum (SHA-256 hex) when set; costs a hash pass.
   package var onFileDigest: ((PackageEntry, String) -> Void)?
   /// Most findings kept per rule; the rest are counted in one closing finding ("and N more"),
@@ -65,6 +66,10 @@ package final class PackageInspector {
     if let count = source.entryCountHint { paths.reserve(count: count) }
     sink.share(paths)
     let maxSize = context.options.maxSize
+    // The total, for progress only: asking may cost a walk of a folder.
+    var expected = progress == nil ? nil : source.expectedDataSize
+    let expectedMayArrive = progress != nil && expected == nil && source.expectedDataSizeMayArrive
+    var nextExpectedCheck: UInt64 = 0
 
     var skipped: [String] = []
     // Paths an error was found at: with skipEntriesWithErrors, everything under them is skipped
@@ -169,7 +174,13 @@ package final class PackageInspector {
             try sinkCall { try sink.write(chunk) }
           }
           if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
-          progress?(produced)
+          if let progress {
+            if expectedMayArrive && expected == nil && produced >= nextExpectedCheck {
+              expected = source.expectedDataSize
+              nextExpectedCheck = produced + (16 << 20)
+            }
+            progress(produced, expected)
+          }
           n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
         }
         guard total == entry.size else {

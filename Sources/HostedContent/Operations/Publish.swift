@@ -34,8 +34,13 @@ public enum Publish {
 
   /// Validates `packages` and writes `output`, signed with `key`. An existing `output` must
   /// verify with the same key; it is extended, never rebuilt.
-  public static func run(packages: [String], key: CatalogSigningKey, output: String, options: Options) throws -> Result
-  {
+  ///
+  /// `progress`, when given, is asked for a handler for each package as its validation starts
+  /// (see ``ProgressHandler``).
+  public static func run(
+    packages: [String], key: CatalogSigningKey, output: String, options: Options,
+    progress: ((_ package: String) -> ProgressHandler?)? = nil
+  ) throws -> Result {
     let base = try checkedBaseURL(options.baseURL)
     // Publishes into one catalog take turns: each reads the catalog under the lock, so none
     // loses another's products or signs the same sequence.
@@ -63,7 +68,7 @@ public enum Publish {
       do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
       let stamp = try file.changeStamp()
       let inspection = try Validation.run(
-        path: path, file: file, options: options.validation, limits: options.limits)
+        path: path, file: file, options: options.validation, limits: options.limits, progress: progress?(path))
       guard !inspection.failed(strict: options.validation.strict), let info = inspection.contentInfo else {
         refused.append((path, inspection))
         continue

@@ -42,9 +42,18 @@ public enum Unpack {
   }
 
   /// Unpacks the package at `package` into the folder `destination`.
-  public static func run(package: String, destination: String, options: Options, progress: ((UInt64) -> Void)? = nil)
+  public static func run(package: String, destination: String, options: Options, progress: ProgressHandler? = nil)
     throws -> Result
   {
+    try run(package: package, file: nil, destination: destination, options: options, progress: progress)
+  }
+
+  /// As ``run(package:destination:options:progress:)``, for the package already open as `file`
+  /// (standard input, spooled: `package` then only names it).
+  package static func run(
+    package: String, file given: FileDescriptor?, destination: String, options: Options,
+    progress: ProgressHandler? = nil
+  ) throws -> Result {
     let parentPath = Paths.parent(of: destination)
     let name = Paths.name(of: destination)
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
@@ -53,14 +62,14 @@ public enum Unpack {
     if Paths.status(destination) != nil && !options.force {
       throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
     }
-    if Paths.isDirectory(package) {
+    if given == nil && Paths.isDirectory(package) {
       throw OperationError(
         "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
     }
     // Opened once: the catalog's hash, the index and every file's data are read through this
     // one descriptor, so a file renamed over the path meanwhile is never read.
     let file: FileDescriptor
-    do { file = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
+    do { file = try given ?? FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
     let stamp = try file.changeStamp()
     if let catalog = options.catalog {
       _ = try catalog.check(file: file)
@@ -121,7 +130,7 @@ public enum Unpack {
   /// that is not a plain XAR) it returns nil, having left nothing, and the caller reads the
   /// package the ordinary way, which judges it: the verdict is always the ordinary reader's.
   static func stageWhileParsing(
-    _ file: FileDescriptor, destination: String, options: Options, progress: ((UInt64) -> Void)?
+    _ file: FileDescriptor, destination: String, options: Options, progress: ProgressHandler?
   ) throws -> Staged? {
     guard options.whileParsing, let source = PackageOpener.openStreaming(file: file, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
@@ -156,7 +165,7 @@ public enum Unpack {
   /// published. `output` names the final destination in error messages.
   static func stage(
     _ source: EntrySource, in parent: DirectoryHandle, for name: String, options: Options, output: String,
-    progress: ((UInt64) -> Void)? = nil
+    progress: ProgressHandler? = nil
   ) throws -> Staged {
     let staging: StagingFolder
     do {

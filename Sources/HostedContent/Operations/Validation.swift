@@ -58,7 +58,7 @@ public enum Validation {
   ///   - rules: the rules to run, in order: ``RuleCatalog/all`` by default; add your own
   ///     ``Rule`` types to check house conventions too.
   ///   - recordEntries: keep every entry in the result (``InspectionResult/entries``).
-  ///   - progress: called with the bytes read so far.
+  ///   - progress: called with the bytes read so far and the total when known (``ProgressHandler``).
   ///   - onFileDigest: called with each file's path and the SHA-256 of its content.
   ///   - exclude: for a content project, patterns of paths `build --exclude` would leave out
   ///     (after its `.pkgtoolignore`); an error for any other input.
@@ -66,7 +66,7 @@ public enum Validation {
   /// - Throws: ``OperationError`` when `path` cannot be read at all.
   public static func run(
     path: String, options: ValidationOptions, against: String? = nil, limits: ReaderLimits = ReaderLimits(),
-    rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ((UInt64) -> Void)? = nil,
+    rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false, progress: ProgressHandler? = nil,
     onFileDigest: ((String, String) -> Void)? = nil, exclude: [String] = []
   ) throws -> InspectionResult {
     if !exclude.isEmpty {
@@ -90,7 +90,7 @@ public enum Validation {
   package static func run(
     path: String, file: FileDescriptor?, options: ValidationOptions, against: String? = nil,
     limits: ReaderLimits = ReaderLimits(), rules: [any Rule.Type] = RuleCatalog.all, recordEntries: Bool = false,
-    progress: ((UInt64) -> Void)? = nil, onFileDigest: ((String, String) -> Void)? = nil, exclude: [String] = []
+    progress: ProgressHandler? = nil, onFileDigest: ((String, String) -> Void)? = nil, exclude: [String] = []
   ) throws -> InspectionResult {
     let previous = try against.map { try previousContentInfo(at: $0) }
     func inspector(for source: EntrySource) -> PackageInspector {

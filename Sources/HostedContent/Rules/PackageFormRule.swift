@@ -1,3 +1,5 @@
+import SystemIO
+
 /// `package-form`: the file's name and its bytes agree on what it is. `.pkg` is a XAR (plain or
 /// an Apple flat package), `.zip` the delivery zip; tar is an input `build` reads, never a
 /// package; and a file whose bytes parse as two formats is refused whatever its name.
@@ -75,6 +77,8 @@ package final class PackageFormRule: Rule {
           hint: "tar is an input: run `pkgtool build` on the unpacked folder to make a .pkg (or --format zip)"))
       return
     }
+    // Standard input has no name to agree with its bytes (its form is sniffed from them).
+    if fileName == StandardInput.displayName { return }
     guard let expected = PackageFormRule.expectedForms(for: fileName) else {
       findings.append(
         finding(

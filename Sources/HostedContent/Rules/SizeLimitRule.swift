@@ -65,6 +65,16 @@ package final class SizeLimitRule: Rule {
       hint: "point fewer symlinks at large files, or raise --max-size if this limit is your own")
   }
 
+  /// The finding for standard input (`-`) that held more than `limit` bytes: spooling it
+  /// stopped there.
+  package static func finding(standardInputOver limit: UInt64) -> Finding {
+    Finding(
+      ruleID: description.id, severity: .error, path: nil,
+      message:
+        "the package file is more than \(groupedDigits(limit)) bytes (reading stopped there), over the limit of \(groupedDigits(limit)) bytes",
+      hint: hint)
+  }
+
   static let hint = "split the content into several products, or raise --max-size if this limit is your own"
 
   /// The finding for a package that `build` would write over the limit (its size is known

@@ -30,6 +30,7 @@ struct BuildCommand: ParsableCommand {
         pkgtool build assets/ --product-id com.example.levels \\
             --content-version 2.1 -o levels.pkg
         pkgtool build MyBook -o delivery.zip   # the format follows the extension
+        pkgtool build MyBook -o - > book.pkg   # built whole, then written to stdout
 
       Leaving files out: --exclude PATTERN (repeatable) and a .pkgtoolignore file at the \
       folder's root take gitignore patterns, matched against paths from that root (in a \
@@ -44,7 +45,8 @@ struct BuildCommand: ParsableCommand {
 
       Building again over the package a previous run wrote replaces it (the new one is renamed \
       over it whole); any other file at -o is kept unless --force. The package is never written \
-      inside the content it packs.
+      inside the content it packs. `-o -` builds into a private temporary file, then writes the \
+      whole package to standard output (never to a terminal); the summary goes to standard error.
       """)
 
   @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
@@ -103,6 +105,8 @@ struct BuildCommand: ParsableCommand {
 
   @OptionGroup var limits: LimitOptions
 
+  @OptionGroup var progressOption: ProgressOptions
+
   struct Summary: Encodable {
     var output: String?
     var written: Bool
@@ -136,7 +140,12 @@ struct BuildCommand: ParsableCommand {
     return format ?? named ?? .xar
   }
 
-  func validate() throws { _ = try resolvedFormat() }
+  func validate() throws {
+    _ = try resolvedFormat()
+    if output == "-" && json {
+      throw ValidationError("-o - writes the package to standard output; --json would print there too. Leave one out.")
+    }
+  }
 
   /// Why a path was left out, in words.
   static func describe(_ reason: LeftOutPath.Reason) -> String {
@@ -177,9 +186,46 @@ struct BuildCommand: ParsableCommand {
     options.validation = limits.validationOptions()
     options.sourceDateEpoch = try Build.Options.sourceDateEpoch(
       fromEnvironment: getenv("SOURCE_DATE_EPOCH").map { String(cString: $0) })
-    let progress = ProgressLine("building", total: nil)
-    let result = try Build.run(directory: directory, options: options, progress: progress.update)
-    progress.finish()
+    // `-o -`: built whole into a private folder, then copied to standard output; never a
+    // partial package in a pipe, never binary on a terminal.
+    let toStandardOutput = output == "-"
+    var privateFolder: String?
+    if toStandardOutput {
+      if Terminal.stdoutIsTerminal {
+        throw OperationError(
+          "-o - writes the package to standard output, which is a terminal",
+          hint: "redirect it: pkgtool build \(directory) -o - > package.pkg")
+      }
+      if !dryRun {
+        let folder = try StandardStreams.privateFolder()
+        privateFolder = folder
+        options.output = folder + "/package." + (format == .zip ? "zip" : "pkg")
+      }
+    }
+    defer { if let privateFolder { StandardStreams.remove(privateFolder) } }
+    let progress = ProgressLine(
+      "building '\(toStandardOutput ? "(standard output)" : output ?? directory)'", options: progressOption,
+      silent: quiet || json)
+    var result: Build.Result
+    do {
+      defer { progress.finish() }
+      result = try Build.run(directory: directory, options: options, progress: progress.handler)
+    } catch var error as OperationError {
+      // Never a temporary path in a message.
+      if let temporary = options.output, let privateFolder {
+        error.message = error.message.replacing(temporary, with: "-").replacing(privateFolder, with: "-")
+      }
+      throw error
+    }
+    if toStandardOutput {
+      if let written = result.output { try StandardStreams.copyToStandardOutput(written) }
+      result.output = result.output.map { _ in "(standard output)" }
+      result.plannedOutput = "(standard output)"
+    }
+    /// The summary: on standard error when standard output carries the package.
+    func say(_ text: String) {
+      if toStandardOutput { Terminal.standardError(text) } else { Terminal.standardOutput(text) }
+    }
     let failed = result.inspection.failed(strict: limits.strict)
     if json {
       Terminal.standardOutput(
@@ -197,7 +243,7 @@ struct BuildCommand: ParsableCommand {
     } else if quiet {
       // Quiet: nothing but the findings of a build that fails.
       if failed {
-        Terminal.standardOutput(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
+        say(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
       }
     } else {
       var out = ""
@@ -239,7 +285,7 @@ struct BuildCommand: ParsableCommand {
           out += "  left out \(BuildCommand.leftOutSummary(result.leftOut))\n"
         }
       }
-      Terminal.standardOutput(out)
+      say(out)
     }
     if failed {
       let problems = result.inspection.findings.filter { $0.severity.effective(strict: limits.strict) == .error }.count

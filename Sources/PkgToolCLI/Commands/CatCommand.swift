@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -18,6 +19,7 @@ struct CatCommand: ParsableCommand {
       Examples:
         pkgtool cat book-1.0.pkg ContentInfo.plist
         pkgtool cat book-1.0.pkg Contents/cover.png > cover.png
+        pkgtool cat - ContentInfo.plist < book-1.0.pkg
       """)
 
   @Argument(help: ArgumentHelp("The package (or folder).", valueName: "package"))
@@ -36,8 +38,9 @@ struct CatCommand: ParsableCommand {
         "'\(entry)' holds binary data or terminal control characters; it is not printed to a terminal",
         hint: "redirect it: pkgtool cat \(package) \(entry) > file")
     }
+    let input = try StandardStreams.input(package, maxSize: ValidationOptions.defaultMaxSize)
     try PackageInfo.cat(
-      path: package, entryPath: entry,
+      path: input.name, file: input.file, entryPath: entry,
       check: { bytes in
         if toTerminal && !beforeWriting.accepts(bytes) { throw refusal() }
       },

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HostedContent
+import SystemIO
 
 #if canImport(Glibc)
   import Glibc
@@ -22,6 +23,7 @@ struct InfoCommand: ParsableCommand {
         pkgtool info book-1.0.pkg --files
         pkgtool info book-1.0.pkg --toc > toc.xml
         pkgtool info book-1.0.pkg --json | jq .sha256
+        pkgtool info - < book-1.0.pkg       # or: curl -sf URL | pkgtool info -
       """)
 
   @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"))
@@ -36,6 +38,9 @@ struct InfoCommand: ParsableCommand {
   func validate() throws {
     if toc && (files || json) {
       throw ValidationError("--toc prints the table of contents alone; leave out --files and --json.")
+    }
+    if toc && StandardInput.isNamed(path) {
+      throw ValidationError("--toc reads a package file; save standard input to a file first.")
     }
   }
 
@@ -74,7 +79,9 @@ struct InfoCommand: ParsableCommand {
       try emit(pending)
       return
     }
-    let info = try PackageInfo.run(path: path, includeFiles: files)
+    let input = try StandardStreams.input(path, maxSize: ValidationOptions.defaultMaxSize)
+    let info = try PackageInfo.run(path: input.name, file: input.file, includeFiles: files)
+    let path = input.name
     if quiet { if info.unreadable { throw ExitCode(1) } else { return } }
     if info.unreadable {
       // Not a package: the same lines and exit status as validate and unpack.

@@ -60,6 +60,8 @@ struct InstallCommand: ParsableCommand {
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
+  @OptionGroup var progressOption: ProgressOptions
+
   func validate() throws {
     if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
   }
@@ -85,7 +87,12 @@ struct InstallCommand: ParsableCommand {
     options.limits = limits.limits
     options.catalog = try catalogOptions.verified()
     let download = try DownloadedPackage(package, catalog: options.catalog)
-    let result = try Install.run(package: download.path, into: into, options: options)
+    let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)
+    let result: Install.Result
+    do {
+      defer { progress.finish() }
+      result = try Install.run(package: download.path, into: into, options: options, progress: progress.handler)
+    }
     if json {
       Terminal.standardOutput(
         jsonText(

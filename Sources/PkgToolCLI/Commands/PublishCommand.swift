@@ -47,6 +47,7 @@ struct PublishCommand: ParsableCommand {
 
   @OptionGroup var rules: RuleOptions
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
+  @OptionGroup var progressOption: ProgressOptions
 
   func validate() throws {
     if packages.isEmpty { throw ValidationError("Name at least one package to publish.") }
@@ -66,7 +67,19 @@ struct PublishCommand: ParsableCommand {
     options.minimumAppVersion = minimumAppVersion
     options.validation = rules.validationOptions
     options.limits = limits.limits
-    let result = try Publish.run(packages: packages, key: signingKey, output: output, options: options)
+    // One line per package, each finished before the next starts.
+    var progress: ProgressLine?
+    let result: Publish.Result
+    do {
+      defer { progress?.finish() }
+      result = try Publish.run(
+        packages: packages, key: signingKey, output: output, options: options,
+        progress: { path in
+          progress?.finish()
+          progress = ProgressLine("publishing: validating '\(path)'", options: progressOption, silent: quiet || json)
+          return progress?.handler
+        })
+    }
     if !result.refused.isEmpty {
       for (path, inspection) in result.refused {
         Terminal.standardOutput(findingLines(inspection, displayPath: path, strict: rules.strict))

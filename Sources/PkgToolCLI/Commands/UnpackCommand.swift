@@ -20,6 +20,7 @@ struct UnpackCommand: ParsableCommand {
       Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
         pkgtool unpack broken-download.pkg -o look --keep-going
+        pkgtool unpack - -o book < book-1.0.pkg   # or: curl -sf URL | pkgtool …
         pkgtool unpack book-1.1.pkg -o book --catalog catalog.json \\
             --public-key signing.key.pub
       """)
@@ -53,6 +54,8 @@ struct UnpackCommand: ParsableCommand {
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
+  @OptionGroup var progressOption: ProgressOptions
+
   struct Summary: Encodable {
     var package: String
     var output: String?
@@ -74,16 +77,21 @@ struct UnpackCommand: ParsableCommand {
     options.limits = limits.limits
     options.keepGoing = keepGoing
     options.catalog = try catalogOptions.verified()
-    let download = try DownloadedPackage(package, catalog: options.catalog)
-    let progress = ProgressLine("unpacking", total: nil)
+    // `-`: standard input, spooled (at most --max-size bytes) and named `(standard input)`.
+    let input = try StandardStreams.input(package, maxSize: options.validation.maxSize)
+    let package = input.name
+    let download = input.file == nil ? try DownloadedPackage(package, catalog: options.catalog) : nil
+    let progress = ProgressLine("unpacking '\(package)'", options: progressOption, silent: quiet || json)
     let result: Unpack.Result
     do {
-      result = try Unpack.run(package: download.path, destination: output, options: options, progress: progress.update)
+      defer { progress.finish() }
+      result = try Unpack.run(
+        package: download?.path ?? package, file: input.file, destination: output,
+        options: options, progress: progress.handler)
     } catch let refusal as CatalogError {
       Terminal.standardError("pkgtool: unpack refused: \(refusal); '\(output)' was not created\n")
       throw ExitCode(1)
     }
-    progress.finish()
     let info = result.inspection.contentInfo
     let failed = result.inspection.failed(strict: rules.strict)
     let skipped = result.inspection.skippedEntries + (result.inspection.incompleteEntry.map { [$0] } ?? [])

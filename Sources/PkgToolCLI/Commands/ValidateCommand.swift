@@ -31,7 +31,9 @@ struct ValidateCommand: ParsableCommand {
       when an input cannot be read (exit 2): SARIF then carries a toolExecutionNotifications \
       entry, JUnit an <error>, so an upload step after it never finds a previous run's report. \
       The one-line verdict goes to standard error. SARIF's helpUri points into \
-      $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md).
+      $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md). `-` reads a package from \
+      standard input (its form found from the bytes, at most --max-size bytes), named \
+      "(standard input)" in the report; `-o -` writes the report to standard output.
 
       Examples:
         pkgtool validate book-1.1.pkg
@@ -40,6 +42,8 @@ struct ValidateCommand: ParsableCommand {
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
         pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
+        pkgtool validate - < book-1.1.pkg   # or: curl -sf URL | pkgtool validate -
+        pkgtool validate dist/ --progress    # a progress line every 5 s in a CI log
 
       Exit status: 0 valid, 1 a rule was broken (warnings count with --strict), 2 could not check.
       """)
@@ -87,8 +91,11 @@ struct ValidateCommand: ParsableCommand {
     name: [.short, .long], help: "Print nothing on standard output when every input is valid (the exit status tells).")
   var quiet = false
 
+  @OptionGroup var progressOption: ProgressOptions
+
   func validate() throws {
     if paths.isEmpty { throw ValidationError("Name at least one package or content folder.") }
+    try StandardStreams.refuseRepeatedInput(paths)
     if json && reporter != .text && reporter != .json {
       throw ValidationError("--json and --reporter \(reporter.rawValue) ask for two formats; choose one.")
     }
@@ -97,9 +104,11 @@ struct ValidateCommand: ParsableCommand {
   func run() throws {
     let format: ReportFormat = json ? .json : reporter
     let paths = try PackageFolder.expand(self.paths)
+    // `-o -`: the report on standard output, as without -o.
+    let output = self.output.flatMap { $0 == "-" ? nil : $0 }
     if let output {
       // A report is an output: it is replaced on every run. Only an input is never overwritten.
-      for input in paths where Paths.sameFile(output, input) {
+      for input in paths where !StandardInput.isNamed(input) && Paths.sameFile(output, input) {
         throw OperationError(
           "'\(output)' is a package being validated; the report would overwrite it",
           hint: "write the report to another file with -o")
@@ -117,19 +126,35 @@ struct ValidateCommand: ParsableCommand {
     var unreadable: [String] = []
     let documentation = getenv("PKGTOOL_DOCS_URL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
     for path in paths {
-      let progress = ProgressLine(paths.count > 1 ? "validating \(path)" : "validating", total: nil)
+      let progress = ProgressLine(
+        "validating '\(path)'", options: progressOption, silent: quiet || json,
+        machineOutput: format != .text && output == nil)
       var report: ValidationReport
+      // `-`: standard input, named so in the report.
+      let shown = StandardInput.isNamed(path) ? StandardInput.displayName : path
       do {
         var digests: [String: String] = [:]
-        let result = try Validation.run(
-          path: path, options: rules.validationOptions, against: against, limits: limits.limits,
-          progress: progress.update, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil,
-          exclude: exclude)
-        report = ValidationReport(result: result, displayPath: path, strict: rules.strict)
+        let result: InspectionResult
+        if StandardInput.isNamed(path) {
+          guard exclude.isEmpty else {
+            throw OperationError(
+              "--exclude: standard input is a package; exclusions apply to content projects only",
+              hint: "leave --exclude out to validate it as it is")
+          }
+          result = try ValidateCommand.validateStandardInput(
+            options: rules.validationOptions, against: against, limits: limits.limits, progress: progress.handler,
+            onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil)
+        } else {
+          result = try Validation.run(
+            path: path, options: rules.validationOptions, against: against, limits: limits.limits,
+            progress: progress.handler, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil,
+            exclude: exclude)
+        }
+        report = ValidationReport(result: result, displayPath: shown, strict: rules.strict)
         report.digests = digests
       } catch  where error is OperationError || error is SystemError {
         // The input could not be checked: the report says so, and the command exits 2.
-        report = ValidationReport(unreadable: path, error: "\(error)", strict: rules.strict)
+        report = ValidationReport(unreadable: shown, error: "\(error)", strict: rules.strict)
         unreadable.append("\(error)")
       }
       progress.finish()
@@ -157,6 +182,28 @@ struct ValidateCommand: ParsableCommand {
 }
 
 extension ValidateCommand {
+  /// Validates standard input, spooled (see ``StandardInput/file(limit:folder:)``); more than
+  /// `--max-size` bytes is the size-limit finding, reading stopped there.
+  static func validateStandardInput(
+    options: ValidationOptions, against: String?, limits: ReaderLimits, progress: ProgressHandler?,
+    onFileDigest: ((String, String) -> Void)?
+  ) throws -> InspectionResult {
+    let file: FileDescriptor
+    do {
+      file = try StandardInput.file(limit: options.maxSize)
+    } catch let tooLarge as StandardInput.TooLarge {
+      return InspectionResult(
+        format: .unknown, location: StandardInput.displayName, packageSize: nil,
+        findings: [SizeLimitRule.finding(standardInputOver: tooLarge.limit)], contentInfo: nil, entryCount: 0,
+        contentSize: 0, entries: [], integrityFailed: false)
+    } catch {
+      throw OperationError.wrap(error)
+    }
+    return try Validation.run(
+      path: StandardInput.displayName, file: file, options: options, against: against, limits: limits,
+      progress: progress, onFileDigest: onFileDigest)
+  }
+
   /// The one line a CI log shows when the report went to a file: how many inputs, the verdict,
   /// the counts, and where the report is.
   static func verdict(_ reports: [ValidationReport], report output: String) -> String {

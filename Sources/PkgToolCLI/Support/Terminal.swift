@@ -1,3 +1,4 @@
+import ArgumentParser
 import HostedContent
 import SystemIO
 
@@ -43,52 +44,147 @@ enum Terminal {
   static var stdoutIsTerminal: Bool { isatty(1) == 1 }
 
   static var stderrIsTerminal: Bool { isatty(2) == 1 && getenv("CI") == nil }
+
+  /// The width of the terminal on stderr (0 when unknown).
+  static var stderrColumns: Int {
+    var size = winsize()
+    guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0 else { return 0 }
+    return Int(size.ws_col)
+  }
 }
 
-/// A one-line progress display on stderr, shown only on a terminal and only once work has gone
-/// on for a moment; cleared when done.
-final class ProgressLine {
-  private let label: String
-  private let total: UInt64?
-  private var lastDraw: timespec = timespec()
-  private let start: timespec
-  private var drawn = false
-  private let enabled: Bool
+/// `--progress`, shared by the commands that do long work (build, validate, unpack, install,
+/// publish).
+struct ProgressOptions: ParsableArguments {
+  @Flag(
+    help: ArgumentHelp(
+      "Off a terminal (a CI log), print a plain progress line every 5 seconds on standard error (or set PKGTOOL_PROGRESS=1). On a terminal a live line is shown anyway."
+    ))
+  var progress = false
+}
 
-  init(_ label: String, total: UInt64?) {
+/// Progress on stderr: bytes done out of the total, a percentage, the rate and an ETA (bytes and
+/// rate alone when the total is unknown).
+///
+/// - On a terminal (stderr is a tty and `CI` is unset): one line redrawn in place, first after
+///   half a second, at most every 100 ms, erased at the end.
+/// - Off a terminal, only with `--progress` or `PKGTOOL_PROGRESS=1`: a plain line (no control
+///   characters) every 5 seconds, none at all for work that ends sooner.
+/// - Never with `--quiet` or `--json`, nor, off a terminal, when a machine-readable report goes
+///   to standard output; `PKGTOOL_PROGRESS=0` turns it off everywhere.
+///
+/// `PKGTOOL_PROGRESS_INTERVAL` (seconds, e.g. `0.05`) replaces the 5 s interval and the
+/// terminal's half-second delay: for tests.
+final class ProgressLine {
+  enum Mode { case off, terminal, plain }
+
+  private let label: String
+  let mode: Mode
+  private let start: timespec
+  private var lastDraw: timespec
+  private var drawn = false
+  /// Seconds before the first line, and between plain lines.
+  private let interval: Double
+
+  /// Progress for work named `label` (e.g. `building 'x.pkg'`). `silent`: `--quiet` or `--json`;
+  /// `machineOutput`: a machine-readable report goes to standard output.
+  init(_ label: String, options: ProgressOptions, silent: Bool, machineOutput: Bool = false) {
     self.label = label
-    self.total = total
-    enabled = Terminal.stderrIsTerminal
+    mode = ProgressLine.mode(requested: options.progress, silent: silent, machineOutput: machineOutput)
+    let given = getenv("PKGTOOL_PROGRESS_INTERVAL").flatMap { Double(String(cString: $0)) }.flatMap {
+      $0 >= 0 ? $0 : nil
+    }
+    interval = given ?? (mode == .terminal ? 0.5 : 5)
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     start = now
+    lastDraw = now
+  }
+
+  static func mode(requested: Bool, silent: Bool, machineOutput: Bool) -> Mode {
+    let setting = getenv("PKGTOOL_PROGRESS").map { String(cString: $0) } ?? ""
+    if silent || setting == "0" { return .off }
+    if Terminal.stderrIsTerminal { return .terminal }
+    if (requested || (!setting.isEmpty && setting != "0")) && !machineOutput { return .plain }
+    return .off
+  }
+
+  /// The handler to give the operation; nil when nothing is shown (the operation then does not
+  /// even work out a total).
+  var handler: ProgressHandler? {
+    guard mode != .off else { return nil }
+    return { [self] done, total in update(done, total: total) }
   }
 
   private static func seconds(_ a: timespec, _ b: timespec) -> Double {
     Double(b.tv_sec - a.tv_sec) + Double(b.tv_nsec - a.tv_nsec) / 1e9
   }
 
-  func update(_ done: UInt64) {
-    guard enabled else { return }
+  func update(_ done: UInt64, total: UInt64?) {
+    guard mode != .off else { return }
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
-    guard ProgressLine.seconds(start, now) > 0.5, ProgressLine.seconds(lastDraw, now) > 0.1 else { return }
-    lastDraw = now
-    var text = "\(label): \(describeBytes(done))"
-    if let total, total > 0 {
-      let fraction = min(1, Double(done) / Double(total))
-      let width = 24
-      let filled = Int(fraction * Double(width))
-      text =
-        "\(label) [\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(Int(fraction * 100))% \(describeBytes(done))"
+    let elapsed = ProgressLine.seconds(start, now)
+    guard elapsed >= interval else { return }
+    let since = ProgressLine.seconds(lastDraw, now)
+    switch mode {
+    case .terminal:
+      guard !drawn || since >= min(0.1, max(interval, 0.01)) else { return }
+      var text = terminalSafe(ProgressLine.describe(label: label, done: done, total: total, elapsed: elapsed))
+      let width = Terminal.stderrColumns
+      if width > 1 && text.count > width - 1 { text = String(text.prefix(width - 2)) + "…" }
+      Terminal.rawStandardError("\r\u{1B}[K" + text)
+    case .plain:
+      guard !drawn || since >= interval else { return }
+      Terminal.standardError(
+        "pkgtool: " + ProgressLine.describe(label: label, done: done, total: total, elapsed: elapsed) + "\n")
+    case .off: return
     }
-    Terminal.rawStandardError("\r\u{1B}[K" + terminalSafe(text))
+    lastDraw = now
     drawn = true
   }
 
+  /// Erases the terminal line (plain lines stay in the log).
   func finish() {
-    if drawn { Terminal.rawStandardError("\r\u{1B}[K") }
+    if mode == .terminal && drawn { Terminal.rawStandardError("\r\u{1B}[K") }
     drawn = false
+  }
+
+  /// `building 'x.pkg': 812 MB of 1.6 GB (50%), 95 MB/s, about 9 s left`; without a total (or
+  /// past it: a file grew), `building 'x.pkg': 812 MB, 95 MB/s`.
+  static func describe(label: String, done: UInt64, total: UInt64?, elapsed: Double) -> String {
+    let rate = elapsed > 0 ? Double(done) / elapsed : 0
+    var text = "\(label): \(shortBytes(Double(done)))"
+    if let total, total > 0, done <= total {
+      let percent = Int(Double(done) * 100 / Double(total))
+      text += " of \(shortBytes(Double(total))) (\(percent)%)"
+      text += ", \(shortBytes(rate))/s"
+      if rate > 0 { text += ", about \(duration(Double(total - done) / rate)) left" }
+    } else {
+      text += ", \(shortBytes(rate))/s"
+    }
+    return text
+  }
+
+  /// `812 MB`, `1.6 GB`, `300 bytes` (powers of 1,000, as every size pkgtool prints).
+  static func shortBytes(_ value: Double) -> String {
+    let units = ["kB", "MB", "GB", "TB"]
+    var scaled = value
+    var unit = -1
+    while scaled >= 1000 && unit < units.count - 1 {
+      scaled /= 1000
+      unit += 1
+    }
+    if unit < 0 { return "\(Int(value)) bytes" }
+    return (scaled < 10 ? String(format: "%.1f", scaled) : String(Int(scaled))) + " " + units[unit]
+  }
+
+  /// `9 s`, `4 min 10 s`, `1 h 5 min`.
+  static func duration(_ seconds: Double) -> String {
+    let s = Int(seconds.rounded(.up))
+    if s < 60 { return "\(s) s" }
+    if s < 3600 { return "\(s / 60) min" + (s % 60 == 0 ? "" : " \(s % 60) s") }
+    return "\(s / 3600) h" + ((s % 3600) / 60 == 0 ? "" : " \((s % 3600) / 60) min")
   }
 }
 
