@@ -1,4 +1,5 @@
 import SystemIO
+import XAR
 
 /// The shape a package comes in, found from its bytes.
 public enum PackageFormat: String, Codable, Sendable {
@@ -54,12 +55,20 @@ package protocol EntrySource: AnyObject {
   /// How many entries will come, when the source knows before it starts (a XAR's TOC); lets the
   /// run size its path index once.
   var entryCountHint: Int? { get }
+  /// Where the package file was cut off, when it was opened anyway (a plain XAR read for
+  /// `unpack --keep-going`): the entries whose data lies past the cut throw when read.
+  var truncation: XARTruncation? { get }
+  /// Every entry's path in the package's own index (a XAR's TOC, a zip's central directory),
+  /// when it has one and it was read: what `--keep-going` lists as not read when reading stops.
+  var indexedPaths: [String]? { get }
 }
 
 extension EntrySource {
   package var otherForms: [PackageFormat] { [] }
   package var leftOut: [LeftOutPath] { [] }
   package var entryCountHint: Int? { nil }
+  package var truncation: XARTruncation? { nil }
+  package var indexedPaths: [String]? { nil }
 }
 
 /// A path in a project folder that `build` does not put in the package.

@@ -58,7 +58,8 @@ struct UnpackCommand: ParsableCommand {
     var output: String?
     var unpacked: Bool
     var valid: Bool
-    var skipped: [String]
+    /// Every entry not written, with why (only with --keep-going).
+    var skipped: [SkippedEntry]
     var productIdentifier: String?
     var contentVersion: String?
     var files: Int
@@ -86,7 +87,7 @@ struct UnpackCommand: ParsableCommand {
     progress.finish()
     let info = result.inspection.contentInfo
     let failed = result.inspection.failed(strict: rules.strict)
-    let skipped = result.inspection.skippedEntries + (result.inspection.incompleteEntry.map { [$0] } ?? [])
+    let skipped = result.inspection.skippedEntries
     if json {
       Terminal.standardOutput(
         jsonText(
@@ -101,11 +102,9 @@ struct UnpackCommand: ParsableCommand {
         Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
       }
       if let written = result.output, !quiet {
-        for path in result.inspection.skippedEntries {
-          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal)\n")
-        }
-        if let path = result.inspection.incompleteEntry {
-          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal) (could not be read to its end)\n")
+        for entry in skipped {
+          Terminal.standardOutput(
+            "skipped: \(entry.path.debugEscapedForTerminal): \(entry.reason.debugEscapedForTerminal)\n")
         }
         let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
         Terminal.standardOutput(
