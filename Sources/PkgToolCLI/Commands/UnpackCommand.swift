@@ -12,10 +12,12 @@ struct UnpackCommand: ParsableCommand {
       DIR never appears (with --force, the old DIR stays as it was). Nothing is ever written \
       through a symlink or outside DIR; no device, FIFO, special bit or owner is applied.
 
-      --keep-going opens a broken download for a look: every entry no rule found an error in is \
-      extracted (a package that breaks layout, content-info, no-executable or the size limit, or \
-      whose tail is damaged), the rest is skipped and listed. Paths, symlinks and special files \
-      are still never written unsafely. DIR then appears, and the exit status is still 1.
+      --keep-going opens a broken download for a look: every entry no rule found an error in and \
+      whose data reads back is extracted (a package that breaks layout, content-info, \
+      no-executable or the size limit, whose tail is damaged, or that was cut off: a .pkg's table \
+      of contents is at its front, so what lies before the cut is read); every other entry is \
+      listed with the reason it was skipped. Paths, symlinks and special files are still never \
+      written unsafely. DIR then appears, and the exit status is still 1.
 
       Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
