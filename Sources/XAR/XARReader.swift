@@ -24,6 +24,11 @@ package final class XARReader {
     /// Largest decoded size / stored length accepted for a compressed file over 1 MiB (deflate
     /// cannot pass about 1032; a bigger claim is a bomb or a lie).
     package var maxExpansionRatio: UInt64 = 10_000
+    /// Open a file that ends before the data its TOC describes (a download cut off) instead of
+    /// refusing it, when the TOC and its checksum lie before the cut: ``XARReader/truncation``
+    /// says where, and reading an entry whose data lies past the cut throws. For `unpack
+    /// --keep-going`; everything else refuses the file (``XARError/truncatedArchive(fileSize:describedSize:unrecoverable:)``).
+    package var acceptsTruncation = false
 
     package init() {}
   }
@@ -40,6 +45,9 @@ package final class XARReader {
   package let tocChecksum: XARChecksum?
   /// The size of the archive file.
   package let fileSize: UInt64
+  /// Set when the file ends before the data its TOC describes (only with
+  /// ``Limits/acceptsTruncation``; otherwise such a file is refused).
+  package let truncation: XARTruncation?
   /// The size of the heap: everything after the compressed TOC.
   package var heapSize: UInt64 { fileSize - header.heapStart }
   /// The TOC XML, inflated again from the file (it is not kept in memory).
@@ -134,6 +142,27 @@ package final class XARReader {
         throw XARError.tocChecksumAlgorithmMismatch(
           header: algorithm.styleName, toc: location.algorithm.styleName)
       }
+    }
+    let checksumRegion = header.checksumAlgorithm == .none ? nil : toc.checksum
+    // A file that ends before the data its TOC describes was cut off (a broken download).
+    let described = try XARReader.describedHeapSize(entries, checksum: checksumRegion, heapSize: heapSize)
+    if described > heapSize {
+      let checksumCut = checksumRegion.map { $0.offset > heapSize || $0.size > heapSize - $0.offset } ?? false
+      let (end, overflow) = header.heapStart.addingReportingOverflow(described)
+      let cut = XARTruncation(fileSize: fileSize, describedSize: overflow ? .max : end)
+      guard limits.acceptsTruncation, !checksumCut else {
+        throw XARError.truncatedArchive(
+          fileSize: cut.fileSize, describedSize: cut.describedSize,
+          unrecoverable: checksumCut ? "the checksum of its table of contents lies past the cut" : nil)
+      }
+      truncation = cut
+    } else {
+      truncation = nil
+    }
+    // Regions are checked against the heap the TOC describes; reading past the cut throws.
+    let heapBound = max(described, heapSize)
+    if header.checksumAlgorithm != .none, let location = checksumRegion {
+      let algorithm = header.checksumAlgorithm
       guard location.size == UInt64(algorithm.digestSize),
         location.offset <= heapSize, location.size <= heapSize - location.offset
       else {
@@ -158,11 +187,10 @@ package final class XARReader {
     // regions overlap; otherwise (bsdtar's) their indices are sorted by offset. (An array of
     // the regions, 24 bytes each, was the largest thing made at the end of reading a TOC of
     // many entries.)
-    let checksumRegion = header.checksumAlgorithm == .none ? nil : toc.checksum
     var end = checksumRegion.map { $0.offset + $0.size } ?? 0
     var inOrder = checksumRegion.map { $0.size > 0 } ?? true
     for i in entries.indices {
-      guard let stored = try XARReader.checkData(of: entries, at: i, heapSize: heapSize, limits: limits),
+      guard let stored = try XARReader.checkData(of: entries, at: i, heapSize: heapBound, limits: limits),
         stored.length > 0
       else { continue }
       if stored.offset < end { inOrder = false }
@@ -187,6 +215,31 @@ package final class XARReader {
     for (a, b) in zip(order, order.dropFirst()) where region(b).offset < region(a).end {
       throw XARError.overlappingData(path: name(b), other: name(a))
     }
+  }
+
+  /// How many heap bytes the TOC describes: the end of the last data region (or of the TOC
+  /// checksum), at least `heapSize`. Throws for a region whose end does not fit in 64 bits.
+  static func describedHeapSize(
+    _ entries: XAREntryTable, checksum: TOCParser.ChecksumLocation?, heapSize: UInt64
+  ) throws -> UInt64 {
+    var described = heapSize
+    if let checksum {
+      let (end, overflow) = checksum.offset.addingReportingOverflow(checksum.size)
+      guard !overflow else {
+        throw XARError.tocChecksumOutOfHeap(offset: checksum.offset, size: checksum.size, heapSize: heapSize)
+      }
+      described = max(described, end)
+    }
+    for i in entries.indices {
+      guard let stored = entries.storedRange(at: i) else { continue }
+      let (end, overflow) = stored.offset.addingReportingOverflow(stored.length)
+      guard !overflow else {
+        throw XARError.dataOutOfHeap(
+          path: entries.path(at: i), offset: stored.offset, length: stored.length, heapSize: heapSize)
+      }
+      described = max(described, end)
+    }
+    return described
   }
 
   /// Checks that an entry's data lies inside the heap and does not claim to expand beyond the
@@ -279,6 +332,19 @@ package final class XARReader {
       out.append(contentsOf: buffer[..<n])
     }
   }
+}
+
+/// Where a XAR file was cut off: it ends at byte ``fileSize``, its TOC describes
+/// ``describedSize`` bytes.
+package struct XARTruncation: Equatable, Sendable {
+  package var fileSize: UInt64
+  package var describedSize: UInt64
+
+  package init(fileSize: UInt64, describedSize: UInt64) {
+    self.fileSize = fileSize
+    self.describedSize = describedSize
+  }
+
 }
 
 /// A 1 MiB read-ahead over the archive file, for reads of small entries in heap order.

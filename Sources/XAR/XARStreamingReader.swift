@@ -99,7 +99,9 @@ package final class XARStreamingReader {
       let result = Result<XARReader, any Error> {
         let parsed = try XARReader.parseTOC(front, limits: limits) { table, ready in
           while checked < ready {
-            _ = try XARReader.checkData(of: table, at: checked, heapSize: front.heapSize, limits: limits)
+            // (A cut-off file, when accepted, is checked whole at the end.)
+            _ = try XARReader.checkData(
+              of: table, at: checked, heapSize: limits.acceptsTruncation ? .max : front.heapSize, limits: limits)
             checked += 1
           }
           feed.publish(table, ready: ready)

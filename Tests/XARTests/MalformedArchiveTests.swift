@@ -7,11 +7,11 @@ import XAR
 @Suite struct MalformedArchiveTests {
   let plain = Array("hello, world".utf8)
 
-  func open(_ crafted: CraftedXAR) throws -> XARReader {
+  func open(_ crafted: CraftedXAR, limits: XARReader.Limits = XARReader.Limits()) throws -> XARReader {
     let dir = try TemporaryDirectory()
     let path = dir.appending("x.xar")
     try crafted.write(to: path)
-    return try XARReader(path: path)
+    return try XARReader(path: path, limits: limits)
   }
 
   func openBytes(_ bytes: [UInt8]) throws -> XARReader {
@@ -142,13 +142,27 @@ import XAR
     } catch { Issue.record("\(error)") }
   }
 
-  @Test func tocChecksumOutsideHeap() {
+  @Test func tocChecksumOutsideHeap() throws {
     let x = CraftedXAR(
       toc: validFile().toc.replacingOccurrences(
         of: "<offset>0</offset><size>20</size>", with: "<offset>999</offset><size>20</size>"), heap: plain)
-    #expect(throws: XARError.tocChecksumOutOfHeap(offset: 999, size: 20, heapSize: UInt64(20 + plain.count))) {
-      try open(x)
-    }
+    // The file ends before the checksum its TOC places: a cut nothing can be recovered from,
+    // even when a cut-off file is accepted.
+    let size = try Self.size(of: x)
+    let heapStart = size - UInt64(20 + plain.count)
+    let expected = XARError.truncatedArchive(
+      fileSize: size, describedSize: heapStart + 1019,
+      unrecoverable: "the checksum of its table of contents lies past the cut")
+    #expect(throws: expected) { try open(x) }
+    var limits = XARReader.Limits()
+    limits.acceptsTruncation = true
+    #expect(throws: expected) { try open(x, limits: limits) }
+  }
+
+  static func size(of crafted: CraftedXAR) throws -> UInt64 {
+    let dir = try TemporaryDirectory()
+    try crafted.write(to: dir.appending("x.xar"))
+    return UInt64(try FileManager.default.attributesOfItem(atPath: dir.appending("x.xar"))[.size] as! Int)
   }
 
   @Test func doctypeAndEntitiesAreRefused() {
@@ -259,14 +273,20 @@ import XAR
 
   // MARK: Data
 
-  @Test func dataOutsideHeap() {
+  @Test func dataOutsideHeap() throws {
     let toc = CraftedXAR.document(file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 30)))
-    #expect(
-      throws: XARError.dataOutOfHeap(
-        path: "a", offset: 30, length: UInt64(plain.count), heapSize: UInt64(20 + plain.count))
-    ) {
-      try open(CraftedXAR(toc: toc, heap: plain))
+    // The data ends 10 bytes past the end of the file: the file was cut.
+    let crafted = CraftedXAR(toc: toc, heap: plain)
+    let size = try Self.size(of: crafted)
+    #expect(throws: XARError.truncatedArchive(fileSize: size, describedSize: size + 10, unrecoverable: nil)) {
+      try open(crafted)
     }
+    // Accepted for --keep-going: the cut is known, and reading the entry past it throws.
+    var limits = XARReader.Limits()
+    limits.acceptsTruncation = true
+    let reader = try open(crafted, limits: limits)
+    #expect(reader.truncation == XARTruncation(fileSize: size, describedSize: size + 10))
+    #expect(throws: XARError.truncatedHeap(path: "a")) { try reader.readData(of: reader.entries[0]) }
     let huge = CraftedXAR.document(
       file("a", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20, length: Int.max)))
     #expect(throws: XARError.self) { try open(CraftedXAR(toc: huge, heap: plain)) }

@@ -1,4 +1,5 @@
 import SystemIO
+import XAR
 
 /// The shape a package comes in, found from its bytes.
 public enum PackageFormat: String, Codable, Sendable {
@@ -62,6 +63,12 @@ package protocol EntrySource: AnyObject {
   /// True when ``expectedDataSize`` may turn from nil to a value while the entries are read (a
   /// TOC still being parsed): then it is asked again now and then.
   var expectedDataSizeMayArrive: Bool { get }
+  /// Where the package file was cut off, when it was opened anyway (a plain XAR read for
+  /// `unpack --keep-going`): the entries whose data lies past the cut throw when read.
+  var truncation: XARTruncation? { get }
+  /// Every entry's path in the package's own index (a XAR's TOC, a zip's central directory),
+  /// when it has one and it was read: what `--keep-going` lists as not read when reading stops.
+  var indexedPaths: [String]? { get }
 }
 
 extension EntrySource {
@@ -70,6 +77,8 @@ extension EntrySource {
   package var entryCountHint: Int? { nil }
   package var expectedDataSize: UInt64? { nil }
   package var expectedDataSizeMayArrive: Bool { false }
+  package var truncation: XARTruncation? { nil }
+  package var indexedPaths: [String]? { nil }
 }
 
 /// A path in a project folder that `build` does not put in the package.

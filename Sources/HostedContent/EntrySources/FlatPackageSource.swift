@@ -198,6 +198,9 @@ package final class ZipPackageSource: EntrySource {
   /// Most entries a zip may declare.
   package var maxEntries = ReaderLimits().maxEntries
 
+  /// The central directory's names, once it was read.
+  package private(set) var indexedPaths: [String]?
+
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     guard format == .zip else {
       try LibArchiveReader(file: file).forEachEntry(visit)
@@ -207,6 +210,7 @@ package final class ZipPackageSource: EntrySource {
     // names are the ones decoded there (libarchive gives none for a UTF-8 name in the C locale),
     // and libarchive reads the zip as checked there, through the same open file.
     let zip = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
+    indexedPaths = zip.namesInFileOrder.map { PackageEntry.normalizedSourcePath($0) }
     try LibArchiveReader(file: file, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
   }
 }

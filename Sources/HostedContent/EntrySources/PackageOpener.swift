@@ -63,6 +63,13 @@ package enum PackageOpener {
         throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
       }
       if let payload = FlatPackageSource.payload(in: reader) {
+        if let cut = reader.truncation {
+          // The content is one compressed Payload: a cut leaves none of it verifiable.
+          let error = XARError.truncatedArchive(
+            fileSize: cut.fileSize, describedSize: cut.describedSize,
+            unrecoverable: "a flat package's content is one compressed Payload, whose checksum cannot be verified")
+          throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
+        }
         let source = FlatPackageSource(reader: reader, payload: payload)
         source.otherForms = Array(forms.dropFirst())
         return source

@@ -18,6 +18,9 @@ public struct ReaderLimits: Sendable, Equatable {
   public var maxTotalPathBytes: UInt64
   /// Largest decoded size / stored size accepted for a compressed file over 1 MiB.
   public var maxExpansionRatio: UInt64
+  /// Open a plain XAR that was cut off (its TOC whole, its heap not) for `unpack --keep-going`
+  /// (see ``XARReader/Limits/acceptsTruncation``).
+  package var acceptsTruncation = false
 
   /// The default limits.
   public init() {
@@ -39,6 +42,7 @@ public struct ReaderLimits: Sendable, Equatable {
     limits.maxPathBytes = maxPathBytes
     limits.maxTotalPathBytes = maxTotalPathBytes
     limits.maxExpansionRatio = maxExpansionRatio
+    limits.acceptsTruncation = acceptsTruncation
     return limits
   }
 }

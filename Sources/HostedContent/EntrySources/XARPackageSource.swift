@@ -17,6 +17,10 @@ package final class XARPackageSource: EntrySource {
 
   package var entryCountHint: Int? { reader.entries.count }
 
+  package var truncation: XARTruncation? { reader.truncation }
+
+  package var indexedPaths: [String]? { reader.entries.indices.map { reader.entries.path(at: $0) } }
+
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {
     let kind: EntryKind

@@ -14,6 +14,8 @@ struct ZipDirectory {
   /// Why the two views disagree (an `archive-integrity` finding).
   struct Inconsistency: Error, CustomStringConvertible {
     var description: String
+    /// The zip looks cut off (its end record or central directory missing): fetch it again.
+    var cutOff = false
   }
 
   struct Entry {
@@ -105,9 +107,11 @@ struct ZipDirectory {
             : "the end record declares a \(declared)-byte comment, but the file ends \(-after) bytes sooner (truncated)"
         )
       }
-      throw fail(
-        "no end-of-central-directory record in the last \(tailLength) bytes (not a zip, or more than 64 KiB appended to it)"
-      )
+      // It starts like a zip (the opener saw a local header) and has no end: cut off.
+      throw Inconsistency(
+        description:
+          "zip: no readable central directory (no end-of-central-directory record in its last \(tailLength) bytes): the file is cut off or damaged",
+        cutOff: true)
     }
     guard candidates.count == 1 else {
       throw fail(

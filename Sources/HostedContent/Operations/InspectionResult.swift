@@ -1,3 +1,17 @@
+/// An entry `unpack --keep-going` did not write, and why.
+public struct SkippedEntry: Sendable, Equatable, Codable {
+  /// The entry's path in the package.
+  public var path: String
+  /// Why it was not written, in words.
+  public var reason: String
+
+  /// An entry left out for `reason`.
+  public init(path: String, reason: String) {
+    self.path = path
+    self.reason = reason
+  }
+}
+
 /// What a run of the rules over a source found.
 public struct InspectionResult: Sendable {
   /// The format the input was read as.
@@ -20,9 +34,10 @@ public struct InspectionResult: Sendable {
   public var entries: [PackageEntry]
   /// True when the package could not be read to the end.
   public var integrityFailed: Bool
-  /// Entries not passed to the sink because a rule found an error in them (only with
-  /// `--keep-going`).
-  public var skippedEntries: [String] = []
+  /// Entries `--keep-going` did not write, each with why: a rule found an error in it, its data
+  /// did not read back (a checksum, a cut), the sink refused it, or reading stopped before it.
+  /// Every entry of the package is either written or listed here, never both.
+  public var skippedEntries: [SkippedEntry] = []
   /// The entry whose reading failed half way (its partial output was taken back), if any.
   public var incompleteEntry: String?
   /// Rules that did not run, by id, with the reason (`content-version-increase` without

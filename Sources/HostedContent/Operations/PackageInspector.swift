@@ -71,21 +71,31 @@ package final class PackageInspector {
     let expectedMayArrive = progress != nil && expected == nil && source.expectedDataSizeMayArrive
     var nextExpectedCheck: UInt64 = 0
 
-    var skipped: [String] = []
+    var skipped: [SkippedEntry] = []
     // Paths an error was found at: with skipEntriesWithErrors, everything under them is skipped
     // too (a folder listed as skipped keeps its children out).
-    var skippedTrees: Set<String> = []
-    func underSkippedTree(_ path: String) -> Bool {
-      guard !skippedTrees.isEmpty else { return false }
+    var skippedTrees: [String: String] = [:]
+    func skippedAncestor(_ path: String) -> String? {
+      guard !skippedTrees.isEmpty else { return nil }
       var prefix = Substring(path)
       while let slash = prefix.lastIndex(of: "/") {
         prefix = prefix[..<slash]
-        if skippedTrees.contains(String(prefix)) { return true }
+        if skippedTrees[String(prefix)] != nil { return String(prefix) }
       }
-      return false
+      return nil
     }
+    let truncation = skipEntriesWithErrors ? source.truncation : nil
+    var entriesPastTheCut = 0
     var open: PackageEntry?
-    var flagged = false
+    // Why the entry being visited is skipped (with skipEntriesWithErrors), once it is.
+    var flagged: String?
+    // Whether the entry being visited is already listed as skipped.
+    var listed = false
+    func skip(_ entry: PackageEntry, because reason: String) {
+      guard !listed else { return }
+      listed = true
+      skipped.append(SkippedEntry(path: entry.path, reason: reason))
+    }
     /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
     func inspect(_ entry: PackageEntry, _ data: EntryData?) throws -> Int {
       var first = 0
@@ -96,100 +106,140 @@ package final class PackageInspector {
       let start = findings.count
       let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
       for rule in rules { rule.inspect(inspected, into: &findings) }
-      let errors = findings[start...].filter { $0.severity.effective(strict: self.context.options.strict) == .error }
-      flagged = skipEntriesWithErrors && (!errors.isEmpty || underSkippedTree(entry.path))
+      flagged = nil
       if skipEntriesWithErrors {
-        for finding in errors { if let path = finding.path, !path.isEmpty { skippedTrees.insert(path) } }
+        let errors = findings[start...].filter {
+          $0.severity.effective(strict: self.context.options.strict) == .error
+        }
+        if let error = errors.first {
+          flagged = "\(error.message) [\(error.ruleID)]"
+        } else if let folder = skippedAncestor(entry.path) {
+          flagged = "inside '\(folder.debugEscaped)', which was skipped"
+        }
+        for finding in errors {
+          if let path = finding.path, !path.isEmpty, skippedTrees[path] == nil { skippedTrees[path] = finding.message }
+        }
       }
       cap.admit(&findings, from: start)
       return first
     }
 
+    /// Shows one entry to the rules and gives it to the sink (or drains it).
+    func visitEntry(_ entry: PackageEntry, _ data: EntryData?) throws {
+      if entry.isWrapperMember {
+        // Seen by the rules and read to the end (checksums), but not content: not counted,
+        // not indexed, never written.
+        let first = try inspect(entry, data)
+        if let data {
+          try drain(
+            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+            maxSize: maxSize)
+        }
+        return
+      }
+      count += 1
+      if entry.kind == .file { files += 1 }
+      if recordEntries { entries.append(entry) }
+      let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
+      contentSize = overflow ? .max : sum
+
+      let first = try inspect(entry, data)
+      paths.insert(entry.path)
+
+      if skipEntriesWithErrors, let reason = flagged {
+        skip(entry, because: reason)
+        if let data {
+          try drain(
+            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+            maxSize: maxSize)
+        }
+        return
+      }
+      if let refusal = try sinkCall({ try sink.begin(entry) }) {
+        if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
+          findings.append(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
+          cap.admit(&findings, from: findings.count - 1)
+        }
+        if skipEntriesWithErrors {
+          skip(entry, because: refusal)
+          if entry.kind == .directory { skippedTrees[entry.path] = refusal }
+        }
+        if let data {
+          try drain(
+            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
+            maxSize: maxSize)
+        }
+        return
+      }
+      guard entry.kind == .file, let data else {
+        try sinkCall { try sink.end(entry) }
+        return
+      }
+      open = entry
+      let wantsPlist = entry.path == ContentInfo.fileName
+      var plistBytes: [UInt8] = []
+      var total: UInt64 = 0
+      var hasher = onFileDigest == nil ? nil : XARHasher(.sha256)
+      var n = first
+      while n > 0 {
+        total += UInt64(n)
+        produced += UInt64(n)
+        guard total <= entry.size else {
+          throw XARError.dataLongerThanDeclared(path: entry.path, declared: entry.size)
+        }
+        if produced > maxSize {
+          // A fact for the size-limit rule; reading on would only cost time.
+          throw ContentLimit()
+        }
+        try buffer.withUnsafeBytes { raw in
+          let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
+          hasher?.update(chunk)
+          try sinkCall { try sink.write(chunk) }
+        }
+        if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
+        if let progress {
+          if expectedMayArrive && expected == nil && produced >= nextExpectedCheck {
+            expected = source.expectedDataSize
+            nextExpectedCheck = produced + (16 << 20)
+          }
+          progress(produced, expected)
+        }
+        n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+      }
+      guard total == entry.size else {
+        throw XARError.dataSizeMismatch(path: entry.path, declared: entry.size, actual: total)
+      }
+      if wantsPlist { contentInfoBytes = plistBytes }
+      if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
+      open = nil
+      try sinkCall { try sink.end(entry) }
+    }
+
     do {
       try source.forEachEntry { entry, data in
-        if entry.isWrapperMember {
-          // Seen by the rules and read to the end (checksums), but not content: not counted,
-          // not indexed, never written.
-          let first = try inspect(entry, data)
-          if let data {
-            try drain(
-              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-              maxSize: maxSize)
-          }
-          return
-        }
-        count += 1
-        if entry.kind == .file { files += 1 }
-        if recordEntries { entries.append(entry) }
-        let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
-        contentSize = overflow ? .max : sum
-
-        let first = try inspect(entry, data)
-        paths.insert(entry.path)
-
-        if skipEntriesWithErrors && flagged {
-          skipped.append(entry.path)
-          if let data {
-            try drain(
-              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-              maxSize: maxSize)
-          }
-          return
-        }
-        if let refusal = try sinkCall({ try sink.begin(entry) }) {
-          if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
-            findings.append(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
+        listed = false
+        guard skipEntriesWithErrors, !entry.isWrapperMember else { return try visitEntry(entry, data) }
+        do {
+          try visitEntry(entry, data)
+        } catch let error where !(error is ContentLimit || error is SinkFailure || error is SystemError) {
+          // --keep-going: this entry's data did not read back (a checksum, a size, a cut); it
+          // is taken back from the sink, listed, and the next entry is read.
+          if let entry = open { sink.abandon(entry) }
+          open = nil
+          integrityFailed = true
+          // (Its first chunk may have failed before the entry was indexed.)
+          if !entry.path.isEmpty && !paths.containsEntry(entry.path) { paths.insert(entry.path) }
+          if let truncation, case XARError.truncatedHeap = error {
+            entriesPastTheCut += 1
+            skip(entry, because: ArchiveIntegrityRule.pastTheCut(truncation))
+          } else {
+            let finding = ArchiveIntegrityRule.finding(for: error)
+            findings.append(finding)
             cap.admit(&findings, from: findings.count - 1)
+            skip(entry, because: finding.message)
           }
-          if let data {
-            try drain(
-              data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-              maxSize: maxSize)
-          }
-          return
+          if entry.kind == .directory { skippedTrees[entry.path] = "unreadable" }
         }
-        guard entry.kind == .file, let data else {
-          try sinkCall { try sink.end(entry) }
-          return
-        }
-        open = entry
-        let wantsPlist = entry.path == ContentInfo.fileName
-        var plistBytes: [UInt8] = []
-        var total: UInt64 = 0
-        var hasher = onFileDigest == nil ? nil : XARHasher(.sha256)
-        var n = first
-        while n > 0 {
-          total += UInt64(n)
-          produced += UInt64(n)
-          guard total <= entry.size else {
-            throw XARError.dataLongerThanDeclared(path: entry.path, declared: entry.size)
-          }
-          if produced > maxSize {
-            // A fact for the size-limit rule; reading on would only cost time.
-            throw ContentLimit()
-          }
-          try buffer.withUnsafeBytes { raw in
-            let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
-            hasher?.update(chunk)
-            try sinkCall { try sink.write(chunk) }
-          }
-          if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
-          if let progress {
-            if expectedMayArrive && expected == nil && produced >= nextExpectedCheck {
-              expected = source.expectedDataSize
-              nextExpectedCheck = produced + (16 << 20)
-            }
-            progress(produced, expected)
-          }
-          n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-        }
-        guard total == entry.size else {
-          throw XARError.dataSizeMismatch(path: entry.path, declared: entry.size, actual: total)
-        }
-        if wantsPlist { contentInfoBytes = plistBytes }
-        if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
-        open = nil
-        try sinkCall { try sink.end(entry) }
       }
     } catch is ContentLimit {
       contentLimitExceeded = true
@@ -209,6 +259,13 @@ package final class PackageInspector {
     if let entry = open {
       sink.abandon(entry)
       incomplete = entry.path
+      if skipEntriesWithErrors { skip(entry, because: "could not be read to its end: reading stopped there") }
+    }
+    if skipEntriesWithErrors, integrityFailed, let indexed = source.indexedPaths {
+      // Reading stopped early: the entries the index lists that were never reached.
+      for path in indexed where !paths.containsEntry(path) {
+        skipped.append(SkippedEntry(path: path, reason: "not read: reading stopped before it (see the findings)"))
+      }
     }
 
     var summary = InspectionSummary(
@@ -217,6 +274,8 @@ package final class PackageInspector {
     summary.otherForms = source.otherForms
     summary.contentLimitExceeded = contentLimitExceeded
     summary.leftOut = source.leftOut
+    summary.truncation = truncation
+    summary.entriesPastTheCut = entriesPastTheCut
     let start = findings.count
     for rule in rules { rule.finish(summary, into: &findings) }
     // What was not read is never passed: a stop at the limit is an error whatever the rule set.

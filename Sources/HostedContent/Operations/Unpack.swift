@@ -97,9 +97,13 @@ public enum Unpack {
     if let staged = try stageWhileParsing(file, destination: destination, options: options, progress: progress) {
       return try published(staged)
     }
+    // A broken download is opened even when it was cut off: the entries before the cut are
+    // read, those past it listed.
+    var limits = options.limits
+    limits.acceptsTruncation = options.keepGoing
     let source: EntrySource
     do {
-      source = try PackageOpener.openForInspection(file: file, limits: options.limits)
+      source = try PackageOpener.openForInspection(file: file, limits: limits)
     } catch {
       throw OperationError.wrap(error)
     }
@@ -121,7 +125,10 @@ public enum Unpack {
         hint: "create it first")
     }
     let staged = try stage(source, in: parent, for: name, options: options, output: destination, progress: progress)
-    return try published(staged, discarding: source is UnreadablePackageSource)
+    // --keep-going on a file whose index could not be read (a zip cut off before its central
+    // directory): nothing was read, so no empty folder is left to look at.
+    let nothingRead = staged.inspection.entryCount == 0 && staged.inspection.integrityFailed
+    return try published(staged, discarding: source is UnreadablePackageSource || nothingRead)
   }
 
   /// Stages a plain XAR while its TOC is still parsed (``StreamingXARPackageSource``): the files
@@ -132,7 +139,9 @@ public enum Unpack {
   static func stageWhileParsing(
     _ file: FileDescriptor, destination: String, options: Options, progress: ProgressHandler?
   ) throws -> Staged? {
-    guard options.whileParsing, let source = PackageOpener.openStreaming(file: file, limits: options.limits),
+    // --keep-going reads a broken download the ordinary way (it may be cut off).
+    guard options.whileParsing, !options.keepGoing,
+      let source = PackageOpener.openStreaming(file: file, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
     else { return nil }
     source.prefetchLargeFilesUpTo = .max
@@ -188,7 +197,10 @@ public enum Unpack {
           }) {
             inspection.findings.append(NoExternalSymlinkRule.finding(forRefusedSymlink: path))
           }
-          if options.keepGoing { inspection.skippedEntries.append(path) }
+          if options.keepGoing {
+            inspection.skippedEntries.append(
+              SkippedEntry(path: path, reason: "the symlink does not stay inside Contents/; it was not created"))
+          }
         }
       }
       try sink.waitForWrites()

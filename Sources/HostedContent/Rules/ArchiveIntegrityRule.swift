@@ -1,3 +1,4 @@
+import ArchiveIO
 import XAR
 
 /// `archive-integrity`: the package must be a readable XAR, flat package or zip whose every
@@ -35,6 +36,28 @@ package final class ArchiveIntegrityRule: Rule {
 
   package init(context: RuleContext) {}
 
+  /// The hint for a file that was cut off (a download that did not finish).
+  static let fetchAgain = "the download is incomplete: fetch it again"
+
+  package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    // A cut-off package read anyway (`unpack --keep-going`): one finding for the cut; the
+    // entries past it are listed as skipped, not reported one by one.
+    guard let cut = summary.truncation else { return }
+    let error = XARError.truncatedArchive(fileSize: cut.fileSize, describedSize: cut.describedSize, unrecoverable: nil)
+    let count = summary.entriesPastTheCut
+    findings.append(
+      Finding(
+        ruleID: Self.description.id, severity: .error, path: nil,
+        message: error.description
+          + "; \(count) \(count == 1 ? "entry lies" : "entries lie") past the cut and \(count == 1 ? "was" : "were") not read",
+        hint: Self.fetchAgain))
+  }
+
+  /// Why an entry whose data lies past `cut` was not read.
+  package static func pastTheCut(_ cut: XARTruncation) -> String {
+    "its data lies past the end of the file (cut at byte \(cut.fileSize) of the \(cut.describedSize) its table of contents describes)"
+  }
+
   /// The finding for a reading failure.
   package static func finding(for error: Error, path: String? = nil) -> Finding {
     let message: String
@@ -55,6 +78,10 @@ package final class ArchiveIntegrityRule: Rule {
       case .tocTooLarge: hint = "if the package is genuine, raise the limit with --max-toc-size"
       case .tooManyEntries: hint = "if the package is genuine, raise the limit with --max-entries"
       case .tooManyPathBytes: hint = "if the package is genuine, raise the limit with --max-path-bytes"
+      case .truncatedHeader, .truncatedTOC: hint = fetchAgain
+      case .truncatedArchive(_, _, let unrecoverable):
+        hint =
+          fetchAgain + (unrecoverable == nil ? "; unpack --keep-going writes the entries that lie before the cut" : "")
       case .overlappingData(let p, _):
         entryPath = entryPath ?? p
         hint = "each file must have heap bytes of its own; build the package again"
@@ -69,6 +96,13 @@ package final class ArchiveIntegrityRule: Rule {
         entryPath = entryPath ?? p
       default: break
       }
+    case let libarchive as LibArchiveError where libarchive.message.lowercased().contains("truncated"):
+      // A tar or zip that ends early (libarchive: "Truncated tar archive", "Truncated input file").
+      message = "\(error)"
+      hint = fetchAgain
+    case let zip as ZipDirectory.Inconsistency where zip.cutOff:
+      message = zip.description
+      hint = fetchAgain
     default:
       message = "\(error)"
     }

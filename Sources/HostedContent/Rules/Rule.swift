@@ -1,3 +1,5 @@
+import XAR
+
 /// A check over a package's entries. One rule per file; each carries its own description, and
 /// that description is the documentation, the `rules` listing and the test data.
 ///
@@ -212,4 +214,8 @@ public struct InspectionSummary {
   package var paths: PathIndex
   /// What `build` leaves out of a project folder (empty for packages).
   public var leftOut: [LeftOutPath] = []
+  /// Where the package file was cut off, when it was read anyway (`unpack --keep-going`).
+  package var truncation: XARTruncation?
+  /// How many entries were not read because their data lies past that cut.
+  package var entriesPastTheCut = 0
 }

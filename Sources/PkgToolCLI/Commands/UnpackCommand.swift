@@ -12,10 +12,12 @@ struct UnpackCommand: ParsableCommand {
       DIR never appears (with --force, the old DIR stays as it was). Nothing is ever written \
       through a symlink or outside DIR; no device, FIFO, special bit or owner is applied.
 
-      --keep-going opens a broken download for a look: every entry no rule found an error in is \
-      extracted (a package that breaks layout, content-info, no-executable or the size limit, or \
-      whose tail is damaged), the rest is skipped and listed. Paths, symlinks and special files \
-      are still never written unsafely. DIR then appears, and the exit status is still 1.
+      --keep-going opens a broken download for a look: every entry no rule found an error in and \
+      whose data reads back is extracted (a package that breaks layout, content-info, \
+      no-executable or the size limit, whose tail is damaged, or that was cut off: a .pkg's table \
+      of contents is at its front, so what lies before the cut is read); every other entry is \
+      listed with the reason it was skipped. Paths, symlinks and special files are still never \
+      written unsafely. DIR then appears, and the exit status is still 1.
 
       Examples:
         pkgtool unpack com.example.book-1.0.pkg -o book
@@ -61,7 +63,8 @@ struct UnpackCommand: ParsableCommand {
     var output: String?
     var unpacked: Bool
     var valid: Bool
-    var skipped: [String]
+    /// Every entry not written, with why (only with --keep-going).
+    var skipped: [SkippedEntry]
     var productIdentifier: String?
     var contentVersion: String?
     var files: Int
@@ -94,7 +97,7 @@ struct UnpackCommand: ParsableCommand {
     }
     let info = result.inspection.contentInfo
     let failed = result.inspection.failed(strict: rules.strict)
-    let skipped = result.inspection.skippedEntries + (result.inspection.incompleteEntry.map { [$0] } ?? [])
+    let skipped = result.inspection.skippedEntries
     if json {
       Terminal.standardOutput(
         jsonText(
@@ -109,11 +112,9 @@ struct UnpackCommand: ParsableCommand {
         Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
       }
       if let written = result.output, !quiet {
-        for path in result.inspection.skippedEntries {
-          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal)\n")
-        }
-        if let path = result.inspection.incompleteEntry {
-          Terminal.standardOutput("skipped: \(path.debugEscapedForTerminal) (could not be read to its end)\n")
+        for entry in skipped {
+          Terminal.standardOutput(
+            "skipped: \(entry.path.debugEscapedForTerminal): \(entry.reason.debugEscapedForTerminal)\n")
         }
         let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
         Terminal.standardOutput(

@@ -29,6 +29,10 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case pathTooLong(line: Int, limit: Int)
   case unresolvedHardLink(path: String, id: String)
   case dataOutOfHeap(path: String, offset: UInt64, length: UInt64, heapSize: UInt64)
+  /// The file ends before the data its TOC describes: a download cut off. `unrecoverable` says
+  /// why nothing before the cut can be read; nil when the TOC and its checksum lie wholly before
+  /// the cut, so the entries whose data does too can be read (`unpack --keep-going`).
+  case truncatedArchive(fileSize: UInt64, describedSize: UInt64, unrecoverable: String?)
   case expansionTooLarge(path: String, size: UInt64, length: UInt64, limit: UInt64)
   /// An entry whose elements say two things at once (a `file` with a `<link>`, `<data>` on a
   /// folder, a symlink or a hard link): other readers settle it differently.
@@ -56,7 +60,8 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   package var description: String {
     switch self {
     case .truncatedHeader(let n):
-      return "truncated XAR header: the file has \(n) bytes, a header needs at least 28"
+      return
+        "the file is truncated inside its XAR header: it has \(n) bytes, a header needs at least 28; nothing can be recovered"
     case .notXAR: return "not a XAR archive: the file does not start with 'xar!'"
     case .unsupportedVersion(let v): return "unsupported XAR version \(v) (only 1 exists)"
     case .badHeaderSize(let s): return "invalid XAR header size \(s)"
@@ -64,7 +69,8 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .tocTooLarge(let c, let u, let limit):
       return "TOC too large: \(c) bytes compressed, \(u) uncompressed; the limit is \(limit) bytes"
     case .truncatedTOC(let declared, let available):
-      return "truncated TOC: the header declares \(declared) bytes, the file has \(available)"
+      return
+        "the file is truncated inside its table of contents: the header declares \(declared) bytes of it, the file holds \(available); nothing can be recovered"
     case .tocNotDecodable(let reason): return "the TOC is not a valid zlib stream: \(reason)"
     case .tocLengthMismatch(let declared, let actual):
       return "the TOC inflates to \(actual) bytes, the header declares \(declared)"
@@ -99,6 +105,10 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .dataOutOfHeap(let path, let o, let l, let h):
       return
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
+    case .truncatedArchive(let size, let described, let unrecoverable):
+      return
+        "the file is truncated: it ends at byte \(size), its table of contents describes \(described) bytes"
+        + (unrecoverable.map { "; \($0), so nothing can be recovered" } ?? "")
     case .expansionTooLarge(let path, let size, let length, let limit):
       return
         "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
