@@ -53,6 +53,8 @@ head -c 32 /dev/urandom >"$work/url.key"
 # Any certificate will do as the root: no transaction is checked here, only downloads.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/root.key" \
   -out "$work/root.pem" -days 2 -subj "/CN=bench root" >/dev/null 2>&1
+# nginx's workers run as another user: let it read the folder.
+chmod -R a+rX "$work"
 mkdir -p "$work/nginx/packages"
 ln "$work/dist/com.example.bench.mixed-1.0.pkg" "$work/nginx/packages/"
 
