@@ -18,6 +18,15 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+    // Purchase proof (HostedContent/Trust): X.509 chains, as Apple's own server library checks them.
+    .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+    .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
+    // `pkgtool serve` (ContentServer only): the HTTP server, its lifecycle and its log.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
   ],
   targets: [
     // C libraries, through pkg-config. Only a module map and a shim header each.
@@ -54,16 +63,32 @@ let package = Package(
       name: "HostedContent",
       dependencies: [
         "SystemIO", "ArchiveIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
       swiftSettings: instrumented,
       plugins: ["RuleRegistry"]),
     .plugin(name: "RuleRegistry", capability: .buildTool(), dependencies: ["RuleRegistryGenerator"]),
     .executableTarget(name: "RuleRegistryGenerator", path: "Plugins/RuleRegistryGenerator"),
+    // `pkgtool serve`: the purchase gate over HTTP. The only target that depends on a server
+    // library (Hummingbird, SwiftNIO), so HostedContent stays light.
+    .target(
+      name: "ContentServer",
+      dependencies: [
+        "HostedContent", "SystemIO",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ]),
     // Commands: parse, call HostedContent, print, exit.
     .target(
       name: "PkgToolCLI",
       dependencies: [
-        "HostedContent", "SystemIO",
+        "HostedContent", "SystemIO", "ContentServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
@@ -91,6 +116,14 @@ let package = Package(
     .testTarget(
       name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
       exclude: ["Golden", "Schemas"]),
+    .testTarget(
+      name: "ContentServerTests",
+      dependencies: [
+        "SystemIO", "HostedContent", "ContentServer", "TestSupport",
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]),
     .testTarget(
       name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],

@@ -1,0 +1,310 @@
+import Foundation
+import HTTPTypes
+import HostedContent
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// `pkgtool serve`: the purchase gate and the package bytes over HTTP/1.1, with Hummingbird 2.
+///
+/// - `GET /catalog.json`: the catalog exactly as published, with its SHA-256 as ETag.
+/// - `POST /v1/downloads`: a ``DownloadGate`` decision as JSON (200, 400 or 403).
+/// - `GET`/`HEAD /packages/NAME`: a package, streamed from its open file in bounded chunks, with
+///   single byte ranges (206/416), `If-Range`, `If-None-Match`, ETag = its SHA-256.
+/// - `GET /healthz`.
+///
+/// Stateless: instances with the same URL key and catalog answer the same.
+public struct ContentServer: Sendable {
+  /// What it serves and how.
+  public let configuration: ServeConfiguration
+  /// The gate, over the store read at startup.
+  public let gate: DownloadGate
+  let logger: Logger
+
+  /// Reads the catalog and opens the packages (errors name the file); nothing listens yet.
+  public init(configuration: ServeConfiguration, logger: Logger) throws {
+    self.configuration = configuration
+    let store = try ContentStore(catalogPath: configuration.catalogPath, directory: configuration.packagesDirectory)
+    gate = DownloadGate(
+      store: store, verifier: configuration.verifier, signer: configuration.signer,
+      urlLifetime: configuration.urlLifetime, openProducts: configuration.openProducts)
+    self.logger = logger
+  }
+
+  /// Runs until SIGTERM or SIGINT (then stops accepting, lets requests in progress finish for up
+  /// to `shutdownGrace` seconds, and returns). `onListening` receives the bound port.
+  public func run(shutdownGrace: TimeInterval = 10, onListening: @escaping @Sendable (Int) -> Void = { _ in })
+    async throws
+  {
+    let limits = configuration.limits
+    let app = Application(
+      router: makeRouter(),
+      server: .http1(
+        configuration: .init(
+          additionalChannelHandlers: [
+            IdleStateHandler(writeTimeout: .milliseconds(Int64(limits.stalledWriteTimeout * 1000))),
+            StalledClientCloser(),
+          ],
+          idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)),
+          httpDecoderConfiguration: .init(
+            maxHeaderFieldSize: limits.maximumHeaderSize, maxHeaderListSize: limits.maximumHeaderSize,
+            maxHeaderFieldCount: limits.maximumHeaderCount))),
+      configuration: .init(
+        address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+        availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections)),
+      onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
+      logger: logger)
+    var groupConfiguration = ServiceGroupConfiguration(
+      services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    groupConfiguration.maximumGracefulShutdownDuration = Duration.milliseconds(Int64(shutdownGrace * 1000))
+    groupConfiguration.maximumCancellationDuration = Duration.seconds(5)
+    try await ServiceGroup(configuration: groupConfiguration).run()
+  }
+
+  /// The routes, behind the request log and the path check.
+  func makeRouter() -> Router<BasicRequestContext> {
+    let router = Router()
+    router.add(middleware: RequestLog(logger: logger))
+    router.add(middleware: PathCheck())
+    let gate = self.gate
+    let store = gate.store
+    let publicURL = configuration.publicURL
+    let limits = configuration.limits
+
+    router.get("/healthz") { _, _ in
+      Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+    }
+
+    router.get("/catalog.json") { request, _ in
+      var headers: HTTPFields = [.contentType: "application/json", .eTag: store.catalogETag]
+      headers[.cacheControl] = "no-cache"
+      if let match = request.headers[.ifNoneMatch], Self.matches(match, store.catalogETag) {
+        return Response(status: .notModified, headers: headers)
+      }
+      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: store.catalogBytes)))
+    }
+
+    router.post("/v1/downloads") { request, context in
+      if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maximumBodySize {
+        return Self.json(
+          .contentTooLarge, ["error": "body-too-large", "detail": "the body is over \(limits.maximumBodySize) bytes"])
+      }
+      var request = request
+      let body: ByteBuffer
+      do { body = try await request.collectBody(upTo: limits.maximumBodySize) } catch {
+        return Self.json(
+          .contentTooLarge, ["error": "body-too-large", "detail": "the body is over \(limits.maximumBodySize) bytes"])
+      }
+      do throws(DownloadGate.Refusal) {
+        let grant = try await gate.decide(body: Array(buffer: body))
+        let base = publicURL ?? Self.origin(of: request)
+        var answer: [String: Any] = [
+          "url": base + grant.pathAndQuery, "size": grant.size, "sha256": grant.sha256,
+          "contentVersion": grant.contentVersion,
+        ]
+        answer["expires"] = grant.expires.map { Date(timeIntervalSince1970: Double($0)).ISO8601Format() } ?? NSNull()
+        return Self.json(.ok, answer)
+      } catch let refusal {
+        return Self.json(.init(code: refusal.status), ["error": refusal.code, "detail": refusal.detail])
+      }
+    }
+
+    let signer = gate.signer
+    let open = gate.openProducts
+    let chunk = limits.chunkSize
+    let servePackage: @Sendable (Request, BasicRequestContext) async throws -> Response = { request, context in
+      let name = String(request.uri.path.dropFirst("/packages/".count)).removingPercentEncoding ?? ""
+      guard let package = store.packages[name] else {
+        return Self.json(.notFound, ["error": "not-found", "detail": "no package is served under this name"])
+      }
+      if !open.contains(package.productIdentifier) {
+        let query = request.uri.queryParameters
+        let check = signer.check(
+          path: ContentStore.servedPath(of: name), expires: query["expires"].map(String.init),
+          signature: query["signature"].map(String.init))
+        switch check {
+        case .valid: break
+        case .malformed:
+          return Self.json(.forbidden, ["error": "unsigned-url", "detail": "this URL needs 'expires' and 'signature'"])
+        case .badSignature:
+          return Self.json(.forbidden, ["error": "bad-url-signature", "detail": "the URL's signature is not valid"])
+        case .expired:
+          return Self.json(.forbidden, ["error": "expired-url", "detail": "the URL has expired; ask for a new one"])
+        }
+      }
+      return Self.packageResponse(package, request: request, chunkSize: chunk)
+    }
+    router.get("/packages/:name", use: servePackage)
+    router.head("/packages/:name", use: servePackage)
+    return router
+  }
+
+  /// The headers and, for GET, the streamed bytes of (part of) a package.
+  static func packageResponse(_ package: ContentStore.Package, request: Request, chunkSize: Int) -> Response {
+    let etag = "\"\(package.sha256)\""
+    var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: etag, .acceptRanges: "bytes"]
+    if let match = request.headers[.ifNoneMatch], matches(match, etag) {
+      return Response(status: .notModified, headers: headers)
+    }
+    // If-Range with another validator (an ETag of other bytes, or a date): the whole file.
+    var rangeHeader = request.headers[.range]
+    if let ifRange = request.headers[.ifRange], ifRange.trimmingCharacters(in: .whitespaces) != etag {
+      rangeHeader = nil
+    }
+    let status: HTTPResponse.Status
+    let range: ClosedRange<Int64>?
+    switch ByteRange(header: rangeHeader, size: package.size) {
+    case .whole:
+      status = .ok
+      range = package.size > 0 ? 0...(package.size - 1) : nil
+    case .part(let part):
+      status = .partialContent
+      range = part
+      headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(package.size)"
+    case .unsatisfiable:
+      headers[.contentRange] = "bytes */\(package.size)"
+      headers[.contentLength] = "0"
+      return Response(status: .rangeNotSatisfiable, headers: headers)
+    }
+    let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? 0
+    headers[.contentLength] = String(length)
+    guard request.method == .get, let range else {
+      return Response(status: status, headers: headers)
+    }
+    let file = package.file
+    let body = ResponseBody(contentLength: Int(length)) { writer in
+      var offset = range.lowerBound
+      let end = range.upperBound + 1
+      while offset < end {
+        let count = Int(min(Int64(chunkSize), end - offset))
+        let at = offset
+        // Read off the event loops; one chunk per download is in memory at a time, and the
+        // next is read only once the client has taken this one (the writer waits).
+        let buffer = try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
+          var buffer = ByteBufferAllocator().buffer(capacity: count)
+          _ = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+            try file.read(into: UnsafeMutableRawBufferPointer(rebasing: pointer.prefix(count)), at: UInt64(at))
+          }
+          return buffer
+        }
+        guard buffer.readableBytes > 0 else { throw PackageShrank() }
+        offset += Int64(buffer.readableBytes)
+        try await writer.write(buffer)
+      }
+      try await writer.finish(nil)
+    }
+    return Response(status: status, headers: headers, body: body)
+  }
+
+  struct PackageShrank: Error {}
+
+  /// `If-None-Match`: `*` or a list of entity tags, weak or strong.
+  static func matches(_ header: String, _ etag: String) -> Bool {
+    header.split(separator: ",").contains { item in
+      let tag = item.trimmingCharacters(in: .whitespaces)
+      return tag == "*" || tag == etag || tag == "W/" + etag
+    }
+  }
+
+  /// `http://HOST` from the request's Host header, when it is a plain host[:port]; used only when
+  /// no --public-url is given.
+  static func origin(of request: Request) -> String {
+    let host = request.head.authority ?? "localhost"
+    let plain = host.utf8.allSatisfy { byte in
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"),
+        UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
+        return true
+      default: return false
+      }
+    }
+    return "http://" + (plain && !host.isEmpty ? host : "localhost")
+  }
+
+  /// A JSON answer.
+  static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
+    let data =
+      (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    return Response(
+      status: status, headers: [.contentType: "application/json"],
+      body: .init(byteBuffer: ByteBuffer(bytes: Array(data) + [UInt8(ascii: "\n")])))
+  }
+}
+
+/// One log line per request: method, path without its query (so never a URL signature), status,
+/// length and time. Request bodies (transactions) are never logged.
+struct RequestLog: RouterMiddleware {
+  typealias Context = BasicRequestContext
+  let logger: Logger
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    let start = ContinuousClock.now
+    let path = request.uri.path
+    let method = request.method.rawValue
+    do {
+      let response = try await next(request, context)
+      logger.info(
+        "\(method) \(path) \(response.status.code) \(response.headers[.contentLength] ?? "-") \(Self.milliseconds(since: start))ms"
+      )
+      return response
+    } catch {
+      let status = (error as? HTTPResponseError)?.status.code ?? 500
+      logger.info("\(method) \(path) \(status) - \(Self.milliseconds(since: start))ms")
+      throw error
+    }
+  }
+
+  static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
+    let elapsed = ContinuousClock.now - start
+    return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+  }
+}
+
+/// Refuses, before routing, a path that another reader could resolve differently: `.` or `..`
+/// segments (plain or percent-encoded), encoded slashes or backslashes, NUL, and bad
+/// percent-encoding.
+struct PathCheck: RouterMiddleware {
+  typealias Context = BasicRequestContext
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    guard Self.isPlain(request.uri.path) else {
+      return ContentServer.json(
+        .badRequest, ["error": "bad-path", "detail": "the path has '..', '.', or encoded separators"])
+    }
+    return try await next(request, context)
+  }
+
+  static func isPlain(_ path: String) -> Bool {
+    guard path.hasPrefix("/"), !path.contains("\\") else { return false }
+    let lower = path.lowercased()
+    for encoded in ["%2f", "%5c", "%00"] where lower.contains(encoded) { return false }
+    for segment in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+      guard let decoded = String(segment).removingPercentEncoding else { return false }
+      if decoded == "." || decoded == ".." { return false }
+      if decoded.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return false }
+    }
+    return true
+  }
+}
+
+/// Closes a connection whose client has taken none of the response for the write timeout of the
+/// `IdleStateHandler` in front of it (a client that stopped reading, or that never sends).
+final class StalledClientCloser: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+  typealias InboundIn = NIOAny
+
+  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .write {
+      context.close(promise: nil)
+      return
+    }
+    context.fireUserInboundEventTriggered(event)
+  }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import HostedContent
+
+/// The purchase gate without HTTP: a download request in, a signed URL or a refusal out. The
+/// server answers with what this decides; another server (or a test) can call it directly.
+public struct DownloadGate: Sendable {
+  /// What the gate serves.
+  public let store: ContentStore
+  /// What a purchase must prove.
+  public let verifier: TransactionVerifier
+  /// Signs the URLs it hands out.
+  public let signer: URLSigner
+  /// How long a URL holds.
+  public let urlLifetime: TimeInterval
+  /// Products that need no proof.
+  public let openProducts: Set<String>
+
+  /// A gate over `store`.
+  public init(
+    store: ContentStore, verifier: TransactionVerifier, signer: URLSigner, urlLifetime: TimeInterval,
+    openProducts: Set<String>
+  ) {
+    self.store = store
+    self.verifier = verifier
+    self.signer = signer
+    self.urlLifetime = urlLifetime
+    self.openProducts = openProducts
+  }
+
+  /// A download granted: where, until when, and what the bytes are.
+  public struct Grant: Sendable, Equatable {
+    /// The path and query (`/packages/NAME?expires=…&signature=…`), to put after the public URL.
+    public var pathAndQuery: String
+    /// When the URL stops working (Unix seconds); nil for an open product.
+    public var expires: Int64?
+    /// The package's size.
+    public var size: Int64
+    /// Its SHA-256.
+    public var sha256: String
+    /// Its `ContentVersion`.
+    public var contentVersion: String
+  }
+
+  /// Why a download was refused: 400 for ``malformedRequest``, 403 for the rest.
+  public enum Refusal: Error, Equatable, Sendable {
+    /// The body is not the JSON the API takes.
+    case malformedRequest(String)
+    /// The catalog has no such product.
+    case unknownProduct(String)
+    /// The catalog has no such version of the product.
+    case unknownVersion(String)
+    /// The transaction does not prove the purchase.
+    case notProved(TransactionRejection)
+
+    /// The HTTP status.
+    public var status: Int {
+      if case .malformedRequest = self { return 400 }
+      return 403
+    }
+
+    /// The `error` field of the answer: a stable code.
+    public var code: String {
+      switch self {
+      case .malformedRequest: return "malformed-request"
+      case .unknownProduct: return "unknown-product"
+      case .unknownVersion: return "unknown-version"
+      case .notProved(let rejection): return rejection.code
+      }
+    }
+
+    /// The `detail` field: the reason for people.
+    public var detail: String {
+      switch self {
+      case .malformedRequest(let why): return why
+      case .unknownProduct(let product): return "the catalog has no product '\(product)'"
+      case .unknownVersion(let version): return "the catalog has no version '\(version)' of this product"
+      case .notProved(let rejection): return rejection.description
+      }
+    }
+  }
+
+  /// The request body of `POST /v1/downloads`.
+  struct Request: Decodable {
+    var productIdentifier: String
+    var signedTransaction: String?
+    var contentVersion: String?
+  }
+
+  /// Decides a `POST /v1/downloads` body.
+  public func decide(body: [UInt8], now: Date = Date()) async throws(Refusal) -> Grant {
+    let request: Request
+    do { request = try JSONDecoder().decode(Request.self, from: Data(body)) } catch {
+      throw .malformedRequest(
+        #"the body must be a JSON object {"productIdentifier": "...", "signedTransaction": "<JWS>"} with an optional "contentVersion""#
+      )
+    }
+    guard store.catalog.products.contains(where: { $0.productIdentifier == request.productIdentifier }) else {
+      throw .unknownProduct(request.productIdentifier)
+    }
+    guard let package = store.version(of: request.productIdentifier, contentVersion: request.contentVersion) else {
+      throw .unknownVersion(request.contentVersion ?? "")
+    }
+    let path = ContentStore.servedPath(of: package.name)
+    if openProducts.contains(request.productIdentifier) {
+      return Grant(
+        pathAndQuery: path, expires: nil, size: package.size, sha256: package.sha256,
+        contentVersion: package.contentVersion)
+    }
+    guard let jws = request.signedTransaction else {
+      throw .malformedRequest("the body has no 'signedTransaction'")
+    }
+    do throws(TransactionRejection) {
+      _ = try await verifier.verify(jws, productID: request.productIdentifier, now: now)
+    } catch {
+      throw .notProved(error)
+    }
+    let expires = Int64(now.timeIntervalSince1970 + urlLifetime)
+    return Grant(
+      pathAndQuery: path + "?" + signer.query(path: path, expires: expires), expires: expires, size: package.size,
+      sha256: package.sha256, contentVersion: package.contentVersion)
+  }
+}
