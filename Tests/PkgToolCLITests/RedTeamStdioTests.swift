@@ -1,0 +1,81 @@
+import Foundation
+import HostedContent
+import TestSupport
+import Testing
+
+/// `-` attacked from outside: what the red-team review found, through the real binary.
+@Suite struct RedTeamStdioTests {
+  /// A built package and a private `$TMPDIR`.
+  func setUp(_ dir: TemporaryDirectory) throws -> (project: String, package: String, temporary: String) {
+    let project = dir.appending("proj")
+    #expect(try pkgtool(["init", project, "--product-id", "com.example.red"]).status == 0)
+    let made = try runProcess(
+      "/bin/sh", ["-c", #"head -c 2000000 /dev/urandom > "$0""#, project + "/Contents/big.bin"])
+    #expect(made.status == 0)
+    let package = dir.appending("x.pkg")
+    #expect(try pkgtool(["build", project, "-o", package, "-q"]).status == 0)
+    let temporary = dir.appending("tmp")
+    try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+    return (project, package, temporary)
+  }
+
+  func shell(_ script: String, _ arguments: [String] = [], environment: [String: String]? = nil) throws
+    -> ProcessResult
+  {
+    try runProcess("/bin/sh", ["-c", script, pkgtoolBinary] + arguments, environment: environment)
+  }
+
+  /// `build -o - | true`: the reader is gone before the package is copied out. The command ends
+  /// quietly (exit 0, as for any closed pipe) and its private folder in `$TMPDIR` goes with it
+  /// (the EPIPE exit skipped the `defer` that removed it: a whole package was left in $TMPDIR).
+  @Test func buildToAClosedPipeLeavesNoTemporary() throws {
+    let dir = try TemporaryDirectory()
+    let (project, _, temporary) = try setUp(dir)
+    let built = try shell(
+      #""$0" build "$1" -o - | true; echo "status=$?" >&2"#, [project], environment: ["TMPDIR": temporary])
+    #expect(built.stderr.contains("status=0"), "\(built.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+    let zip = try shell(
+      #""$0" build "$1" -o - --format zip | true"#, [project], environment: ["TMPDIR": temporary])
+    #expect(zip.status == 0, "\(zip.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+  }
+
+  /// Standard input that is a regular file already partly read is read from where it stands, as
+  /// `cat` (and a pipe) would give it: the verdict does not depend on how the bytes arrive (it
+  /// was read from offset 0 and called valid, while the same bytes through `cat` were not a
+  /// package).
+  @Test func standardInputReadFromWhereItStands() throws {
+    let dir = try TemporaryDirectory()
+    let (_, package, temporary) = try setUp(dir)
+    let environment = ["TMPDIR": temporary]
+    let redirected = try shell(
+      #"{ dd bs=100 count=1 of=/dev/null 2>/dev/null; "$0" validate - --json; } < "$1""#, [package],
+      environment: environment)
+    let piped = try shell(#"tail -c +101 "$1" | "$0" validate - --json"#, [package], environment: environment)
+    #expect(piped.status == 1, "\(piped.stdout)")
+    #expect(redirected.status == piped.status, "\(redirected.stdout)")
+    #expect(redirected.stdout == piped.stdout)
+    // From its start it is the file itself, valid.
+    #expect(try shell(#""$0" validate - < "$1""#, [package]).status == 0)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == [])
+  }
+
+  /// `-` on a terminal is refused at once, one line naming it (it waited for typed bytes).
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script is missing"))
+  func standardInputOnATerminal() throws {
+    for command in ["validate -", "info -", "unpack - -o out", "cat - ContentInfo.plist"] {
+      let dir = try TemporaryDirectory()
+      let shown = try runProcess(
+        "/usr/bin/env",
+        [
+          "-u", "CI", "script", "-qec",
+          "cd '\(dir.path)' && timeout --foreground 20 '\(pkgtoolBinary)' \(command); echo status=$?", "/dev/null",
+        ]
+      ).stdout
+      #expect(shown.contains("(standard input) is a terminal"), "\(command): \(shown.debugDescription)")
+      #expect(shown.contains("status=2"), "\(command): \(shown.debugDescription)")
+      #expect(!FileManager.default.fileExists(atPath: dir.appending("out")))
+    }
+  }
+}
