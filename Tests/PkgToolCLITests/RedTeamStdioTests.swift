@@ -79,3 +79,47 @@ import Testing
     }
   }
 }
+
+/// `unpack --keep-going` on a cut-off download, attacked from outside.
+@Suite struct RedTeamRecoverTests {
+  /// A link whose target was skipped (its data lies past the cut) is skipped too, with that
+  /// reason: it dangled in the folder although the package holds its target. A link to a file
+  /// that was written is still created.
+  @Test func linkToASkippedEntryIsSkipped() throws {
+    let dir = try TemporaryDirectory()
+    let project = dir.appending("proj")
+    #expect(try pkgtool(["init", project, "--product-id", "com.example.red"]).status == 0)
+    let made = try runProcess(
+      "/bin/sh",
+      [
+        "-c",
+        #"cd "$0/Contents" && head -c 2000000 /dev/urandom > big.bin && echo hi > a.txt && ln -s big.bin to-big && mkdir d && ln -s ../to-big d/chain && ln -s a.txt to-small"#,
+        project,
+      ])
+    #expect(made.status == 0)
+    let package = dir.appending("x.pkg")
+    #expect(try pkgtool(["build", project, "-o", package, "-q"]).status == 0)
+    let bytes = try readFile(package)
+    let cut = dir.appending("cut.pkg")
+    try Data(bytes.prefix(bytes.count / 2)).write(to: URL(fileURLWithPath: cut))
+    let out = dir.appending("out")
+    let unpacked = try pkgtool(["unpack", "--keep-going", cut, "-o", out, "--json"])
+    #expect(unpacked.status == 1, "\(unpacked.stderr)")
+    struct Summary: Decodable {
+      struct Skipped: Decodable {
+        var path: String
+        var reason: String
+      }
+      var skipped: [Skipped]
+    }
+    let summary = try JSONDecoder().decode(Summary.self, from: Data(unpacked.stdout.utf8))
+    let reasons = Dictionary(summary.skipped.map { ($0.path, $0.reason) }, uniquingKeysWith: { a, _ in a })
+    #expect(reasons["Contents/big.bin"] != nil, "\(reasons)")
+    for link in ["Contents/to-big", "Contents/d/chain"] {
+      #expect(reasons[link]?.contains("'Contents/big.bin' was skipped") == true, "\(link): \(reasons)")
+      #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: out + "/" + link)) == nil, "\(link)")
+    }
+    #expect(reasons["Contents/to-small"] == nil, "\(reasons)")
+    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/Contents/to-small") == "a.txt")
+  }
+}
