@@ -123,3 +123,31 @@ import Testing
     #expect(try FileManager.default.destinationOfSymbolicLink(atPath: out + "/Contents/to-small") == "a.txt")
   }
 }
+
+/// `export background-assets` attacked from outside.
+@Suite struct RedTeamExportTests {
+  /// A link to a junk file is a file of the package: it is copied from the junk before the junk
+  /// goes (the junk was removed first, the link dangled and the export was refused with
+  /// "an asset pack carries no links", for a package validate and unpack accept).
+  @Test func linkToJunkIsCopied() throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("junk-link.pkg")
+    let junk: [UInt8] = [0, 0, 0, 1, 0x42, 0x75, 0x64, 0x31]
+    try Data(
+      ExamplePackages.xarBytes(
+        RuleExample.baseNodes + [
+          .file("Contents/.DS_Store", bytes: junk), .symlink("Contents/ds", ".DS_Store"),
+          RuleExample.Node("Contents/hl", .hardLink("Contents/.DS_Store")),
+        ])
+    ).write(to: URL(fileURLWithPath: path))
+    #expect(try pkgtool(["validate", path]).status == 0)
+    #expect(try pkgtool(["unpack", path, "-o", dir.appending("unpacked")]).status == 0)
+    let out = dir.appending("Pack")
+    let exported = try pkgtool(["export", "background-assets", path, "-o", out])
+    #expect(exported.status == 0, "\(exported.stdout)\(exported.stderr)")
+    #expect(try readFile(out + "/Contents/ds") == junk)
+    #expect(try readFile(out + "/Contents/hl") == junk)
+    #expect(!FileManager.default.fileExists(atPath: out + "/Contents/.DS_Store"))
+    #expect(try pkgtool(["validate", out]).status == 0)
+  }
+}
