@@ -79,6 +79,8 @@ public enum PkgToolMain {
   static func fail(_ message: String) -> Never {
     if Interruption.isInterrupted { Interruption.endUnlessInterrupted(2) }
     Terminal.standardError("pkgtool: error: \(message)\n")
+    // Ends past every `defer`: the temporaries this run registered go first.
+    Interruption.removeRegistered()
     Interruption.endUnlessInterrupted(2)
   }
 

@@ -25,15 +25,26 @@ package enum StandardInput {
     }
   }
 
+  /// Standard input is a terminal: a package is never typed.
+  package struct IsTerminal: Error, CustomStringConvertible {
+    package var description: String {
+      "\(StandardInput.displayName) is a terminal; '-' reads a package piped or redirected into pkgtool"
+    }
+  }
+
   /// Standard input as a file named ``displayName``: itself when it already is a regular file
-  /// (`< x.pkg`); otherwise (a pipe, a socket, a terminal) its bytes copied into an unnamed
+  /// read from its start (`< x.pkg`); otherwise (a pipe, a socket, or a regular file already
+  /// partly read, as in `{ dd bs=100 count=1 of=/dev/null; pkgtool validate -; } < x.pkg`, which
+  /// is read from where it stands, as `cat` would read it) its bytes copied into an unnamed
   /// temporary file in `folder` (`$TMPDIR`, else `/tmp`): `O_TMPFILE` where the file system
   /// has it, else created and unlinked at once, so nothing is left behind whatever happens.
   /// More than `limit` bytes stop the copy and throw ``TooLarge`` (the temporary goes with it).
+  /// A terminal is refused (``IsTerminal``): the command would wait for typed bytes.
   package static func file(limit: UInt64, folder: String? = nil) throws -> FileDescriptor {
     var info = stat()
     guard fstat(0, &info) == 0 else { throw SystemError("read", path: displayName) }
-    if info.st_mode & S_IFMT == S_IFREG {
+    if isatty(0) == 1 { throw IsTerminal() }
+    if info.st_mode & S_IFMT == S_IFREG && lseek(0, 0, SEEK_CUR) == 0 {
       let fd = dup(0)
       guard fd >= 0 else { throw SystemError("read", path: displayName) }
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

@@ -173,3 +173,24 @@ import Testing
     #expect(mismatches.count == 0, "\(mismatches.prefix(10).joined(separator: "\n"))")
   }
 }
+
+/// A hostile `.pkgtoolignore`: the longest pattern of many runs of `*` against long names.
+@Suite struct ExclusionPatternCostTests {
+  /// `*a*a…*a b` (4,095 characters) against names of 1,000 `a`s: every run of `*` tried each
+  /// position once per start (pattern × name² steps: about 25 s for these 10 names in a debug
+  /// build); now pattern × name (about 0.4 s). The answers are git's: no match without the `b`,
+  /// a match with it.
+  @Test func manyStarRunsStayQuadratic() throws {
+    var patterns = ExclusionPatterns()
+    try patterns.add(String(repeating: "*a", count: 2047) + "b", origin: "test")
+    let clock = ContinuousClock()
+    let elapsed = clock.measure {
+      for i in 0..<10 {
+        #expect(!patterns.excludes("Contents/" + String(repeating: "a", count: 1000 + i), isDirectory: false))
+      }
+    }
+    #expect(elapsed < .seconds(8), "\(elapsed)")
+    #expect(patterns.excludes(String(repeating: "a", count: 2047) + "b", isDirectory: false))
+    #expect(!patterns.excludes(String(repeating: "a", count: 2046) + "b", isDirectory: false))
+  }
+}

@@ -62,7 +62,7 @@ public enum ExportBackgroundAssets {
   }
 
   /// Replaces each symlink and each hard link under `root/relative` (made by the safe unpack, so
-  /// each resolves inside it) with a copy of the file it leads to, and removes junk; a link to a
+  /// each resolves inside it) with a copy of the file it leads to, then removes junk; a link to a
   /// folder stays, for the asset-pack rules to refuse. Each copy is counted before it is made:
   /// with `written` bytes already there, the content may not pass `limit` (a small package of
   /// many links to one large file would otherwise write far more than `--max-size`); throws
@@ -78,13 +78,6 @@ public enum ExportBackgroundAssets {
       if entry.kind == .hardLink { hardLinks.append(entry.path) }
     }
     var copies = LinkCopies()
-    for junk in walk.skipped {
-      let full = root + "/" + relative + "/" + junk
-      do { try DirectoryHandle(path: Paths.parent(of: full)).removeTree(Paths.name(of: full)) } catch {
-        throw OperationError.wrap(error)
-      }
-      copies.junk.append(relative + "/" + junk)
-    }
     var total = written
     for (link, isHardLink) in symlinks.map({ ($0, false) }) + hardLinks.map({ ($0, true) }) {
       let full = root + "/" + relative + "/" + link
@@ -101,6 +94,15 @@ public enum ExportBackgroundAssets {
       } else {
         copies.symlinks.append(relative + "/" + link)
       }
+    }
+    // Junk goes after the copies: a link to a junk file (`ds -> .DS_Store`) is a file of the
+    // package, copied from it (removed first, the link was left dangling and the export refused).
+    for junk in walk.skipped {
+      let full = root + "/" + relative + "/" + junk
+      do { try DirectoryHandle(path: Paths.parent(of: full)).removeTree(Paths.name(of: full)) } catch {
+        throw OperationError.wrap(error)
+      }
+      copies.junk.append(relative + "/" + junk)
     }
     return copies
   }

@@ -191,6 +191,16 @@ public enum Unpack {
     do {
       inspection = try inspector.run(source, into: sink)
       if options.keepGoing || !inspection.failed(strict: options.validation.strict) {
+        if options.keepGoing {
+          // A link to an entry that was skipped would dangle here although the package holds
+          // its target: it is skipped too, saying why.
+          let skipped = Set(inspection.skippedEntries.map(\.path))
+          for link in sink.forgetSymlinks(leadingTo: skipped) {
+            inspection.skippedEntries.append(
+              SkippedEntry(path: link.path, reason: "its target '\(link.target)' was skipped; the link was not created")
+            )
+          }
+        }
         for path in try sink.commitSymlinks() {
           if !inspection.findings.contains(where: {
             $0.ruleID == NoExternalSymlinkRule.description.id && $0.path == path

@@ -173,6 +173,29 @@ package final class SafeDirectorySink: EntrySink {
     if resolver.paths.unmark(entry.path) { fileCount -= 1 }
   }
 
+  /// Forgets the recorded symlinks that lead to one of `skipped` (or into a folder among them)
+  /// through any chain of links, so that ``commitSymlinks()`` does not create them: `unpack
+  /// --keep-going` writes no link whose target the package holds but the folder will not.
+  /// Returns each forgotten link's path with the skipped path it leads to.
+  package func forgetSymlinks(leadingTo skipped: Set<String>) -> [(path: String, target: String)] {
+    guard !skipped.isEmpty else { return [] }
+    func isSkipped(_ path: String) -> Bool {
+      var candidate = Substring(path)
+      while true {
+        if skipped.contains(String(candidate)) { return true }
+        guard let slash = candidate.lastIndex(of: "/") else { return false }
+        candidate = candidate[..<slash]
+      }
+    }
+    var forgotten: [(path: String, target: String)] = []
+    symlinks.removeAll { link in
+      guard case .inside(let final, _) = resolver.resolve(link.path), isSkipped(final) else { return false }
+      forgotten.append((link.path, final))
+      return true
+    }
+    return forgotten
+  }
+
   /// Creates the symlinks recorded, those that stay inside `Contents/`. Returns the paths of
   /// those it refused (the rules report them; this is a second line of defence).
   @discardableResult

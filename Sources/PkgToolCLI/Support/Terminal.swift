@@ -197,7 +197,11 @@ func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
     let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
     if n < 0 {
       if errno == EINTR { continue }
-      if errno == EPIPE { exit(Terminal.closedPipeStatus) }
+      if errno == EPIPE {
+        // Ends here, past every `defer`: the temporaries (`build -o -`'s private folder) go first.
+        Interruption.removeRegistered()
+        Interruption.endUnlessInterrupted(Terminal.closedPipeStatus)
+      }
       throw SystemError("write", path: "standard output")
     }
     offset += n
