@@ -151,9 +151,8 @@ package final class DirectoryHandle: Sendable {
   /// the file appears whole or not at all, and the temporary never stays.
   package func writeAtomically(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {
     let temporary = TemporaryName.beside(name, purpose: "tmp")
-    Interruption.register(full(temporary))
     defer { _ = unlinkat(fd, temporary, 0) }
-    let file = try createFile(temporary, mode: mode)
+    let file = try Interruption.creating(full(temporary)) { try createFile(temporary, mode: mode) }
     try file.write(bytes)
     try file.sync()
     try rename(temporary, to: name, in: self)

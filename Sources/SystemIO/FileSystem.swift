@@ -18,14 +18,24 @@ package enum FileSystem {
     _ = unlink(path)
   }
 
-  /// A path beside `target` (same folder) that does not exist yet: ``TemporaryName``.
+  /// A name beside `target` (same folder) that does not exist yet: ``TemporaryName``. Nothing
+  /// is registered: make it through ``Interruption/creating(_:_:)``, or use
+  /// ``createTemporarySibling(of:purpose:mode:)``.
   package static func temporarySibling(of target: String, purpose: String) -> String {
     let slash = target.lastIndex(of: "/")
     let folder = slash.map { String(target[...$0]) } ?? ""
     let name = slash.map { String(target[target.index(after: $0)...]) } ?? target
-    let path = folder + TemporaryName.beside(name, purpose: purpose)
-    Interruption.register(path)
-    return path
+    return folder + TemporaryName.beside(name, purpose: purpose)
+  }
+
+  /// Creates a new file beside `target` under a temporary name, registered for removal on an
+  /// interruption as it is made; returns its path and descriptor.
+  package static func createTemporarySibling(of target: String, purpose: String, mode: mode_t = 0o600) throws -> (
+    path: String, file: FileDescriptor
+  ) {
+    let path = temporarySibling(of: target, purpose: purpose)
+    let file = try Interruption.creating(path) { try FileDescriptor.create(path, mode: mode) }
+    return (path, file)
   }
 }
 
@@ -44,9 +54,8 @@ extension FileSystem {
   package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, replace: Bool = true)
     throws
   {
-    let temporary = temporarySibling(of: path, purpose: "tmp")
+    let (temporary, file) = try createTemporarySibling(of: path, purpose: "tmp", mode: mode)
     defer { removeFile(temporary) }
-    let file = try FileDescriptor.create(temporary, mode: mode)
     try file.write(bytes)
     try file.sync()
     if replace { try rename(temporary, to: path) } else { try link(temporary, to: path) }
@@ -56,9 +65,8 @@ extension FileSystem {
   /// `destination` and renames it over `destination`.
   package static func copyFile(_ source: String, over destination: String, mode: mode_t = 0o644) throws {
     let input = try FileDescriptor.open(regularFile: source)
-    let temporary = temporarySibling(of: destination, purpose: "copy")
+    let (temporary, output) = try createTemporarySibling(of: destination, purpose: "copy", mode: mode)
     defer { removeFile(temporary) }
-    let output = try FileDescriptor.create(temporary, mode: mode)
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     var offset: UInt64 = 0
     while true {

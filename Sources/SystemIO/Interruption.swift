@@ -7,9 +7,9 @@
 /// The temporaries this process made beside its outputs, so that an interrupted run (Ctrl-C,
 /// SIGTERM) removes them before it exits.
 ///
-/// Every temporary made through ``FileSystem/temporarySibling(of:purpose:)``,
-/// ``StagingFolder`` or ``DirectoryHandle/writeAtomically(_:_:mode:)`` is registered here by
-/// path. None of them is ever an output: an output appears by a rename of its temporary, after
+/// Every temporary is made through ``creating(_:_:)``, which registers it by path as it is
+/// made (``FileSystem/createTemporarySibling(of:purpose:mode:)``, ``StagingFolder`` and
+/// ``DirectoryHandle/writeAtomically(_:_:mode:)`` do). None of them is ever an output: an output appears by a rename of its temporary, after
 /// which the temporary's name no longer exists, so removing every registered name on an
 /// interruption removes only unfinished work. (The name a replaced folder is swapped out to is
 /// not registered: for a moment it holds what was there before.)
@@ -64,8 +64,38 @@ package enum Interruption {
     return result
   }
 
-  /// Records a temporary file or folder (a path as the process names it).
-  package static func register(_ path: String) { locked { _ = registered.insert(path) } }
+  /// Runs `body`, which creates a temporary file or folder at `path` (as the process names it)
+  /// or throws, and records `path` once it is made, so that making a temporary and the removal of temporaries on an interruption
+  /// exclude each other: a temporary made is always seen by the removal, and once an
+  /// interruption has begun no new one is made (the thread waits for the interruption to end
+  /// the process). Registering first and creating afterwards left a window in which the
+  /// removal found nothing at the name and the file then appeared.
+  package static func creating<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
+    pthread_mutex_lock(lock)
+    defer { pthread_mutex_unlock(lock) }
+    if interrupted {
+      pthread_mutex_unlock(lock)
+      while true { pause() }
+    }
+    // Registered only once made: a name that was already there (EEXIST) is somebody else's.
+    let made = try body()
+    registered.insert(path)
+    return made
+  }
+
+  /// ``creating(_:_:)`` for a temporary whose name is known only once it is made (`mkdtemp`):
+  /// `body` returns the path it made, or nil.
+  package static func creatingUnnamed(_ body: () -> String?) -> String? {
+    pthread_mutex_lock(lock)
+    defer { pthread_mutex_unlock(lock) }
+    if interrupted {
+      pthread_mutex_unlock(lock)
+      while true { pause() }
+    }
+    guard let made = body() else { return nil }
+    registered.insert(made)
+    return made
+  }
 
   /// Removes every registered temporary that still exists (a folder with all it holds, never
   /// following a symlink); returns how many there were.

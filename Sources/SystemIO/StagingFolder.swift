@@ -21,14 +21,18 @@ package final class StagingFolder {
     var made: String?
     for _ in 0..<8 {
       let candidate = TemporaryName.beside(destinationName, purpose: purpose)
-      if mkdirat(parent.fd, candidate, 0o700) == 0 {
+      let path = parent.path + "/" + candidate
+      do {
+        try Interruption.creating(path) {
+          guard mkdirat(parent.fd, candidate, 0o700) == 0 else { throw SystemError("create folder", path: path) }
+        }
         made = candidate
         break
+      } catch let error as SystemError where error.code == EEXIST {
+        continue
       }
-      if errno != EEXIST { throw SystemError("create folder", path: parent.path + "/" + candidate) }
     }
     guard let made else { throw SystemError("create folder", path: parent.path, code: EEXIST) }
-    Interruption.register(parent.path + "/" + made)
     name = made
     handle = try parent.openDirectory(made)
   }

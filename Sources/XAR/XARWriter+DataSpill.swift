@@ -62,7 +62,7 @@ extension XARWriter {
 
     private func flush() throws {
       guard !pending.isEmpty else { return }
-      if file == nil { file = try FileDescriptor.create(path, mode: 0o600) }
+      if file == nil { file = try Interruption.creating(path) { try FileDescriptor.create(path, mode: 0o600) } }
       try file!.write(pending, at: UInt64(written) * UInt64(recordSize))
       written += pending.count / recordSize
       pending.removeAll(keepingCapacity: true)

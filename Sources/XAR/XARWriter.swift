@@ -138,8 +138,7 @@ package final class XARWriter {
   package init(path: String, options: Options = Options()) throws {
     self.path = path
     self.options = options
-    heapPath = FileSystem.temporarySibling(of: path, purpose: "heap")
-    heap = try FileDescriptor.create(heapPath, mode: 0o600)
+    (heapPath, heap) = try FileSystem.createTemporarySibling(of: path, purpose: "heap")
     dataSpill = DataSpill(
       path: FileSystem.temporarySibling(of: path, purpose: "records"), digestSize: options.checksum.digestSize)
     // The heap starts with the TOC checksum; file data follows it.
@@ -349,7 +348,7 @@ package final class XARWriter {
     }
     let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
     do {
-      let out = try FileDescriptor.create(outputTemp, mode: 0o644)
+      let out = try Interruption.creating(outputTemp) { try FileDescriptor.create(outputTemp, mode: 0o644) }
       try out.write(headerBytes)
       try out.append(from: heap, offset: toc.offset, length: tocLength) { _ in }
       try out.write(toc.checksum)

@@ -164,7 +164,8 @@ package final class ZipSink: PackageSink {
     self.mtime = mtime.secondsSinceEpoch
     tempPath = FileSystem.temporarySibling(of: path, purpose: "tmp")
     chooser = EncodingChooser(level: compression)
-    writer = try ZipWriter(path: tempPath)
+    let tempPath = tempPath
+    writer = try Interruption.creating(tempPath) { try ZipWriter(path: tempPath) }
     open = true
   }
 

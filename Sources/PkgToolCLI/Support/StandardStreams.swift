@@ -41,15 +41,16 @@ enum StandardStreams {
   /// there whole, then copied to standard output; removed afterwards, and on Ctrl-C.
   static func privateFolder() throws -> String {
     var template = Array((StandardInput.temporaryFolder + "/pkgtool-build-XXXXXX").utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    guard made != nil else {
+    // The name is known only once made: the lock is held over mkdtemp, and the path registered.
+    let made = Interruption.creatingUnnamed { () -> String? in
+      template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
+    }
+    guard let made else {
       throw OperationError(
         "cannot make a temporary folder in '\(StandardInput.temporaryFolder)' to build into: \(SystemError("create", path: StandardInput.temporaryFolder).reason)",
         hint: "set TMPDIR to a folder you can write")
     }
-    let path = String(cString: template.map { $0 })
-    Interruption.register(path)
-    return path
+    return made
   }
 
   /// Removes the folder ``privateFolder()`` made, with what it holds.
