@@ -293,7 +293,9 @@ public enum Install {
       }
       // The switch: a new symlink renamed over `current`, atomically.
       let temporaryLink = TemporaryName.beside(currentLink, purpose: "link")
-      try productFolder.createSymlink(temporaryLink, target: versionName)
+      try Interruption.creating(productPath + "/" + temporaryLink) {
+        try productFolder.createSymlink(temporaryLink, target: versionName)
+      }
       try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
       productFolder.sync()
     } catch let error as SystemError {
