@@ -85,6 +85,7 @@ import Testing
     var unpacked: Bool
     var skipped: [Skipped]
     var findings: [FindingLine]
+    var writtenSize: UInt64
   }
 
   /// Every path under `folder` (files, folders, symlinks), relative to it.
@@ -113,6 +114,10 @@ import Testing
     )
     #expect(result.skipped.count == skipped.count, "\(label): an entry listed twice")
     #expect(result.skipped.allSatisfy { !$0.reason.isEmpty }, "\(label)")
+    // The bytes it says it wrote are the bytes of the files there (it gave the package's
+    // whole content size before).
+    let bytes = try snapshot(output).values.filter { $0.kind == .file }.reduce(0) { $0 + $1.bytes.count }
+    #expect(result.writtenSize == UInt64(bytes), "\(label)")
     return (written, result.skipped, result)
   }
 

@@ -78,6 +78,21 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("assets")) == ["level1.json"])
   }
 
+  /// `-o` at a project's root, beside Contents/: the package, and the hidden heap file it is
+  /// written through, are neither listed nor warned about, in the first build or a rebuild.
+  @Test func anOutputAtTheProjectRootIsNotItsOwnFinding() throws {
+    let dir = try TemporaryDirectory()
+    _ = try project(dir)
+    for run in 1...2 {
+      let result = try pkgtool(["build", "MyBook", "-o", "MyBook/book.pkg", "--json"], in: dir.path)
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(!result.stdout.contains("pkgtool-"), "run \(run): \(result.stdout)")
+      #expect(!result.stdout.contains("book.pkg' is at the project root"), "run \(run): \(result.stdout)")
+      #expect(!result.stdout.contains("\"severity\" : \"warning\""), "run \(run): \(result.stdout)")
+    }
+    #expect(try pkgtool(["validate", dir.appending("MyBook/book.pkg")]).status == 0)
+  }
+
   @Test func aQuietDryRunIsQuiet() throws {
     let dir = try TemporaryDirectory()
     let book = try project(dir)

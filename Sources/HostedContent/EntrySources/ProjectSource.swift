@@ -154,7 +154,16 @@ package final class ProjectSource: EntrySource {
     let contentRoot = isProject ? location + "/Contents" : location
     if isProject {
       let root = try DirectoryHandle(path: location)
+      // The package being written at the root (`-o P/x.pkg`) and its temporaries are neither
+      // content nor something the user left there: they are not listed (a rebuild warned of
+      // its own output, and a build of its own hidden heap file).
+      var here = stat()
+      let output = excludedOutput.flatMap { out in
+        fstat(root.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
+          ? out.name : nil
+      }
       for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
+        if let output, name == output || name.hasPrefix(TemporaryName.prefix(of: output)) { continue }
         leftOut.append(LeftOutPath(path: name, reason: rootReason(name, in: root)))
       }
       guard root.exists("Contents") else { return }  // the layout rule reports it

@@ -39,6 +39,9 @@ public enum Unpack {
     public var output: String?
     /// Files written.
     public var fileCount: Int
+    /// The bytes of the files written: the package's content size, unless `keepGoing` skipped
+    /// some files.
+    public var byteCount: UInt64 = 0
   }
 
   /// Unpacks the package at `package` into the folder `destination`.
@@ -78,7 +81,7 @@ public enum Unpack {
     func published(_ staged: Staged, discarding: Bool = false) throws -> Result {
       guard let staging = staged.staging, !discarding else {
         staged.staging?.discard()
-        return Result(inspection: staged.inspection, output: nil, fileCount: 0)
+        return Result(inspection: staged.inspection, output: nil, fileCount: 0, byteCount: 0)
       }
       // Written to while it was read: what was hashed may not be what was unpacked.
       guard (try? file.changeStamp()) == stamp else {
@@ -92,7 +95,8 @@ public enum Unpack {
         staging.discard()
         throw OperationError.wrap(error)
       }
-      return Result(inspection: staged.inspection, output: destination, fileCount: staged.fileCount)
+      return Result(
+        inspection: staged.inspection, output: destination, fileCount: staged.fileCount, byteCount: staged.byteCount)
     }
     if let staged = try stageWhileParsing(file, destination: destination, options: options, progress: progress) {
       return try published(staged)
@@ -167,6 +171,7 @@ public enum Unpack {
     var inspection: InspectionResult
     var staging: StagingFolder?
     var fileCount: Int
+    var byteCount: UInt64 = 0
   }
 
   /// Runs every rule over `source` while extracting it into a new staging folder in `parent`
@@ -223,6 +228,6 @@ public enum Unpack {
       staging.discard()
       return Staged(inspection: inspection, staging: nil, fileCount: 0)
     }
-    return Staged(inspection: inspection, staging: staging, fileCount: sink.fileCount)
+    return Staged(inspection: inspection, staging: staging, fileCount: sink.fileCount, byteCount: sink.byteCount)
   }
 }

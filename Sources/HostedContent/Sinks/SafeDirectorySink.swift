@@ -34,6 +34,10 @@ package final class SafeDirectorySink: EntrySink {
   private var currentPlace: (folder: DirectoryHandle, name: String)?
   /// Files written.
   package private(set) var fileCount = 0
+  /// The bytes of the files written (an abandoned file's bytes are not counted).
+  package private(set) var byteCount: UInt64 = 0
+  /// The bytes of the file being written so far.
+  private var entryBytes: UInt64 = 0
 
   // Files up to `BackgroundFileWriter.fileLimit` are gathered and written by worker threads
   // (with `threads` > 1).
@@ -139,6 +143,7 @@ package final class SafeDirectorySink: EntrySink {
   }
 
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
+    entryBytes += UInt64(bytes.count)
     if let job = whole {
       // The engine never passes more than the declared size; the buffer holds the limit.
       guard job.bytes.count + bytes.count <= BackgroundFileWriter.fileLimit else {
@@ -151,6 +156,8 @@ package final class SafeDirectorySink: EntrySink {
   }
 
   package func end(_ entry: PackageEntry) throws {
+    byteCount += entryBytes
+    entryBytes = 0
     current = nil
     currentPlace = nil
     if let job = whole {
@@ -161,6 +168,7 @@ package final class SafeDirectorySink: EntrySink {
 
   /// Removes the file being written (its bytes could not all be read); it is never published.
   package func abandon(_ entry: PackageEntry) {
+    entryBytes = 0
     if let job = whole {
       whole = nil
       background.giveBack(job.bytes)

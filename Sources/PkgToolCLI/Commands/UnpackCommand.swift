@@ -68,7 +68,10 @@ struct UnpackCommand: ParsableCommand {
     var productIdentifier: String?
     var contentVersion: String?
     var files: Int
+    /// The package's content, as the table of contents declares it.
     var contentSize: UInt64
+    /// The bytes of the files written (less than contentSize when --keep-going skipped files).
+    var writtenSize: UInt64
     var findings: [Finding]
   }
 
@@ -105,7 +108,7 @@ struct UnpackCommand: ParsableCommand {
             package: package, output: result.output, unpacked: result.output != nil, valid: !failed, skipped: skipped,
             productIdentifier: info?.productIdentifier,
             contentVersion: info?.contentVersion.description, files: result.fileCount,
-            contentSize: result.inspection.contentSize,
+            contentSize: result.inspection.contentSize, writtenSize: result.byteCount,
             findings: result.inspection.findings)))
     } else {
       if !result.inspection.findings.isEmpty && !(quiet && !failed) {
@@ -118,7 +121,7 @@ struct UnpackCommand: ParsableCommand {
         }
         let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
         Terminal.standardOutput(
-          "unpacked \(info.map { "\($0.productIdentifier) \($0.contentVersion) " } ?? "")into \(written)/ (\(result.fileCount) files, \(describeBytes(result.inspection.contentSize))\(partial))\n"
+          "unpacked \(info.map { "\($0.productIdentifier) \($0.contentVersion) " } ?? "")into \(written)/ (\(result.fileCount) files, \(describeBytes(result.byteCount))\(partial))\n"
         )
       }
     }
