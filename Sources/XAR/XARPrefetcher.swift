@@ -41,6 +41,14 @@ package final class XARPrefetcher: Sendable {
   /// the other waited until the reader was nearly through the first file). At most this many
   /// parts of ``partSize`` bytes are held beyond the reader.
   static let partsAhead = 8
+  /// Parts of files other than the one the reader is in may be decoded past ``partsAhead`` while
+  /// fewer than this many batches wait to be taken: so that a second worker works on the next
+  /// large file at once instead of waiting until the reader is nearly through the first. (With
+  /// ``partsAhead`` alone the workers took turns on a package of 300 kB – 4 MB files, and
+  /// validate used one core.) The parts the reader needs next are always allowed, so this never
+  /// blocks the reader; what is held stays below (``partsAhead`` + ``sparePartsLimit`` + workers)
+  /// parts.
+  static let sparePartsLimit = 12
 
   private struct State: Sendable {
     /// The first entry no batch has claimed yet.
@@ -147,9 +155,12 @@ package final class XARPrefetcher: Sendable {
   }
 
   /// Waits until batch `number` may be decoded (at most `ahead` beyond the one the reader takes
-  /// next); false once cancelled.
-  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead) -> Bool {
-    state.wait(until: { $0.cancelled || number < $0.taken + ahead }, then: { !$0.cancelled })
+  /// next, or, with `spare`, while fewer than that many batches wait to be taken); false once
+  /// cancelled.
+  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead, spare: Int = 0) -> Bool {
+    state.wait(
+      until: { $0.cancelled || number < $0.taken + ahead || $0.done.count < spare },
+      then: { !$0.cancelled })
   }
 
   private func deposit(_ number: Int, _ items: [Item]) {
@@ -216,7 +227,9 @@ package final class XARPrefetcher: Sendable {
       file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
     var ended = false
     for j in 0..<parts {
-      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead) else { return }
+      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, spare: XARPrefetcher.sparePartsLimit) else {
+        return
+      }
       let last = j == parts - 1
       var part = Item(bytes: [], error: nil, continues: !last)
       if !ended {
