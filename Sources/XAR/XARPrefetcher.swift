@@ -35,20 +35,11 @@ package final class XARPrefetcher: Sendable {
   static let batchCount = 128
   /// Batches decoded (or being decoded) beyond the one the reader takes next, at most.
   static let ahead = 3
-  /// The same bound for the parts of a large file, a part being a batch of its own. It is
-  /// wider, so that a second worker can start on the next large file while the first is still
-  /// on its own (a large file is decoded by one worker, part after part: with ``ahead`` alone,
-  /// the other waited until the reader was nearly through the first file). At most this many
-  /// parts of ``partSize`` bytes are held beyond the reader.
+  /// The bound for the parts of a large file (a part is a batch of its own), counted from the
+  /// reader's place in that file or, before the reader reaches it, from the file's first part
+  /// (see ``waitForRoom(_:ahead:from:)``): each worker holds at most this many parts of
+  /// ``partSize`` bytes that the reader has not taken.
   static let partsAhead = 8
-  /// Parts of files other than the one the reader is in may be decoded past ``partsAhead`` while
-  /// fewer than this many batches wait to be taken: so that a second worker works on the next
-  /// large file at once instead of waiting until the reader is nearly through the first. (With
-  /// ``partsAhead`` alone the workers took turns on a package of 300 kB – 4 MB files, and
-  /// validate used one core.) The parts the reader needs next are always allowed, so this never
-  /// blocks the reader; what is held stays below (``partsAhead`` + ``sparePartsLimit`` + workers)
-  /// parts.
-  static let sparePartsLimit = 12
 
   private struct State: Sendable {
     /// The first entry no batch has claimed yet.
@@ -72,6 +63,9 @@ package final class XARPrefetcher: Sendable {
   /// Part buffers the reader is done with, for the next parts: a fresh one was a fresh mapping
   /// of 256 KiB, zeroed page by page (most of an unpack's page faults on large files).
   private let spareParts = Locked<[[UInt8]]>([])
+  /// Batches of small files decoded beyond the one the reader takes next: ``ahead``, or one
+  /// more than the workers where there are more, so that every worker has one to decode.
+  private let batchesAhead: Int
 
   init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64) {
     partsUpTo = largeFilesInPartsUpTo
@@ -79,6 +73,7 @@ package final class XARPrefetcher: Sendable {
     self.heapStart = heapStart
     self.feed = feed
     let workers = max(1, workers)
+    batchesAhead = max(XARPrefetcher.ahead, workers + 1)
     state = Watched(State(running: workers))
     for _ in 0..<workers {
       DispatchQueue.global().async { [self] in
@@ -155,11 +150,17 @@ package final class XARPrefetcher: Sendable {
   }
 
   /// Waits until batch `number` may be decoded (at most `ahead` beyond the one the reader takes
-  /// next, or, with `spare`, while fewer than that many batches wait to be taken); false once
-  /// cancelled.
-  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead, spare: Int = 0) -> Bool {
+  /// next, or beyond `from` while the reader has not reached `from`); false once cancelled.
+  ///
+  /// A large file's parts are counted from its own first part: its worker holds at most
+  /// ``partsAhead`` parts the reader has not taken, whether the reader is in that file or
+  /// still in an earlier one. So every worker decodes its own file at once (with the window
+  /// counted from the reader alone, the worker on the next file waited until the reader was
+  /// nearly through the current one, and a package of 300 kB – 4 MB files was decoded on one
+  /// core), and what is held stays below workers × ``partsAhead`` parts.
+  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead, from: Int = 0) -> Bool {
     state.wait(
-      until: { $0.cancelled || number < $0.taken + ahead || $0.done.count < spare },
+      until: { $0.cancelled || number < max($0.taken, from) + ahead },
       then: { !$0.cancelled })
   }
 
@@ -175,7 +176,7 @@ package final class XARPrefetcher: Sendable {
         decodeInParts(range.lowerBound, of: entries, first: first, parts: parts, window: window)
         continue
       }
-      guard waitForRoom(first) else { return }
+      guard waitForRoom(first, ahead: batchesAhead) else { return }
       var batch: [Item] = []
       for i in range where entries.kind(at: i) == .file {
         if XARPrefetcher.isLarge(i, in: entries) {
@@ -227,9 +228,7 @@ package final class XARPrefetcher: Sendable {
       file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
     var ended = false
     for j in 0..<parts {
-      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, spare: XARPrefetcher.sparePartsLimit) else {
-        return
-      }
+      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, from: first) else { return }
       let last = j == parts - 1
       var part = Item(bytes: [], error: nil, continues: !last)
       if !ended {

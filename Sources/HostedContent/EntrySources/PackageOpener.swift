@@ -76,6 +76,7 @@ package enum PackageOpener {
       }
       let source = XARPackageSource(reader: reader)
       source.otherForms = Array(forms.dropFirst())
+      source.decodeThreads = limits.decodeThreads
       return source
     }
     if let first = forms.first {
@@ -172,6 +173,7 @@ package enum PackageOpener {
     }
     let source = StreamingXARPackageSource(streaming: streaming)
     source.otherForms = Array(forms.dropFirst())
+    source.decodeThreads = limits.decodeThreads
     return source
   }
 

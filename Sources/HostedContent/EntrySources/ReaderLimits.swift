@@ -1,3 +1,4 @@
+import SystemIO
 import XAR
 
 /// How much of a package's structure a reader accepts before it refuses the package: the
@@ -21,6 +22,10 @@ public struct ReaderLimits: Sendable, Equatable {
   /// Open a plain XAR that was cut off (its TOC whole, its heap not) for `unpack --keep-going`
   /// (see ``XARReader/Limits/acceptsTruncation``).
   package var acceptsTruncation = false
+  /// Threads that decode and verify files' data ahead of the rules and the sink (a plain XAR's):
+  /// by default one per processor online. The bytes written, the findings and the verdict are
+  /// the same for any number; only the time and the memory held ahead change.
+  public var decodeThreads = Machine.processorCount
 
   /// The default limits.
   public init() {

@@ -55,8 +55,10 @@ package final class XARPackageSource: EntrySource {
       linkTarget: kind == .symlink ? x.linkTarget : x.hardLinkTarget, storage: storage)
   }
 
-  /// Decode files' data on other threads (two), ahead of the rules (when there is a second core).
+  /// Decode files' data on other threads, ahead of the rules (when there is a second core).
   package var prefetch = Machine.processorCount > 1
+  /// How many threads decode ahead (``ReaderLimits/decodeThreads``).
+  package var decodeThreads = Machine.processorCount
   /// Decode large files up to this size ahead too (in parts), not only small ones, two at a
   /// time: for a reader that reads every file whole. Any larger file is decoded by the reading
   /// thread itself, as far as it reads it, while the workers go on with the next ones. Unpack,
@@ -71,8 +73,8 @@ package final class XARPackageSource: EntrySource {
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let items =
-      prefetch
-      ? reader.prefetchedItems(workers: min(2, Machine.processorCount), largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+      prefetch && decodeThreads > 1
+      ? reader.prefetchedItems(workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
       : nil
     defer { items?.stop() }
     for x in reader.entries {
@@ -146,6 +148,8 @@ package final class StreamingXARPackageSource: EntrySource {
   package var otherForms: [PackageFormat] = []
   /// Decode files' data on other threads (as ``XARPackageSource/prefetch``).
   package var prefetch = Machine.processorCount > 1
+  /// How many threads decode ahead (``ReaderLimits/decodeThreads``).
+  package var decodeThreads = Machine.processorCount
   /// Decode large files up to this size ahead too (as ``XARPackageSource/prefetchLargeFilesUpTo``).
   package var prefetchLargeFilesUpTo: UInt64 = 0
 
@@ -161,9 +165,9 @@ package final class StreamingXARPackageSource: EntrySource {
 
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let items =
-      prefetch
+      prefetch && decodeThreads > 1
       ? streaming.prefetchedItems(
-        workers: min(2, Machine.processorCount), largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+        workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
       : nil
     defer { items?.stop() }
     var next = 0

@@ -36,7 +36,10 @@ struct UnpackCommand: ParsableCommand {
   @Flag(help: "Replace DIR if it exists (atomically; kept on failure).")
   var force = false
 
-  @Option(help: ArgumentHelp("Threads writing files (default 1; more can help on fast file systems).", valueName: "n"))
+  @Option(
+    help: ArgumentHelp(
+      "Threads writing files (default 1; more can help on fast file systems) and decoding data (default: one per processor).",
+      valueName: "n"))
   var jobs: Int?
 
   @Flag(
@@ -81,6 +84,7 @@ struct UnpackCommand: ParsableCommand {
     if let jobs { options.threads = max(1, jobs) }
     options.validation = rules.validationOptions
     options.limits = limits.limits
+    if let jobs { options.limits.decodeThreads = max(1, jobs) }
     options.keepGoing = keepGoing
     options.catalog = try catalogOptions.verified()
     // `-`: standard input, spooled (at most --max-size bytes) and named `(standard input)`.

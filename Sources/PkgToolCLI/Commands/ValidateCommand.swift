@@ -67,6 +67,19 @@ struct ValidateCommand: ParsableCommand {
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
+  @Option(
+    help: ArgumentHelp(
+      "Threads decoding and verifying files' data (default: one per processor); the verdict is the same for any number.",
+      valueName: "n"))
+  var jobs: Int?
+
+  /// The reader's limits, with the decoding threads --jobs asks for.
+  var readerLimits: ReaderLimits {
+    var readerLimits = limits.limits
+    if let jobs { readerLimits.decodeThreads = max(1, jobs) }
+    return readerLimits
+  }
+
   @Option(help: ArgumentHelp("Report format.", valueName: "format"))
   var reporter: ReportFormat = .text
 
@@ -142,11 +155,11 @@ struct ValidateCommand: ParsableCommand {
               hint: "leave --exclude out to validate it as it is")
           }
           result = try ValidateCommand.validateStandardInput(
-            options: rules.validationOptions, against: against, limits: limits.limits, progress: progress.handler,
+            options: rules.validationOptions, against: against, limits: readerLimits, progress: progress.handler,
             onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil)
         } else {
           result = try Validation.run(
-            path: path, options: rules.validationOptions, against: against, limits: limits.limits,
+            path: path, options: rules.validationOptions, against: against, limits: readerLimits,
             progress: progress.handler, onFileDigest: format == .sarif ? { digests[$0] = $1 } : nil,
             exclude: exclude)
         }
