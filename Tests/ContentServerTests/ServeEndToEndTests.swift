@@ -249,6 +249,31 @@ import X509
     _ = server.stop()
   }
 
+  /// A purchase proved, then `pkgtool install` of the signed URL through a proxy that drops the
+  /// connection twice part way: pkgtool's own client resumes with Range and If-Range, serve
+  /// answers 206, and the installed file is the package's.
+  @Test func pkgtoolInstallResumesThroughAProxyThatDrops() throws {
+    let server = try Server(in: folder)
+    let jws = try chain.jws(TestChain.payload(product: "com.example.app.big"))
+    let granted = try curl(["-X", "POST", server.base + "/v1/downloads"], body: request("com.example.app.big", jws))
+    let url = try #require(granted.json["url"] as? String)
+    let proxy = try CuttingHTTPServer(.upstream(server.base), cutAfter: 3_000_000, cuts: 2)
+    let proxied = proxy.base + url.dropFirst(server.base.count)
+    let installed = try pkgtool(
+      ["install", proxied, "--into", "docs", "--catalog", "catalog.json", "--public-key", "keys/signing.pub"],
+      in: folder.path)
+    #expect(installed.status == 0, "\(installed.stderr)")
+    #expect(
+      try readFile(folder.appending("docs/com.example.app.big/current/data.bin"))
+        == readFile(folder.appending("big/data.bin")))
+    let requests = proxy.requests
+    #expect(requests.map(\.status) == [200, 206, 206], "\(requests)")
+    #expect(requests.map(\.range) == [nil, "bytes=3000000-", "bytes=6000000-"], "\(requests)")
+    let etag = "\"\(sha256(try readFile(bigPackage)))\""
+    #expect(requests.dropFirst().allSatisfy { $0.ifRange == etag }, "\(requests)")
+    #expect(server.stop() == 0)
+  }
+
   @Test func openProductsNeedNoProof() throws {
     let server = try Server(in: folder, ["--open", "com.example.app.sample"])
     let granted = try curl(

@@ -4,123 +4,10 @@ import TestSupport
 import Testing
 
 /// `pkgtool install URL` and `pkgtool unpack URL` through a connection that drops part way: the
-/// built binary against a small HTTP server on loopback (Python's http.server) that closes the
-/// connection after K bytes of the body on its first requests, honours `Range: bytes=N-` and
-/// `If-Range` afterwards, and logs every request it sees. No mocks: real sockets, real curl.
+/// built binary against ``CuttingHTTPServer`` on loopback, which closes the connection after K
+/// bytes of the body on its first requests, honours `Range: bytes=N-` and `If-Range`
+/// afterwards, and logs every request it sees. No mocks: real sockets, real curl.
 @Suite struct ResumingDownloadTests {
-  /// The server: `server.py PORT_FILE LOG_FILE CUT_BYTES CUTS FIRST [LATER]`. Request 1 serves
-  /// FIRST, later ones LATER (a file replaced between two requests); the first CUTS requests are
-  /// cut after CUT_BYTES bytes of body. ETag = the SHA-256 of the bytes served.
-  static let script = """
-    import hashlib, http.server, json, os, socket, sys, threading
-    port_file, log_file, cut, cuts, first = sys.argv[1:6]
-    later = sys.argv[6] if len(sys.argv) > 6 else first
-    cut, cuts = int(cut), int(cuts)
-    lock = threading.Lock()
-    count = [0]
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        def log_message(self, *args): pass
-        def handle(self):
-            try:
-                super().handle()
-            except (ConnectionError, OSError):
-                pass
-        def do_GET(self):
-            with lock:
-                count[0] += 1
-                n = count[0]
-            data = open(first if n == 1 else later, "rb").read()
-            tag = '"' + hashlib.sha256(data).hexdigest() + '"'
-            rng, if_range = self.headers.get("Range"), self.headers.get("If-Range")
-            start, status = 0, 200
-            if rng and (if_range is None or if_range == tag):
-                spec = rng.strip()
-                if spec.startswith("bytes=") and spec.endswith("-") and spec[6:-1].isdigit():
-                    start, status = int(spec[6:-1]), 206
-            with lock, open(log_file, "a") as log:
-                log.write(json.dumps({"n": n, "range": rng, "ifRange": if_range, "status": status}) + "\\n")
-            if start >= len(data):
-                self.send_response(416)
-                self.send_header("Content-Range", "bytes */%d" % len(data))
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            body = data[start:]
-            self.send_response(status)
-            self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("ETag", tag)
-            self.send_header("Content-Length", str(len(body)))
-            if status == 206:
-                self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
-            self.end_headers()
-            if n <= cuts:
-                self.wfile.write(body[:cut])
-                self.wfile.flush()
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
-                return
-            self.wfile.write(body)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.rename(port_file + ".tmp", port_file)
-    server.serve_forever()
-    """
-
-  /// One request as the server logged it.
-  struct Logged: Decodable {
-    var n: Int
-    var range: String?
-    var ifRange: String?
-    var status: Int
-  }
-
-  /// The server, running; killed (by its pid) when the value goes.
-  final class CuttingServer {
-    let process = Process()
-    let logPath: String
-    var base = ""
-
-    init(in folder: TemporaryDirectory, cutAfter: Int, cuts: Int, first: String, later: String? = nil) throws {
-      let id = UUID().uuidString
-      let scriptPath = folder.appending("server-\(id).py")
-      let portPath = folder.appending("server-\(id).port")
-      logPath = folder.appending("server-\(id).log")
-      try writeFile(scriptPath, ResumingDownloadTests.script)
-      try writeFile(logPath, "")
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      process.arguments =
-        ["python3", scriptPath, portPath, logPath, "\(cutAfter)", "\(cuts)", first] + (later.map { [$0] } ?? [])
-      process.standardInput = FileHandle.nullDevice
-      try writeFile(logPath + ".err", "")
-      process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath + ".err"))
-      try process.run()
-      let deadline = Date().addingTimeInterval(20)
-      while Date() < deadline {
-        if let port = try? String(decoding: readFile(portPath), as: UTF8.self), !port.isEmpty {
-          base = "http://127.0.0.1:\(port)"
-          return
-        }
-        if !process.isRunning { break }
-        usleep(20_000)
-      }
-      throw TestFailure("the test server did not start")
-    }
-
-    var requests: [Logged] {
-      let text = String(decoding: (try? readFile(logPath)) ?? [], as: UTF8.self)
-      return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Logged.self, from: Data($0.utf8)) }
-    }
-
-    deinit {
-      if process.isRunning {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-      }
-    }
-  }
-
   /// Two packages of the same product, 1.0 and 1.1, of random bytes (they do not compress, so
   /// each package is about 3 MB and a cut at 1 MB lands inside the body).
   struct Packages {
@@ -179,7 +66,7 @@ import Testing
   @Test func aCutTransferIsResumedWithRangeAndIfRange() throws {
     let packages = try Packages()
     let folder = packages.folder
-    let server = try CuttingServer(in: folder, cutAfter: 1_000_000, cuts: 2, first: packages.first)
+    let server = try CuttingHTTPServer(.files(first: packages.first, later: nil), cutAfter: 1_000_000, cuts: 2)
     let url = server.base + "/packages/first.pkg"
     let catalog = try packages.catalog(for: packages.first, base: server.base)
 
@@ -201,7 +88,7 @@ import Testing
 
   @Test func unpackResumesToo() throws {
     let packages = try Packages()
-    let server = try CuttingServer(in: packages.folder, cutAfter: 700_000, cuts: 1, first: packages.first)
+    let server = try CuttingHTTPServer(.files(first: packages.first, later: nil), cutAfter: 700_000, cuts: 1)
     let unpacked = try pkgtool(
       ["unpack", server.base + "/packages/first.pkg", "-o", "out", "-q"], in: packages.folder.path)
     #expect(unpacked.status == 0, "\(unpacked.stderr)")
@@ -217,8 +104,8 @@ import Testing
   @Test func aFileChangedBetweenRequestsIsNeverSpliced() throws {
     let packages = try Packages()
     let folder = packages.folder
-    let server = try CuttingServer(
-      in: folder, cutAfter: 1_000_000, cuts: 2, first: packages.first, later: packages.second)
+    let server = try CuttingHTTPServer(
+      .files(first: packages.first, later: packages.second), cutAfter: 1_000_000, cuts: 2)
     let url = server.base + "/packages/first.pkg"
 
     let unpacked = try pkgtool(["unpack", url, "-o", "out", "-q"], in: folder.path)
@@ -237,8 +124,8 @@ import Testing
   @Test func aChangedFileIsRefusedByTheCatalog() throws {
     let packages = try Packages()
     let folder = packages.folder
-    let server = try CuttingServer(
-      in: folder, cutAfter: 1_000_000, cuts: 1, first: packages.first, later: packages.second)
+    let server = try CuttingHTTPServer(
+      .files(first: packages.first, later: packages.second), cutAfter: 1_000_000, cuts: 1)
     let catalog = try packages.catalog(for: packages.first, base: server.base)
     let temporary = try TemporaryDirectory("pkgtool-resume-tmp")
     let installed = try pkgtool(
@@ -258,7 +145,7 @@ import Testing
   @Test func aServerThatAlwaysCutsIsGivenUpOn() throws {
     let packages = try Packages()
     let folder = packages.folder
-    let server = try CuttingServer(in: folder, cutAfter: 0, cuts: 1000, first: packages.first)
+    let server = try CuttingHTTPServer(.files(first: packages.first, later: nil), cutAfter: 0, cuts: 1000)
     let url = server.base + "/packages/first.pkg"
     let temporary = try TemporaryDirectory("pkgtool-resume-tmp")
     let installed = try pkgtool(
