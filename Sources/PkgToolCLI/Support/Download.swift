@@ -143,7 +143,9 @@ struct ResumingDownload {
       let before = kept
       var restart = false
       if let resumeFrom {
-        if attempt.status == 206, Self.rangeStart(attempt.contentRange) == resumeFrom,
+        if attempt.status == 0 {
+          // No answer at all (refused, or cut before the head): what was kept stays.
+        } else if attempt.status == 206, Self.rangeStart(attempt.contentRange) == resumeFrom,
           attempt.etag == nil || attempt.etag == etag
         {
           if attempt.overLimit {
@@ -177,6 +179,10 @@ struct ResumingDownload {
           throw OperationError(
             "cannot download '\(address)': the server answered a request for the whole file with part of it (HTTP 206)",
             hint: "download the file yourself and pass its path")
+        }
+        if attempt.exitStatus == 0 && !(200..<300).contains(attempt.status) {
+          // A redirect curl did not follow (no Location), a 1xx: not the file.
+          throw OperationError("cannot download '\(address)': the server answered HTTP \(attempt.status)")
         }
         kept = attempt.received
         etag = Self.strongETag(attempt.etag)
