@@ -82,9 +82,10 @@ public struct Catalog: Codable, Equatable, Sendable {
   }
 
   /// As ``check(packageAt:)``, for the package file open as `file`: the bytes hashed are the
-  /// bytes read, and an operation that goes on to unpack reads the same descriptor.
-  package func check(file: FileDescriptor) throws -> Version {
-    let path = file.path
+  /// bytes read, and an operation that goes on to unpack reads the same descriptor. Messages
+  /// name the file `name`, or its path.
+  package func check(file: FileDescriptor, name: String? = nil) throws -> Version {
+    let path = name ?? file.path
     let size = try file.size()
     let (product, entry) = try listedEntry(sha256: try Build.sha256(of: file), size: size, name: path)
     let info: ContentInfo

@@ -23,6 +23,9 @@ public enum Install {
     /// the package must be one of its entries, byte for byte, and the catalog must not be older
     /// than the last one an install of this product used.
     public var catalog: Catalog?
+    /// The name messages give the package when the path is a private copy: the URL it was
+    /// downloaded from (never the temporary's path).
+    public var displayName: String?
     /// The defaults: keep every version, refuse downgrades.
     public init() {}
   }
@@ -157,7 +160,8 @@ public enum Install {
     let sha = try Build.sha256(of: packageFile)
     if let catalog = options.catalog {
       do {
-        _ = try catalog.check(sha256: sha, size: try packageFile.size(), info: info, name: package)
+        _ = try catalog.check(
+          sha256: sha, size: try packageFile.size(), info: info, name: options.displayName ?? package)
       } catch let refusal as CatalogError {
         return Result(
           action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha,

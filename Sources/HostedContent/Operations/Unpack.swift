@@ -24,6 +24,9 @@ public enum Unpack {
     /// A catalog already verified with the publisher's key: the package must be one of its
     /// entries, byte for byte (size, SHA-256, product, version), or nothing is unpacked.
     public var catalog: Catalog?
+    /// The name messages give the package when the path is a private copy: the URL it was
+    /// downloaded from (never the temporary's path).
+    public var displayName: String?
     /// Read a plain XAR while its TOC is parsed (``stageWhileParsing(_:destination:options:progress:)``);
     /// off, it is parsed whole first. Same verdict and files either way (tests compare them).
     package var whileParsing = true
@@ -75,7 +78,7 @@ public enum Unpack {
     do { file = try given ?? FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
     let stamp = try file.changeStamp()
     if let catalog = options.catalog {
-      _ = try catalog.check(file: file)
+      _ = try catalog.check(file: file, name: options.displayName)
     }
     /// Publishes what was staged as the destination, or reports why nothing was.
     func published(_ staged: Staged, discarding: Bool = false) throws -> Result {

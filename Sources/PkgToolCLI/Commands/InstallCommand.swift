@@ -87,6 +87,7 @@ struct InstallCommand: ParsableCommand {
     options.limits = limits.limits
     options.catalog = try catalogOptions.verified()
     let download = try DownloadedPackage(package, catalog: options.catalog)
+    if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)
     let result: Install.Result
     do {

@@ -91,6 +91,7 @@ struct UnpackCommand: ParsableCommand {
     let input = try StandardStreams.input(package, maxSize: options.validation.maxSize)
     let package = input.name
     let download = input.file == nil ? try DownloadedPackage(package, catalog: options.catalog) : nil
+    if let download, download.path != package { options.displayName = package }
     let progress = ProgressLine("unpacking '\(package)'", options: progressOption, silent: quiet || json)
     let result: Unpack.Result
     do {

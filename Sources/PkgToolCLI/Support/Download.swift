@@ -1,14 +1,21 @@
 import Foundation
 import HostedContent
+import SystemIO
 
-/// A package named by URL: fetched into a private temporary file first, never into place. With
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A package named by URL: fetched into a private temporary folder first, never into place. With
 /// a catalog the download stops as soon as it passes the size the catalog gives for that URL.
 ///
 /// http(s) goes through the `curl` command, not Foundation's URLSession: linking
 /// FoundationNetworking loads libcurl and some thirty libraries behind it into every run, about
 /// 9 MiB of memory before the first byte of a package is read, and it keeps the Swift runtime
 /// from being linked statically on Linux (docs/performance.md). Only `unpack` and `install` of a
-/// URL need it.
+/// URL need it. A transfer cut part way is resumed (``ResumingDownload``).
 final class DownloadedPackage {
   /// The local path to read.
   let path: String
@@ -32,38 +39,225 @@ final class DownloadedPackage {
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
     let limit = catalog?.downloadLimit(forURL: location)
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-download-\(UUID().uuidString)")
-      .path
-    try FileManager.default.createDirectory(
-      atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    let folder = try Self.privateFolder(for: url.absoluteString)
     temporaryFolder = folder
     // A fixed name, never one from the URL; only the extension is kept (the package-form rule
     // reads it).
     let ext = url.pathExtension.lowercased() == "zip" ? "zip" : "pkg"
     path = folder + "/download." + ext
-    try fetch(url, to: path, limit: limit.map { UInt64(clamping: $0) })
+    do {
+      try ResumingDownload(address: url.absoluteString, limit: limit.map { UInt64(clamping: $0) }).run(into: path)
+    } catch {
+      Self.remove(folder)
+      throw error
+    }
   }
 
   deinit {
-    if let temporaryFolder { try? FileManager.default.removeItem(atPath: temporaryFolder) }
+    if let temporaryFolder { Self.remove(temporaryFolder) }
   }
 
-  /// Runs `curl` with the body on a pipe, counted here: past `limit` curl is stopped, whatever the
-  /// server said the length would be.
-  private func fetch(_ url: URL, to path: String, limit: UInt64?) throws {
-    let address = url.absoluteString
-    guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
-      let output = FileHandle(forWritingAtPath: path)
-    else { throw OperationError("cannot download '\(address)': cannot create '\(path)'") }
-    defer { try? output.close() }
+  /// A new folder only this user can enter, in the system temporary folder, registered with
+  /// ``Interruption`` as it is made: Ctrl-C or SIGTERM during the download removes it.
+  private static func privateFolder(for address: String) throws -> String {
+    let parent = StandardInput.temporaryFolder
+    var template = Array((parent + "/pkgtool-download-XXXXXX").utf8CString)
+    let made = Interruption.creatingUnnamed { () -> String? in
+      template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
+    }
+    guard let made else {
+      throw OperationError(
+        "cannot download '\(address)': cannot make a temporary folder in '\(parent)': \(SystemError("create", path: parent).reason)",
+        hint: "set TMPDIR to a folder you can write")
+    }
+    return made
+  }
+
+  private static func remove(_ folder: String) {
+    if let parent = try? DirectoryHandle(path: Paths.parent(of: folder)) {
+      try? parent.removeTree(Paths.name(of: folder))
+    }
+  }
+}
+
+/// One URL fetched into one file with the `curl` command, resumed when the transfer is cut.
+///
+/// The first request asks for the whole file. When curl reports the connection cut (curl exits
+/// 18, 52, 55, 56, 16 or 92) and the response carried a strong `ETag`, the next request asks
+/// for the rest: `Range: bytes=N-` and `If-Range: <that ETag>`. What comes back is kept as
+/// follows:
+/// - 206 whose `Content-Range` starts at N (and whose ETag, if any, is the same): appended;
+/// - 200: the file changed (or the server ignores ranges): its bytes replace what was there,
+///   from offset 0; bytes of two different files are never put together;
+/// - anything else (a 206 at another offset, 416): thrown away, and the next request starts
+///   from zero.
+/// Without a strong ETag every retry starts from zero. At most ``maximumRetries`` retries in a
+/// row that bring no new byte, and ``maximumAttempts`` requests in all, with a short pause
+/// (0.25 s, doubling, at most 2 s) before each retry.
+struct ResumingDownload {
+  /// The URL, as curl is given it.
+  let address: String
+  /// Past this many bytes the download stops with an error (the size a catalog gives).
+  let limit: UInt64?
+
+  static let maximumRetries = 5
+  static let maximumAttempts = 20
+  /// curl's exit statuses for a connection cut after it was made.
+  static let cutStatuses: Set<Int32> = [16, 18, 52, 55, 56, 92]
+
+  /// What one run of curl gave.
+  struct Attempt {
+    /// The response's status (0 when none came).
+    var status = 0
+    var etag: String?
+    var contentRange: String?
+    /// Bytes of body received.
+    var received: UInt64 = 0
+    /// curl's exit status, or nil if it was killed (past the limit).
+    var exitStatus: Int32?
+    /// curl's own message, without the line pkgtool asked it for.
+    var message = ""
+    var overLimit = false
+  }
+
+  /// Fetches the whole file into `path` (created here, only this user can read it).
+  func run(into path: String) throws {
+    let output: FileDescriptor
+    do { output = try FileDescriptor.create(path, mode: 0o600) } catch {
+      throw OperationError(
+        "cannot download '\(address)': cannot make a temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
+        hint: "set TMPDIR to a folder you can write")
+    }
+    var kept: UInt64 = 0
+    var etag: String?
+    var retriesWithoutProgress = 0
+    var attempts = 0
+    while true {
+      attempts += 1
+      let resumeFrom: UInt64? = (kept > 0 && etag != nil) ? kept : nil
+      if resumeFrom == nil && kept > 0 {
+        try output.truncate(to: 0)
+        kept = 0
+      }
+      let attempt = try fetch(into: output, at: resumeFrom ?? 0, ifRange: resumeFrom == nil ? nil : etag)
+      let before = kept
+      var restart = false
+      if let resumeFrom {
+        if attempt.status == 0 {
+          // No answer at all (refused, or cut before the head): what was kept stays.
+        } else if attempt.status == 206, Self.rangeStart(attempt.contentRange) == resumeFrom,
+          attempt.etag == nil || attempt.etag == etag
+        {
+          if attempt.overLimit {
+            throw OperationError(
+              "cannot download '\(address)': it is larger than the \(limit ?? 0) bytes the catalog gives")
+          }
+          kept = resumeFrom + attempt.received
+        } else if (200..<300).contains(attempt.status) && attempt.status != 206 {
+          // Another file (or the whole of it again): its bytes were written at `resumeFrom`;
+          // they move to the front, and nothing of the first file stays.
+          try Self.moveDown(output, from: resumeFrom, length: attempt.received)
+          kept = attempt.received
+          etag = Self.strongETag(attempt.etag)
+          if attempt.overLimit { restart = true }
+        } else {
+          restart = true
+        }
+        if restart {
+          try output.truncate(to: 0)
+          kept = 0
+          etag = nil
+        } else {
+          try output.truncate(to: kept)
+        }
+      } else {
+        if attempt.overLimit {
+          throw OperationError(
+            "cannot download '\(address)': it is larger than the \(limit ?? 0) bytes the catalog gives")
+        }
+        if attempt.status == 206 {
+          throw OperationError(
+            "cannot download '\(address)': the server answered a request for the whole file with part of it (HTTP 206)",
+            hint: "download the file yourself and pass its path")
+        }
+        if attempt.exitStatus == 0 && !(200..<300).contains(attempt.status) {
+          // A redirect curl did not follow (no Location), a 1xx: not the file.
+          throw OperationError("cannot download '\(address)': the server answered HTTP \(attempt.status)")
+        }
+        kept = attempt.received
+        etag = Self.strongETag(attempt.etag)
+      }
+      if attempt.exitStatus == 0 && !restart { return }
+      guard let status = attempt.exitStatus else {
+        // Killed past the limit, on an answer that is being dropped: try again from zero.
+        retriesWithoutProgress += 1
+        try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts)
+        continue
+      }
+      // A connection refused is worth retrying only once one had been made.
+      let retryable =
+        restart || Self.cutStatuses.contains(status) || (status == 7 && attempts > 1) || (status == 28 && attempts > 1)
+      guard retryable else { throw failure(attempt) }
+      retriesWithoutProgress = kept > before ? 0 : retriesWithoutProgress + 1
+      try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts)
+    }
+  }
+
+  /// Waits before the next attempt, or throws when the retries are used up.
+  private func pauseOrGiveUp(_ attempt: Attempt, kept: UInt64, _ retriesWithoutProgress: Int, _ attempts: Int) throws {
+    guard retriesWithoutProgress <= Self.maximumRetries, attempts < Self.maximumAttempts else {
+      throw OperationError(
+        "cannot download '\(address)': the transfer was cut \(attempts) times (\(kept) bytes received; the last time: \(Self.reason(attempt)))",
+        hint: "try again later, or download the file yourself and pass its path")
+    }
+    // 0.25 s, 0.5 s, 1 s, 2 s, 2 s.
+    let pause = min(0.25 * Double(1 << max(0, min(retriesWithoutProgress - 1, 3))), 2)
+    usleep(useconds_t(pause * 1_000_000))
+  }
+
+  /// The error for an attempt that is not retried.
+  private func failure(_ attempt: Attempt) -> OperationError {
+    if attempt.exitStatus == 127 {
+      return OperationError(
+        "cannot download '\(address)': the curl command is not installed",
+        hint: "install curl, or download the file yourself and pass its path")
+    }
+    return OperationError("cannot download '\(address)': \(Self.reason(attempt))")
+  }
+
+  /// curl's message, turned into words where it can be.
+  static func reason(_ attempt: Attempt) -> String {
+    var reason = attempt.message.trimmingCharacters(in: .whitespacesAndNewlines)
+    if let range = reason.range(of: "The requested URL returned error: ") {
+      reason = "the server answered HTTP " + reason[range.upperBound...].trimmingCharacters(in: .whitespaces)
+    } else if reason.isEmpty {
+      if (200..<300).contains(attempt.status) || attempt.status == 0 {
+        reason = "curl exited with status \(attempt.exitStatus.map(String.init) ?? "?")"
+      } else {
+        reason = "the server answered HTTP \(attempt.status)"
+      }
+    }
+    return reason
+  }
+
+  /// Runs curl once; the body is written at `offset` of `output` as it arrives, counted here: past
+  /// `limit` curl is stopped, whatever the server said the length would be.
+  private func fetch(into output: FileDescriptor, at offset: UInt64, ifRange: String?) throws -> Attempt {
     let curl = Process()
     curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     // No redirect to anything but http(s); the URL is passed as an option's value, never as
-    // something curl could read as an option.
-    curl.arguments = [
+    // something curl could read as an option. The final response's status and headers come
+    // last on standard error, on one line that starts with a marker.
+    var arguments = [
       "curl", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", "=http,https",
-      "--proto-redir", "=http,https", "--url", address,
+      "--proto-redir", "=http,https",
+      "--write-out", "%{stderr}\n\(Self.marker)%{http_code}\t%header{etag}\t%header{content-range}\n",
     ]
+    if let ifRange {
+      arguments += ["--range", "\(offset)-", "--header", "If-Range: \(ifRange)"]
+    }
+    arguments += ["--url", address]
+    curl.arguments = arguments
     let body = Pipe()
     let errors = Pipe()
     curl.standardOutput = body
@@ -71,36 +265,92 @@ final class DownloadedPackage {
     curl.standardInput = FileHandle.nullDevice
     do { try curl.run() } catch {
       throw OperationError(
-        "cannot download '\(address)': \(error.localizedDescription); downloading needs the curl command (or download the file yourself and pass its path)"
-      )
+        "cannot download '\(address)': \(error.localizedDescription)",
+        hint: "downloading needs the curl command; or download the file yourself and pass its path")
     }
-    var received: UInt64 = 0
-    var failure: String?
+    // curl's messages are short; read on another thread so that neither pipe can fill up.
+    let collected = Locked<[UInt8]>([])
+    let readerDone = DispatchSemaphore(value: 0)
+    Thread {
+      let data = (try? errors.fileHandleForReading.readToEnd()).flatMap { $0 } ?? Data()
+      collected.withLock { $0 = Array(data) }
+      readerDone.signal()
+    }.start()
+    var attempt = Attempt()
+    var writeError: Error?
     while let data = try body.fileHandleForReading.read(upToCount: 256 * 1024), !data.isEmpty {
-      received += UInt64(data.count)
-      if let limit, received > limit {
-        failure = "it is larger than the \(limit) bytes the catalog gives"
+      if let limit, offset + attempt.received + UInt64(data.count) > limit {
+        attempt.overLimit = true
         curl.terminate()
         break
       }
-      try output.write(contentsOf: data)
+      do {
+        try data.withUnsafeBytes { try output.write($0, at: offset + attempt.received) }
+      } catch {
+        writeError = error
+        curl.terminate()
+        break
+      }
+      attempt.received += UInt64(data.count)
     }
     try? body.fileHandleForReading.close()
-    let message = (try? errors.fileHandleForReading.readToEnd()).flatMap { $0 }.map {
-      String(decoding: $0, as: UTF8.self)
-    }
     curl.waitUntilExit()
-    if let failure { throw OperationError("cannot download '\(address)': \(failure)") }
-    guard curl.terminationReason == .exit, curl.terminationStatus == 0 else {
-      var reason = (message ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-      if curl.terminationStatus == 127 && curl.terminationReason == .exit {
-        reason = "the curl command is not installed (install curl, or download the file yourself and pass its path)"
-      } else if let range = reason.range(of: "The requested URL returned error: ") {
-        reason = "the server answered HTTP " + reason[range.upperBound...].trimmingCharacters(in: .whitespaces)
-      } else if reason.isEmpty {
-        reason = "curl exited with status \(curl.terminationStatus)"
+    readerDone.wait()
+    if let writeError {
+      throw OperationError(
+        "cannot download '\(address)': cannot write the temporary file: \((writeError as? SystemError)?.reason ?? "\(writeError)")",
+        hint: "free some space in the temporary folder, or set TMPDIR to another folder")
+    }
+    attempt.exitStatus = curl.terminationReason == .exit ? curl.terminationStatus : nil
+    var lines: [Substring] = []
+    for line in String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n") {
+      if line.hasPrefix(Self.marker) {
+        let fields = line.dropFirst(Self.marker.count).split(separator: "\t", omittingEmptySubsequences: false)
+        attempt.status = fields.first.flatMap { Int($0) } ?? 0
+        attempt.etag = fields.count > 1 && !fields[1].isEmpty ? String(fields[1]) : nil
+        attempt.contentRange = fields.count > 2 && !fields[2].isEmpty ? String(fields[2]) : nil
+      } else {
+        lines.append(line)
       }
-      throw OperationError("cannot download '\(address)': \(reason)")
+    }
+    attempt.message = lines.joined(separator: "\n")
+    return attempt
+  }
+
+  static let marker = "pkgtool-curl-response: "
+
+  /// `"…"` with only the characters an entity tag may hold; nil for a weak tag (`W/"…"`, which
+  /// If-Range may not carry) or anything else.
+  static func strongETag(_ value: String?) -> String? {
+    guard let value, value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") else { return nil }
+    let inner = value.utf8.dropFirst().dropLast()
+    guard inner.allSatisfy({ $0 == 0x21 || (0x23...0x7E).contains($0) }) else { return nil }
+    return value
+  }
+
+  /// The first offset of `bytes FIRST-LAST/SIZE`.
+  static func rangeStart(_ contentRange: String?) -> UInt64? {
+    guard let contentRange else { return nil }
+    let text = contentRange.trimmingCharacters(in: .whitespaces)
+    guard text.lowercased().hasPrefix("bytes ") else { return nil }
+    let spec = text.dropFirst("bytes ".count)
+    guard let dash = spec.firstIndex(of: "-") else { return nil }
+    return UInt64(spec[..<dash])
+  }
+
+  /// Moves `length` bytes at `source` to the front of `file` (an ascending copy: each chunk is
+  /// read before anything at or after it is written).
+  static func moveDown(_ file: FileDescriptor, from source: UInt64, length: UInt64) throws {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var done: UInt64 = 0
+    while done < length {
+      let count = Int(min(UInt64(buffer.count), length - done))
+      let n = try buffer.withUnsafeMutableBytes {
+        try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: source + done)
+      }
+      guard n > 0 else { break }
+      try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[..<n]), at: done) }
+      done += UInt64(n)
     }
   }
 }
