@@ -35,10 +35,9 @@ package final class XARPrefetcher: Sendable {
   static let batchCount = 128
   /// Batches decoded (or being decoded) beyond the one the reader takes next, at most.
   static let ahead = 3
-  /// The bound for the parts of a large file (a part is a batch of its own), counted from the
-  /// reader's place in that file or, before the reader reaches it, from the file's first part
-  /// (see ``waitForRoom(_:ahead:from:)``): each worker holds at most this many parts of
-  /// ``partSize`` bytes that the reader has not taken.
+  /// The bound for the parts of a large file (a part is a batch of its own) beyond the one the
+  /// reader takes next. Past it a worker may still decode parts (of the next files) while fewer
+  /// than ``spareParts`` batches wait to be taken (see ``waitForRoom(_:ahead:spare:)``).
   static let partsAhead = 8
 
   private struct State: Sendable {
@@ -62,10 +61,17 @@ package final class XARPrefetcher: Sendable {
   private let partsUpTo: UInt64
   /// Part buffers the reader is done with, for the next parts: a fresh one was a fresh mapping
   /// of 256 KiB, zeroed page by page (most of an unpack's page faults on large files).
-  private let spareParts = Locked<[[UInt8]]>([])
+  private let recycledParts = Locked<[[UInt8]]>([])
   /// Batches of small files decoded beyond the one the reader takes next: ``ahead``, or one
   /// more than the workers where there are more, so that every worker has one to decode.
   private let batchesAhead: Int
+  /// Batches that may wait to be taken while workers decode parts past ``partsAhead``: six per
+  /// worker. So a worker decodes the next large file at once instead of waiting until the
+  /// reader is nearly through the current one (with the window alone the workers took turns
+  /// on a package of 300 kB – 4 MB files, and validate used one core), and what is held stays
+  /// below ``partsAhead`` + 7 × workers parts of ``partSize`` bytes. (A window counted from
+  /// each file's own first part did as well, at 3–5 MB more.)
+  private let spareParts: Int
 
   init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64) {
     partsUpTo = largeFilesInPartsUpTo
@@ -74,6 +80,7 @@ package final class XARPrefetcher: Sendable {
     self.feed = feed
     let workers = max(1, workers)
     batchesAhead = max(XARPrefetcher.ahead, workers + 1)
+    spareParts = 6 * workers
     state = Watched(State(running: workers))
     for _ in 0..<workers {
       DispatchQueue.global().async { [self] in
@@ -150,17 +157,11 @@ package final class XARPrefetcher: Sendable {
   }
 
   /// Waits until batch `number` may be decoded (at most `ahead` beyond the one the reader takes
-  /// next, or beyond `from` while the reader has not reached `from`); false once cancelled.
-  ///
-  /// A large file's parts are counted from its own first part: its worker holds at most
-  /// ``partsAhead`` parts the reader has not taken, whether the reader is in that file or
-  /// still in an earlier one. So every worker decodes its own file at once (with the window
-  /// counted from the reader alone, the worker on the next file waited until the reader was
-  /// nearly through the current one, and a package of 300 kB – 4 MB files was decoded on one
-  /// core), and what is held stays below workers × ``partsAhead`` parts.
-  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead, from: Int = 0) -> Bool {
+  /// next, or, past that, while fewer than `spare` batches wait to be taken); false once
+  /// cancelled. The batch the reader takes next is always allowed: this never blocks it.
+  private func waitForRoom(_ number: Int, ahead: Int = XARPrefetcher.ahead, spare: Int = 0) -> Bool {
     state.wait(
-      until: { $0.cancelled || number < max($0.taken, from) + ahead },
+      until: { $0.cancelled || number < $0.taken + ahead || $0.done.count < spare },
       then: { !$0.cancelled })
   }
 
@@ -204,7 +205,7 @@ package final class XARPrefetcher: Sendable {
 
   /// A buffer of ``partSize`` bytes: one the reader gave back, or a new one.
   private func partBuffer() -> [UInt8] {
-    guard var buffer = spareParts.withLock({ $0.popLast() }) else {
+    guard var buffer = recycledParts.withLock({ $0.popLast() }) else {
       return [UInt8](repeating: 0, count: XARPrefetcher.partSize)
     }
     buffer.removeAll(keepingCapacity: true)
@@ -217,7 +218,7 @@ package final class XARPrefetcher: Sendable {
     guard bytes.capacity >= XARPrefetcher.partSize else { return }
     let buffer = bytes
     bytes = []
-    spareParts.withLock { if $0.count < XARPrefetcher.partsAhead + 2 { $0.append(buffer) } }
+    recycledParts.withLock { if $0.count < XARPrefetcher.partsAhead + 2 { $0.append(buffer) } }
   }
 
   /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
@@ -228,7 +229,7 @@ package final class XARPrefetcher: Sendable {
       file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
     var ended = false
     for j in 0..<parts {
-      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, from: first) else { return }
+      guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, spare: spareParts) else { return }
       let last = j == parts - 1
       var part = Item(bytes: [], error: nil, continues: !last)
       if !ended {
