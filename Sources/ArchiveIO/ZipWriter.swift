@@ -19,8 +19,9 @@ package final class ZipWriter {
     case symlink(target: String)
   }
 
-  /// Starts a zip at `path` (which must not exist; the caller renames it into place).
-  package init(path: String) throws {
+  /// Starts a zip in the open file `fileDescriptor` (made by the caller, who keeps it open until
+  /// ``finish()`` and renames it into place); `path` names it in messages.
+  package init(fileDescriptor: Int32, path: String) throws {
     guard let archive = archive_write_new() else { throw LibArchiveError(call: "archive_write_new", "out of memory") }
     self.archive = archive
     self.path = path
@@ -28,7 +29,7 @@ package final class ZipWriter {
     guard archive_write_set_bytes_in_last_block(archive, 1) == ARCHIVE_OK else {
       throw error("archive_write_set_bytes_in_last_block")
     }
-    guard archive_write_open_filename(archive, path) == ARCHIVE_OK else { throw error("archive_write_open_filename") }
+    guard archive_write_open_fd(archive, fileDescriptor) == ARCHIVE_OK else { throw error("archive_write_open_fd") }
   }
 
   deinit { archive_write_free(archive) }

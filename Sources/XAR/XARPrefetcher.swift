@@ -39,6 +39,8 @@ package final class XARPrefetcher: Sendable {
   /// reader takes next. Past it a worker may still decode parts (of the next files) while fewer
   /// than ``spareParts`` batches wait to be taken (see ``waitForRoom(_:ahead:spare:)``).
   static let partsAhead = 8
+  /// The most workers, whatever is asked (`--jobs`): memory ahead grows with them.
+  static let maximumWorkers = 64
 
   private struct State: Sendable {
     /// The first entry no batch has claimed yet.
@@ -78,15 +80,19 @@ package final class XARPrefetcher: Sendable {
     self.file = file
     self.heapStart = heapStart
     self.feed = feed
-    let workers = max(1, workers)
+    let workers = min(max(1, workers), XARPrefetcher.maximumWorkers)
     batchesAhead = max(XARPrefetcher.ahead, workers + 1)
     spareParts = 6 * workers
     state = Watched(State(running: workers))
+    // Threads of their own, not Dispatch's pool: the workers block (waiting for room) for as
+    // long as the reader takes, and the pool, as wide as the processors, is also where the
+    // background file writers run; it grows by about one thread a second, and at some 255 stops.
     for _ in 0..<workers {
-      DispatchQueue.global().async { [self] in
+      let run: @Sendable () -> Void = { [self] in
         work()
         state.update { $0.running -= 1 }
       }
+      if !startDetachedThread(run) { DispatchQueue.global().async(execute: run) }
     }
   }
 

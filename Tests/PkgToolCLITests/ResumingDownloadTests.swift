@@ -119,6 +119,35 @@ import Testing
     #expect(requests.last?.ifRange == "\"\(try Self.sha256(packages.second))\"")
   }
 
+  /// A server that ignores If-Range and sends no ETag with its 206: the rest of another file is
+  /// never put after the first one's head (the part is thrown away and the file fetched again).
+  @Test func aPartWithoutTheSameETagIsNeverSpliced() throws {
+    let packages = try Packages()
+    let folder = packages.folder
+    let server = try CuttingHTTPServer(
+      .files(first: packages.first, later: packages.second), cutAfter: 1_000_000, cuts: 1, careless: true)
+    let unpacked = try pkgtool(["unpack", server.base + "/packages/first.pkg", "-o", "out", "-q"], in: folder.path)
+    #expect(unpacked.status == 0, "\(unpacked.stderr)")
+    #expect(try packages.files(folder.appending("out/Contents")) == packages.files(folder.appending("two")))
+    #expect(server.requests.map(\.status) == [200, 206, 200], "\(server.requests)")
+  }
+
+  /// A package larger than --max-size is not downloaded past it: an endless answer cannot fill
+  /// the disk (there was no bound without a catalog).
+  @Test func aDownloadStopsAtMaxSize() throws {
+    let packages = try Packages()
+    let folder = packages.folder
+    let server = try CuttingHTTPServer(.files(first: packages.first, later: nil), cutAfter: 0, cuts: 0)
+    let url = server.base + "/packages/first.pkg"
+    for arguments in [["install", url, "--into", "docs"], ["unpack", url, "-o", "out"]] {
+      let run = try pkgtool(arguments + ["--max-size", "1M"], in: folder.path)
+      #expect(run.status == 2, "\(arguments[0]): \(run.stderr)")
+      #expect(run.stderr.contains("larger than --max-size (1000000 bytes)"), "\(arguments[0]): \(run.stderr)")
+      #expect(!run.stderr.contains("pkgtool-download"), "\(run.stderr)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.appending("out")))
+  }
+
   /// With a catalog that lists the first package, the replaced file is refused: it does not
   /// have the catalog's SHA-256 (or size). Nothing is installed, and no temporary is left.
   @Test func aChangedFileIsRefusedByTheCatalog() throws {

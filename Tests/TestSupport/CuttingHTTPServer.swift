@@ -33,6 +33,8 @@ package final class CuttingHTTPServer {
     cut, cuts = int(cut), int(cuts)
     lock = threading.Lock()
     count = [0]
+    # A careless server (or proxy): it honours Range but ignores If-Range and sends no ETag with a 206.
+    careless = os.environ.get("CUTTING_SERVER_CARELESS") == "1"
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -80,7 +82,7 @@ package final class CuttingHTTPServer {
             tag = '"' + hashlib.sha256(data).hexdigest() + '"'
             rng, if_range = self.headers.get("Range"), self.headers.get("If-Range")
             start, status = 0, 200
-            if rng and (if_range is None or if_range == tag):
+            if rng and (if_range is None or if_range == tag or careless):
                 spec = rng.strip()
                 if spec.startswith("bytes=") and spec.endswith("-") and spec[6:-1].isdigit():
                     start, status = int(spec[6:-1]), 206
@@ -90,7 +92,9 @@ package final class CuttingHTTPServer {
                 return
             self.log(n, status)
             body = data[start:]
-            headers = [("Content-Type", "application/octet-stream"), ("ETag", tag), ("Content-Length", str(len(body)))]
+            headers = [("Content-Type", "application/octet-stream"), ("Content-Length", str(len(body)))]
+            if not (careless and status == 206):
+                headers.append(("ETag", tag))
             if status == 206:
                 headers.append(("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data))))
             self.send(n, status, headers, [body])
@@ -126,7 +130,9 @@ package final class CuttingHTTPServer {
   /// `http://127.0.0.1:PORT`.
   package private(set) var base = ""
 
-  package init(_ source: Source, cutAfter: Int, cuts: Int) throws {
+  /// `careless`: Range is honoured whatever `If-Range` says, and a 206 carries no ETag (a server
+  /// or proxy that breaks RFC 9110's rules for them).
+  package init(_ source: Source, cutAfter: Int, cuts: Int, careless: Bool = false) throws {
     scratch = try TemporaryDirectory("pkgtool-cutting-server")
     let scriptPath = scratch.appending("server.py")
     let portPath = scratch.appending("port")
@@ -141,6 +147,9 @@ package final class CuttingHTTPServer {
     }
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", scriptPath, portPath, logPath, "\(cutAfter)", "\(cuts)"] + modeArguments
+    if careless {
+      process.environment = ProcessInfo.processInfo.environment.merging(["CUTTING_SERVER_CARELESS": "1"]) { $1 }
+    }
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("stderr")))

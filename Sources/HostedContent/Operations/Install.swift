@@ -297,10 +297,14 @@ public enum Install {
       }
       // The switch: a new symlink renamed over `current`, atomically.
       let temporaryLink = TemporaryName.beside(currentLink, purpose: "link")
-      try Interruption.creating(productPath + "/" + temporaryLink) {
+      let temporaryLinkPath = productPath + "/" + temporaryLink
+      try Interruption.creating(temporaryLinkPath) {
         try productFolder.createSymlink(temporaryLink, target: versionName)
       }
-      try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
+      // Made and switched, or removed whole by an interruption: never one without the other.
+      try Interruption.whilePublishing(temporaryLinkPath) {
+        try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
+      }
       productFolder.sync()
     } catch let error as SystemError {
       throw Build.writeFailure(error, output: productPath)

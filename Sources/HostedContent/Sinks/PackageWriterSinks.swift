@@ -146,6 +146,8 @@ package final class ZipSink: PackageSink {
   private let writer: ZipWriter
   private let path: String
   private let tempPath: String
+  /// The temporary zip, made new (never a name that was there, never through a link).
+  private let tempFile: FileDescriptor
   private let overwrite: Bool
   private let mtime: Int64
   private let chooser: EncodingChooser
@@ -162,10 +164,14 @@ package final class ZipSink: PackageSink {
     self.path = path
     self.overwrite = overwrite
     self.mtime = mtime.secondsSinceEpoch
-    tempPath = FileSystem.temporarySibling(of: path, purpose: "tmp")
     chooser = EncodingChooser(level: compression)
-    let tempPath = tempPath
-    writer = try Interruption.creating(tempPath) { try ZipWriter(path: tempPath) }
+    (tempPath, tempFile) = try FileSystem.createTemporarySibling(of: path, purpose: "tmp", mode: 0o644)
+    do {
+      writer = try ZipWriter(fileDescriptor: tempFile.rawValue, path: tempPath)
+    } catch {
+      FileSystem.removeFile(tempPath)
+      throw error
+    }
     open = true
   }
 
@@ -225,7 +231,7 @@ package final class ZipSink: PackageSink {
   @discardableResult
   package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
     try writer.finish()
-    let file = try FileDescriptor.open(reading: tempPath)
+    let file = tempFile
     let written = WrittenPackage(size: try file.size(), sha256: try Build.sha256(of: file))
     try check?(written.size)
     try file.sync()

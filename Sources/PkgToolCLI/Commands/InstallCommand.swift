@@ -86,7 +86,7 @@ struct InstallCommand: ParsableCommand {
     options.validation = rules.validationOptions
     options.limits = limits.limits
     options.catalog = try catalogOptions.verified()
-    let download = try DownloadedPackage(package, catalog: options.catalog)
+    let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
     if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)
     let result: Install.Result

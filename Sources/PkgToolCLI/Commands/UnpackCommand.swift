@@ -81,7 +81,7 @@ struct UnpackCommand: ParsableCommand {
   func run() throws {
     var options = Unpack.Options()
     options.force = force
-    if let jobs { options.threads = max(1, jobs) }
+    if let jobs { options.threads = min(max(1, jobs), 64) }
     options.validation = rules.validationOptions
     options.limits = limits.limits
     if let jobs { options.limits.decodeThreads = max(1, jobs) }
@@ -90,7 +90,9 @@ struct UnpackCommand: ParsableCommand {
     // `-`: standard input, spooled (at most --max-size bytes) and named `(standard input)`.
     let input = try StandardStreams.input(package, maxSize: options.validation.maxSize)
     let package = input.name
-    let download = input.file == nil ? try DownloadedPackage(package, catalog: options.catalog) : nil
+    let download =
+      input.file == nil
+      ? try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize) : nil
     if let download, download.path != package { options.displayName = package }
     let progress = ProgressLine("unpacking '\(package)'", options: progressOption, silent: quiet || json)
     let result: Unpack.Result

@@ -21,8 +21,11 @@ final class DownloadedPackage {
   let path: String
   private let temporaryFolder: String?
 
-  /// `location` is a local path, a `file://` URL, or an `http(s)://` URL.
-  init(_ location: String, catalog: Catalog?) throws {
+  /// `location` is a local path, a `file://` URL, or an `http(s)://` URL. The download stops
+  /// with an error past the size the catalog gives for the URL, or past `maxSize` (the command's
+  /// `--max-size`: a package larger than that is refused anyway), so an endless answer never
+  /// fills the disk.
+  init(_ location: String, catalog: Catalog?, maxSize: UInt64? = nil) throws {
     let lower = location.lowercased()
     if lower.hasPrefix("file://") {
       guard let url = URL(string: location), url.isFileURL else {
@@ -38,7 +41,13 @@ final class DownloadedPackage {
       return
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
-    let limit = catalog?.downloadLimit(forURL: location)
+    let catalogLimit = catalog?.downloadLimit(forURL: location).map { UInt64(clamping: $0) }
+    let limit: ResumingDownload.Limit? =
+      if let catalogLimit, catalogLimit <= (maxSize ?? .max) {
+        .init(bytes: catalogLimit, what: "the \(catalogLimit) bytes the catalog gives")
+      } else if let maxSize {
+        .init(bytes: maxSize, what: "--max-size (\(maxSize) bytes)")
+      } else { nil }
     let folder = try Self.privateFolder(for: url.absoluteString)
     temporaryFolder = folder
     // A fixed name, never one from the URL; only the extension is kept (the package-form rule
@@ -46,7 +55,7 @@ final class DownloadedPackage {
     let ext = url.pathExtension.lowercased() == "zip" ? "zip" : "pkg"
     path = folder + "/download." + ext
     do {
-      try ResumingDownload(address: url.absoluteString, limit: limit.map { UInt64(clamping: $0) }).run(into: path)
+      try ResumingDownload(address: url.absoluteString, limit: limit).run(into: path)
     } catch {
       Self.remove(folder)
       throw error
@@ -97,8 +106,13 @@ final class DownloadedPackage {
 struct ResumingDownload {
   /// The URL, as curl is given it.
   let address: String
-  /// Past this many bytes the download stops with an error (the size a catalog gives).
-  let limit: UInt64?
+  /// A size past which the download stops with an error, and what it is, for the message.
+  struct Limit {
+    var bytes: UInt64
+    var what: String
+  }
+  /// Past this the download stops with an error (the size a catalog gives, or --max-size).
+  let limit: Limit?
 
   static let maximumRetries = 5
   static let maximumAttempts = 20
@@ -111,6 +125,8 @@ struct ResumingDownload {
     var status = 0
     var etag: String?
     var contentRange: String?
+    /// The Content-Length header, when there was one.
+    var contentLength: UInt64?
     /// Bytes of body received.
     var received: UInt64 = 0
     /// curl's exit status, or nil if it was killed (past the limit).
@@ -130,13 +146,15 @@ struct ResumingDownload {
     }
     var kept: UInt64 = 0
     var etag: String?
+    /// The file's size, once a response gave it (Content-Length of a 200, or a 206's total).
+    var total: UInt64?
     var retriesWithoutProgress = 0
     var attempts = 0
     while true {
       attempts += 1
       let resumeFrom: UInt64? = (kept > 0 && etag != nil) ? kept : nil
       if resumeFrom == nil && kept > 0 {
-        try output.truncate(to: 0)
+        try writing { try output.truncate(to: 0) }
         kept = 0
       }
       let attempt = try fetch(into: output, at: resumeFrom ?? 0, ifRange: resumeFrom == nil ? nil : etag)
@@ -145,35 +163,39 @@ struct ResumingDownload {
       if let resumeFrom {
         if attempt.status == 0 {
           // No answer at all (refused, or cut before the head): what was kept stays.
-        } else if attempt.status == 206, Self.rangeStart(attempt.contentRange) == resumeFrom,
-          attempt.etag == nil || attempt.etag == etag
+        } else if attempt.status == 206, let range = Self.contentRange(attempt.contentRange),
+          range.first == resumeFrom, range.last + 1 == range.size, total == nil || total == range.size,
+          attempt.etag == etag
         {
+          // The rest of the same file (the same strong ETag, the range to its end): only then
+          // are its bytes put after the ones kept.
+          total = range.size
           if attempt.overLimit {
-            throw OperationError(
-              "cannot download '\(address)': it is larger than the \(limit ?? 0) bytes the catalog gives")
+            throw OperationError("cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")")
           }
           kept = resumeFrom + attempt.received
         } else if (200..<300).contains(attempt.status) && attempt.status != 206 {
           // Another file (or the whole of it again): its bytes were written at `resumeFrom`;
           // they move to the front, and nothing of the first file stays.
-          try Self.moveDown(output, from: resumeFrom, length: attempt.received)
+          try writing { try Self.moveDown(output, from: resumeFrom, length: attempt.received) }
           kept = attempt.received
           etag = Self.strongETag(attempt.etag)
+          total = attempt.contentLength
           if attempt.overLimit { restart = true }
         } else {
           restart = true
         }
         if restart {
-          try output.truncate(to: 0)
+          try writing { try output.truncate(to: 0) }
           kept = 0
           etag = nil
+          total = nil
         } else {
-          try output.truncate(to: kept)
+          try writing { try output.truncate(to: kept) }
         }
       } else {
         if attempt.overLimit {
-          throw OperationError(
-            "cannot download '\(address)': it is larger than the \(limit ?? 0) bytes the catalog gives")
+          throw OperationError("cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")")
         }
         if attempt.status == 206 {
           throw OperationError(
@@ -186,6 +208,7 @@ struct ResumingDownload {
         }
         kept = attempt.received
         etag = Self.strongETag(attempt.etag)
+        total = attempt.contentLength
       }
       if attempt.exitStatus == 0 && !restart { return }
       guard let status = attempt.exitStatus else {
@@ -195,11 +218,21 @@ struct ResumingDownload {
         continue
       }
       // A connection refused is worth retrying only once one had been made.
+      // 28: no byte for --speed-time seconds (a server that stalled): retried like a cut.
       let retryable =
-        restart || Self.cutStatuses.contains(status) || (status == 7 && attempts > 1) || (status == 28 && attempts > 1)
+        restart || Self.cutStatuses.contains(status) || status == 28 || (status == 7 && attempts > 1)
       guard retryable else { throw failure(attempt) }
       retriesWithoutProgress = kept > before ? 0 : retriesWithoutProgress + 1
       try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts)
+    }
+  }
+
+  /// Runs `body`, a write to the temporary file; its error names the URL, never the file.
+  private func writing(_ body: () throws -> Void) throws {
+    do { try body() } catch {
+      throw OperationError(
+        "cannot download '\(address)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
+        hint: "free some space in the temporary folder, or set TMPDIR to another folder")
     }
   }
 
@@ -251,7 +284,10 @@ struct ResumingDownload {
     var arguments = [
       "curl", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", "=http,https",
       "--proto-redir", "=http,https",
-      "--write-out", "%{stderr}\n\(Self.marker)%{http_code}\t%header{etag}\t%header{content-range}\n",
+      // A server that stops sending is given up after a minute under 1 kB/s (exit 28, retried).
+      "--connect-timeout", "30", "--speed-limit", "1024", "--speed-time", "60",
+      "--write-out",
+      "%{stderr}\n\(Self.marker)%{http_code}\t%header{etag}\t%header{content-range}\t%header{content-length}\n",
     ]
     if let ifRange {
       arguments += ["--range", "\(offset)-", "--header", "If-Range: \(ifRange)"]
@@ -279,7 +315,7 @@ struct ResumingDownload {
     var attempt = Attempt()
     var writeError: Error?
     while let data = try body.fileHandleForReading.read(upToCount: 256 * 1024), !data.isEmpty {
-      if let limit, offset + attempt.received + UInt64(data.count) > limit {
+      if let limit, offset + attempt.received + UInt64(data.count) > limit.bytes {
         attempt.overLimit = true
         curl.terminate()
         break
@@ -309,6 +345,7 @@ struct ResumingDownload {
         attempt.status = fields.first.flatMap { Int($0) } ?? 0
         attempt.etag = fields.count > 1 && !fields[1].isEmpty ? String(fields[1]) : nil
         attempt.contentRange = fields.count > 2 && !fields[2].isEmpty ? String(fields[2]) : nil
+        attempt.contentLength = fields.count > 3 ? UInt64(fields[3].trimmingCharacters(in: .whitespaces)) : nil
       } else {
         lines.append(line)
       }
@@ -328,14 +365,17 @@ struct ResumingDownload {
     return value
   }
 
-  /// The first offset of `bytes FIRST-LAST/SIZE`.
-  static func rangeStart(_ contentRange: String?) -> UInt64? {
+  /// `bytes FIRST-LAST/SIZE`, parsed; nil for anything else (a `*` size included).
+  static func contentRange(_ contentRange: String?) -> (first: UInt64, last: UInt64, size: UInt64)? {
     guard let contentRange else { return nil }
     let text = contentRange.trimmingCharacters(in: .whitespaces)
     guard text.lowercased().hasPrefix("bytes ") else { return nil }
     let spec = text.dropFirst("bytes ".count)
-    guard let dash = spec.firstIndex(of: "-") else { return nil }
-    return UInt64(spec[..<dash])
+    guard let dash = spec.firstIndex(of: "-"), let slash = spec.firstIndex(of: "/"), dash < slash,
+      let first = UInt64(spec[..<dash]), let last = UInt64(spec[spec.index(after: dash)..<slash]),
+      let size = UInt64(spec[spec.index(after: slash)...]), first <= last, last < size
+    else { return nil }
+    return (first, last, size)
   }
 
   /// Moves `length` bytes at `source` to the front of `file` (an ascending copy: each chunk is
