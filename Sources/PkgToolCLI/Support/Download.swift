@@ -41,7 +41,7 @@ final class DownloadedPackage {
       return
     }
     guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
-    let catalogLimit = catalog?.downloadLimit(forURL: location).map { UInt64(clamping: $0) }
+    let catalogLimit = (catalog?.downloadLimit(forURL: location)).map { UInt64(clamping: $0) }
     let limit: ResumingDownload.Limit? =
       if let catalogLimit, catalogLimit <= (maxSize ?? .max) {
         .init(bytes: catalogLimit, what: "the \(catalogLimit) bytes the catalog gives")
