@@ -68,10 +68,10 @@ package final class XARPrefetcher: Sendable {
   /// more than the workers where there are more, so that every worker has one to decode.
   private let batchesAhead: Int
   /// Batches that may wait to be taken while workers decode parts past ``partsAhead``: six per
-  /// worker. So a worker decodes the next large file at once instead of waiting until the
+  /// worker, at most 48 (12 MiB of parts, whatever the number of cores). So a worker decodes the next large file at once instead of waiting until the
   /// reader is nearly through the current one (with the window alone the workers took turns
   /// on a package of 300 kB – 4 MB files, and validate used one core), and what is held stays
-  /// below ``partsAhead`` + 7 × workers parts of ``partSize`` bytes. (A window counted from
+  /// below ``partsAhead`` + 48 + workers parts of ``partSize`` bytes. (A window counted from
   /// each file's own first part did as well, at 3–5 MB more.)
   private let spareParts: Int
 
@@ -82,7 +82,7 @@ package final class XARPrefetcher: Sendable {
     self.feed = feed
     let workers = min(max(1, workers), XARPrefetcher.maximumWorkers)
     batchesAhead = max(XARPrefetcher.ahead, workers + 1)
-    spareParts = 6 * workers
+    spareParts = min(6 * workers, 48)
     state = Watched(State(running: workers))
     // Threads of their own, not Dispatch's pool: the workers block (waiting for room) for as
     // long as the reader takes, and the pool, as wide as the processors, is also where the
