@@ -68,11 +68,12 @@ package final class XARPrefetcher: Sendable {
   /// more than the workers where there are more, so that every worker has one to decode.
   private let batchesAhead: Int
   /// Batches that may wait to be taken while workers decode parts past ``partsAhead``: six per
-  /// worker, at most 48 (12 MiB of parts, whatever the number of cores). So a worker decodes the next large file at once instead of waiting until the
-  /// reader is nearly through the current one (with the window alone the workers took turns
-  /// on a package of 300 kB – 4 MB files, and validate used one core), and what is held stays
-  /// below ``partsAhead`` + 48 + workers parts of ``partSize`` bytes. (A window counted from
-  /// each file's own first part did as well, at 3–5 MB more.)
+  /// worker, at most 48 (12 MiB of parts, whatever the number of cores). So a worker decodes
+  /// the next large file at once instead of waiting until the reader is nearly through the
+  /// current one (with the window alone the workers took turns on a package of 300 kB – 4 MB
+  /// files, and validate used one core), and what is held stays below ``partsAhead`` + 48 +
+  /// workers parts of ``partSize`` bytes. (A window counted from each file's own first part did
+  /// as well, at 3–5 MB more.)
   private let spareParts: Int
 
   init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64) {
