@@ -274,6 +274,30 @@ import X509
     #expect(server.stop() == 0)
   }
 
+  /// SIGTERM while a download is under way: the download ends whole (graceful shutdown), the
+  /// server exits 0, and it takes no new connection meanwhile.
+  @Test func sigtermLetsADownloadUnderWayFinish() throws {
+    let server = try Server(in: folder)
+    let jws = try chain.jws(TestChain.payload(product: "com.example.app.big"))
+    let granted = try curl(["-X", "POST", server.base + "/v1/downloads"], body: request("com.example.app.big", jws))
+    let url = try #require(granted.json["url"] as? String)
+    let output = folder.appending("during-sigterm.pkg")
+    let client = Process()
+    client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    client.arguments = ["--silent", "--fail", "--limit-rate", "4M", "--max-time", "30", "--output", output, url]
+    try client.run()
+    usleep(700_000)
+    #expect(client.isRunning, "the download ended before the signal: make it slower")
+    kill(server.process.processIdentifier, SIGTERM)
+    usleep(300_000)
+    let late = try curl([server.base + "/healthz"])
+    client.waitUntilExit()
+    #expect(client.terminationStatus == 0)
+    #expect(try readFile(output) == readFile(bigPackage))
+    #expect(late.status != 200, "a new request was answered after SIGTERM")
+    #expect(server.stop() == 0)
+  }
+
   @Test func openProductsNeedNoProof() throws {
     let server = try Server(in: folder, ["--open", "com.example.app.sample"])
     let granted = try curl(
