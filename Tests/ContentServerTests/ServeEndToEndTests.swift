@@ -356,6 +356,15 @@ import X509
         ),
         403, "revoked"
       ),
+      (
+        "expired subscription",
+        request(
+          "com.example.app.book1",
+          try chain.jws(
+            TestChain.payload(extra: [
+              "expiresDate": Int64(Date().timeIntervalSince1970 - 3600) * 1000, "type": "Auto-Renewable Subscription",
+            ]))), 403, "expired"
+      ),
       ("not in the catalog", request("com.example.app.missing", good), 403, "unknown-product"),
       ("unknown version", request("com.example.app.book1", good, version: "9.9"), 403, "unknown-version"),
       ("not JSON", "{productIdentifier", 400, "malformed-request"),
