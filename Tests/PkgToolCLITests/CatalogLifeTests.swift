@@ -85,7 +85,8 @@ import Testing
     let withPublic = try pkgtool(
       ["catalog", "rebase", "catalog.json", "--base-url", "https://cdn2.example.net/c", "--key", "signing.key.pub"],
       in: s.dir.path)
-    #expect(withPublic.status == 2 && withPublic.stderr.contains("is a public key; catalog rebase needs the secret key"))
+    #expect(
+      withPublic.status == 2 && withPublic.stderr.contains("is a public key; catalog rebase needs the secret key"))
     #expect(try readFile(s.dir.appending("catalog.json")) == before)
     let moved = try pkgtool(
       ["catalog", "rebase", "catalog.json", "--base-url", "https://cdn2.example.net/c/", "--key", "signing.key"],
@@ -126,7 +127,8 @@ import Testing
     Thread.sleep(forTimeInterval: 2.2)
     let expired = try pkgtool(["catalog", "verify", "catalog.json", "--public-key", "signing.key.pub"], in: s.dir.path)
     #expect(expired.status == 1)
-    #expect(expired.stderr.hasPrefix("pkgtool: invalid: 'catalog.json': the catalog expired at 20"), "\(expired.stderr)")
+    #expect(
+      expired.stderr.hasPrefix("pkgtool: invalid: 'catalog.json': the catalog expired at 20"), "\(expired.stderr)")
     #expect(expired.stderr.split(separator: "\n").count == 1)
     let python = try crosscheck(["verify", "catalog.json", "signing.key.pub"], in: s)
     #expect(python.status == 1 && python.stderr.contains("expired"), "\(python.stderr)")
@@ -138,7 +140,8 @@ import Testing
     #expect(staleUnpack.status == 1 && staleUnpack.stderr.contains("expired"))
     #expect(!FileManager.default.fileExists(atPath: s.dir.appending("out")))
     // Renewed, it lives again at sequence 5.
-    #expect(try pkgtool(["catalog", "renew", "catalog.json", "--key", "signing.key", "-q"], in: s.dir.path).status == 0)
+    #expect(
+      try pkgtool(["catalog", "renew", "catalog.json", "--key", "signing.key", "-q"], in: s.dir.path).status == 0)
     let renewed = try #require(try expectValid(s, sequence: 5))
     #expect(abs(try #require(try renewed.expiryDate()).timeIntervalSinceNow - 30 * 86_400) < 120)
   }

@@ -51,7 +51,11 @@ import Testing
     #expect(pub.hasPrefix("-----BEGIN PUBLIC KEY-----\n") && pub.hasSuffix("-----END PUBLIC KEY-----\n"))
     // The fixed DER of RFC 8410: 48 bytes of PKCS#8, 44 of SubjectPublicKeyInfo, OID 1.3.101.112.
     let der = try #require(Data(base64Encoded: pemBody(secret)))
-    #expect(der.count == 48 && Array(der.prefix(16)) == [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20])
+    #expect(
+      der.count == 48
+        && Array(der.prefix(16)) == [
+          0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+        ])
     #expect(Data(base64Encoded: pemBody(pub))?.count == 44)
     // OpenSSL reads both, and derives from the secret key the very public key keygen wrote.
     let openssl = "/usr/bin/env"

@@ -89,7 +89,8 @@ public struct Catalog: Codable, Equatable, Sendable {
     }
     guard now < date else {
       throw CatalogError.expired(
-        "the catalog expired at \(expires!) (sequence \(sequence)); the publisher must sign a fresh one (pkgtool catalog renew)")
+        "the catalog expired at \(expires!) (sequence \(sequence)); the publisher must sign a fresh one (pkgtool catalog renew)"
+      )
     }
     return nil
   }

@@ -64,7 +64,9 @@ public enum Publish {
     }
     if let previous = options.previous {
       let old: Catalog
-      do { old = try CatalogFile.verify(contentsOf: previous, publicKey: key.publicKey) } catch let error as CatalogError {
+      do { old = try CatalogFile.verify(contentsOf: previous, publicKey: key.publicKey) } catch let error
+        as CatalogError
+      {
         throw OperationError(
           "the previous catalog '\(previous)' cannot be continued: \(error)",
           hint: "--previous takes a catalog signed with the same --key")
