@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An independent check of pkgtool's signed catalogs (docs/catalog.md), with Python's
-`cryptography` Ed25519 and the standard json module, sharing no code with pkgtool.
+`cryptography` Ed25519, the standard json module and an RFC 8785 (JCS) writer of its own,
+sharing no code with pkgtool.
 
   catalog-crosscheck.py verify CATALOG KEY.pub   exit 0 when a signature of KEY verifies and the
       catalog has not expired ("expires", RFC 3339 UTC, inside the signed part; a catalog
@@ -9,6 +10,8 @@
       makes a new key pair (NEWKEY as PKCS#8 PEM, NEWKEY.pub as SubjectPublicKeyInfo PEM),
       optionally sets the sequence, and signs the catalog again with it: pkgtool must accept the
       result with NEWKEY.pub.
+  catalog-crosscheck.py canonical FILE
+      writes the RFC 8785 (JCS) form of the JSON value in FILE to standard output
   catalog-crosscheck.py keys KEY KEY.pub
       loads both files with cryptography's PEM loaders and checks that they are one Ed25519 pair
       (a signature made with KEY verifies with KEY.pub).
@@ -27,7 +30,66 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 
 def canonical(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """RFC 8785 (JCS), written here from the RFC's rules for the values a catalog holds: objects
+    with members sorted by the UTF-16 code units of their names (§3.2.3), integers within
+    ±(2^53 - 1) in plain decimal (the ECMAScript form of such a number, §3.2.2.3), strings with
+    only `"`, `\\` and the controls below U+0020 escaped, the short forms where JSON has them and
+    lowercase \\u00xx for the rest (§3.2.2.2), no whitespace, UTF-8 (§3.2.4)."""
+    return "".join(_jcs(value)).encode("utf-8")
+
+
+_SHORT = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+
+
+def _jcs_string(text):
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if code in _SHORT:
+            out.append(_SHORT[code])
+        elif code < 0x20:
+            out.append("\\u%04x" % code)
+        elif 0xD800 <= code <= 0xDFFF:
+            raise ValueError("a lone surrogate cannot be canonicalized")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _jcs(value):
+    if value is None:
+        yield "null"
+    elif value is True:
+        yield "true"
+    elif value is False:
+        yield "false"
+    elif isinstance(value, int):
+        if abs(value) > 2**53 - 1:
+            raise ValueError(f"the integer {value} is outside I-JSON's exact range")
+        yield str(value)
+    elif isinstance(value, float):
+        raise ValueError("catalogs hold integers only")
+    elif isinstance(value, str):
+        yield _jcs_string(value)
+    elif isinstance(value, list):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from _jcs(item)
+        yield "]"
+    elif isinstance(value, dict):
+        yield "{"
+        for index, name in enumerate(sorted(value, key=lambda k: k.encode("utf-16-be"))):
+            if index:
+                yield ","
+            yield _jcs_string(name)
+            yield ":"
+            yield from _jcs(value[name])
+        yield "}"
+    else:
+        raise ValueError(f"not a JSON value: {value!r}")
 
 
 def raw_public(key):
@@ -116,6 +178,10 @@ def resign(catalog_path, key_path, sequence=None):
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "verify":
         sys.exit(verify(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "canonical":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            sys.stdout.buffer.write(canonical(json.load(f)))
+        sys.exit(0)
     if len(sys.argv) >= 4 and sys.argv[1] == "keys":
         sys.exit(keys(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] == "resign":
