@@ -7,18 +7,18 @@ struct CatalogCommand: ParsableCommand {
     commandName: "catalog",
     abstract: "Show, verify and change a signed catalog: withdraw a version, move to another server.",
     discussion: """
-      A catalog lives as long as the content it lists. Every change is signed again with the \\
-      secret key, raises the sequence by one (so clients accept it over the old one) and sets a \\
-      new expiry (--expires-in, default 30d); the file is replaced whole, under the lock publish \\
+      A catalog lives as long as the content it lists. Every change is signed again with the \
+      secret key, raises the sequence by one (so clients accept it over the old one) and sets a \
+      new expiry (--expires-in, default 30d); the file is replaced whole, under the lock publish \
       takes, and nothing changes when the key or the catalog does not check (docs/catalog.md).
 
       Examples:
         pkgtool catalog show catalog.json
         pkgtool catalog verify catalog.json --public-key signing.key.pub
         pkgtool catalog remove catalog.json com.example.book 1.1 --key signing.key
-        pkgtool catalog rebase catalog.json --base-url https://cdn2.example.com/content \\\\
-            --key signing.key
-        pkgtool catalog renew catalog.json --key signing.key --expires-in 30d   # e.g. weekly, from CI
+        pkgtool catalog rebase catalog.json --key signing.key \\
+            --base-url https://cdn2.example.com/content
+        pkgtool catalog renew catalog.json --key signing.key --expires-in 30d
       """,
     subcommands: [
       CatalogShowCommand.self, CatalogVerifyCommand.self, CatalogRemoveCommand.self, CatalogRebaseCommand.self,
@@ -57,7 +57,7 @@ struct CatalogShowCommand: ParsableCommand {
       Shows what the file says without checking its signature; pkgtool catalog verify checks it.
 
       Example:
-        pkgtool catalog show catalog.json --json | jq '.catalog.products[].versions[].url'
+        pkgtool catalog show catalog.json --json
       """)
 
   @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
@@ -96,8 +96,8 @@ struct CatalogVerifyCommand: ParsableCommand {
     commandName: "verify",
     abstract: "Check a catalog's signature, form and expiry with the publisher's public key.",
     discussion: """
-      Exit status: 0 the catalog is valid; 1 it is not (one line says why: no signature of \\
-      this key, a signature that does not verify, expired, a version listed twice, …); 2 the \\
+      Exit status: 0 the catalog is valid; 1 it is not (one line says why: no signature of \
+      this key, a signature that does not verify, expired, a version listed twice, …); 2 the \
       check could not run (missing file, a secret key given for the public one).
 
       Example:
@@ -137,7 +137,7 @@ struct CatalogRemoveCommand: ParsableCommand {
     commandName: "remove",
     abstract: "Withdraw one version from a catalog, signing it again in place.",
     discussion: """
-      Clients that trust the catalog no longer install those bytes; a client that already has \\
+      Clients that trust the catalog no longer install those bytes; a client that already has \
       them keeps them. A product whose last version goes leaves the catalog.
 
       Example:
@@ -162,13 +162,13 @@ struct CatalogRebaseCommand: ParsableCommand {
     commandName: "rebase",
     abstract: "Move every URL in a catalog to a new base URL, keeping the file names.",
     discussion: """
-      For a move to another server or CDN: upload the packages there first, then rebase and \\
-      upload the catalog. The base URL is checked as publish --base-url is (http, https or \\
+      For a move to another server or CDN: upload the packages there first, then rebase and \
+      upload the catalog. The base URL is checked as publish --base-url is (http, https or \
       file; no user name, query or fragment).
 
       Example:
-        pkgtool catalog rebase catalog.json --base-url https://cdn2.example.com/content \\\\
-            --key signing.key
+        pkgtool catalog rebase catalog.json --key signing.key \\
+            --base-url https://cdn2.example.com/content
       """)
 
   @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
@@ -193,7 +193,7 @@ struct CatalogRenewCommand: ParsableCommand {
     commandName: "renew",
     abstract: "Sign a catalog again with a new expiry, changing nothing else.",
     discussion: """
-      Run it on a schedule well inside the lifetime (e.g. weekly with the default 30d), so \\
+      Run it on a schedule well inside the lifetime (e.g. weekly with the default 30d), so \
       clients never see an expired catalog. Works on an expired catalog too.
 
       Example:

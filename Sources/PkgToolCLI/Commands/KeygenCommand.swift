@@ -16,11 +16,11 @@ struct KeygenCommand: ParsableCommand {
       verify take KEY.pub.
 
       --from OLD writes an existing secret key (the old one-line base64 format, or PEM) again as \
-      PEM: the same key pair, so catalogs it signed still verify.
+      PEM: the same key pair, so catalogs it signed still verify. Check a key with \
+      openssl pkey -in KEY -noout (and -pubin -in KEY.pub).
 
       Examples:
         pkgtool keygen -o ~/.keys/content-signing
-        openssl pkey -in ~/.keys/content-signing -noout      # OpenSSL reads it
         pkgtool keygen --from old-signing.key -o ~/.keys/content-signing
         pkgtool publish dist/*.pkg --key ~/.keys/content-signing \\
             --base-url https://cdn.example.com/content -o catalog.json

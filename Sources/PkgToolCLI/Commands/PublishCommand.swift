@@ -23,8 +23,9 @@ struct PublishCommand: ParsableCommand {
       Examples:
         pkgtool publish dist/com.example.book-1.1.pkg --key signing.key \\
             --base-url https://cdn.example.com/content -o catalog.json
-        pkgtool publish dist/*.pkg --key signing.key --base-url https://cdn2.example.com/c \\
-            -o new/catalog.json --previous catalog.json --expires-in 7d
+        pkgtool publish dist/*.pkg --key signing.key -o new/catalog.json \\
+            --base-url https://cdn2.example.com --previous catalog.json \\
+            --expires-in 7d
         pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
             --catalog catalog.json --public-key signing.key.pub --into Docs
 
