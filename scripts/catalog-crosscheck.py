@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
 """An independent check of pkgtool's signed catalogs (docs/catalog.md), with Python's
-`cryptography` Ed25519 and the standard json module, sharing no code with pkgtool.
+`cryptography` Ed25519, the standard json module and an RFC 8785 (JCS) writer of its own,
+sharing no code with pkgtool.
 
-  catalog-crosscheck.py verify CATALOG KEY.pub   exit 0 when a signature of KEY verifies
+  catalog-crosscheck.py verify CATALOG KEY.pub   exit 0 when a signature of KEY verifies and the
+      catalog has not expired ("expires", RFC 3339 UTC, inside the signed part; a catalog
+      without it is accepted with a note, as pkgtool does)
   catalog-crosscheck.py resign CATALOG NEWKEY [SEQUENCE]
-      makes a new key pair (NEWKEY, NEWKEY.pub, pkgtool's one-line base64 format), optionally
-      sets the sequence, and signs the catalog again with it: pkgtool must accept the result
-      with NEWKEY.pub.
+      makes a new key pair (NEWKEY as PKCS#8 PEM, NEWKEY.pub as SubjectPublicKeyInfo PEM),
+      optionally sets the sequence, and signs the catalog again with it: pkgtool must accept the
+      result with NEWKEY.pub.
+  catalog-crosscheck.py canonical FILE
+      writes the RFC 8785 (JCS) form of the JSON value in FILE to standard output
+  catalog-crosscheck.py keys KEY KEY.pub
+      loads both files with cryptography's PEM loaders and checks that they are one Ed25519 pair
+      (a signature made with KEY verifies with KEY.pub).
+
+Key files are read as PEM, or as pkgtool's old one-line base64 of the 32 raw bytes.
 """
 import base64
+import datetime
 import hashlib
 import json
 import sys
@@ -19,7 +30,66 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 
 def canonical(value):
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """RFC 8785 (JCS), written here from the RFC's rules for the values a catalog holds: objects
+    with members sorted by the UTF-16 code units of their names (§3.2.3), integers within
+    ±(2^53 - 1) in plain decimal (the ECMAScript form of such a number, §3.2.2.3), strings with
+    only `"`, `\\` and the controls below U+0020 escaped, the short forms where JSON has them and
+    lowercase \\u00xx for the rest (§3.2.2.2), no whitespace, UTF-8 (§3.2.4)."""
+    return "".join(_jcs(value)).encode("utf-8")
+
+
+_SHORT = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+
+
+def _jcs_string(text):
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if code in _SHORT:
+            out.append(_SHORT[code])
+        elif code < 0x20:
+            out.append("\\u%04x" % code)
+        elif 0xD800 <= code <= 0xDFFF:
+            raise ValueError("a lone surrogate cannot be canonicalized")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _jcs(value):
+    if value is None:
+        yield "null"
+    elif value is True:
+        yield "true"
+    elif value is False:
+        yield "false"
+    elif isinstance(value, int):
+        if abs(value) > 2**53 - 1:
+            raise ValueError(f"the integer {value} is outside I-JSON's exact range")
+        yield str(value)
+    elif isinstance(value, float):
+        raise ValueError("catalogs hold integers only")
+    elif isinstance(value, str):
+        yield _jcs_string(value)
+    elif isinstance(value, list):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ","
+            yield from _jcs(item)
+        yield "]"
+    elif isinstance(value, dict):
+        yield "{"
+        for index, name in enumerate(sorted(value, key=lambda k: k.encode("utf-16-be"))):
+            if index:
+                yield ","
+            yield _jcs_string(name)
+            yield ":"
+            yield from _jcs(value[name])
+        yield "}"
+    else:
+        raise ValueError(f"not a JSON value: {value!r}")
 
 
 def raw_public(key):
@@ -33,34 +103,68 @@ def key_id(raw):
 def verify(catalog_path, public_path):
     with open(catalog_path, encoding="utf-8") as f:
         document = json.load(f)
-    with open(public_path, encoding="utf-8") as f:
-        raw = base64.b64decode(f.read().strip(), validate=True)
-    public = Ed25519PublicKey.from_public_bytes(raw)
+    public = load_public(public_path)
+    raw = raw_public(public)
     payload = canonical(document["signed"])
     for signature in document["signatures"]:
         if signature.get("keyId") != key_id(raw) or signature.get("algorithm") != "ed25519":
             continue
         try:
             public.verify(base64.b64decode(signature["signature"], validate=True), payload)
-            print(f"verified: sequence {document['signed']['sequence']}, key {key_id(raw)}")
-            return 0
         except InvalidSignature:
             print("signature does not verify", file=sys.stderr)
             return 1
+        expires = document["signed"].get("expires")
+        if expires is None:
+            print("note: the catalog has no expiry", file=sys.stderr)
+        else:
+            moment = datetime.datetime.strptime(expires, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+            if moment <= datetime.datetime.now(datetime.timezone.utc):
+                print(f"the catalog expired at {expires}", file=sys.stderr)
+                return 1
+        print(f"verified: sequence {document['signed']['sequence']}, expires {expires}, key {key_id(raw)}")
+        return 0
     print("no signature of this key", file=sys.stderr)
     return 1
+
+
+def load_public(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(b"-----BEGIN"):
+        key = serialization.load_pem_public_key(data)
+        assert isinstance(key, Ed25519PublicKey), "not an Ed25519 public key"
+        return key
+    return Ed25519PublicKey.from_public_bytes(base64.b64decode(data.strip(), validate=True))
+
+
+def load_private(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(b"-----BEGIN"):
+        key = serialization.load_pem_private_key(data, password=None)
+        assert isinstance(key, Ed25519PrivateKey), "not an Ed25519 private key"
+        return key
+    return Ed25519PrivateKey.from_private_bytes(base64.b64decode(data.strip(), validate=True))
+
+
+def keys(private_path, public_path):
+    private = load_private(private_path)
+    public = load_public(public_path)
+    public.verify(private.sign(b"pkgtool"), b"pkgtool")
+    print(f"one Ed25519 pair, key {key_id(raw_public(public))}")
+    return 0
 
 
 def resign(catalog_path, key_path, sequence=None):
     with open(catalog_path, encoding="utf-8") as f:
         document = json.load(f)
     private = Ed25519PrivateKey.generate()
-    seed = private.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw, serialization.NoEncryption())
     raw = raw_public(private.public_key())
-    with open(key_path, "w", encoding="utf-8") as f:
-        f.write(base64.b64encode(seed).decode() + "\n")
-    with open(key_path + ".pub", "w", encoding="utf-8") as f:
-        f.write(base64.b64encode(raw).decode() + "\n")
+    with open(key_path, "wb") as f:
+        f.write(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    with open(key_path + ".pub", "wb") as f:
+        f.write(private.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     if sequence is not None:
         document["signed"]["sequence"] = int(sequence)
     signature = private.sign(canonical(document["signed"]))
@@ -74,6 +178,12 @@ def resign(catalog_path, key_path, sequence=None):
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "verify":
         sys.exit(verify(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "canonical":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            sys.stdout.buffer.write(canonical(json.load(f)))
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "keys":
+        sys.exit(keys(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] == "resign":
         sys.exit(resign(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None))
     print(__doc__, file=sys.stderr)

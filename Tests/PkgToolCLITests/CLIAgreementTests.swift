@@ -255,7 +255,8 @@ import XAR
     #expect(try pkgtool(["inf", "x.pkg"]).stderr.contains("did you mean 'info'?"))
     for command in [
       "init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen", "publish",
-      "export background-assets",
+      "export background-assets", "catalog", "catalog show", "catalog verify", "catalog remove", "catalog rebase",
+      "catalog renew",
     ] {
       let help = try pkgtool(
         command.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])
@@ -306,7 +307,7 @@ import XAR
       ["rules", "layout", "--json"], ["bump", "P", "--dry-run", "--json"], ["build", "P", "--json", "-o", "p.pkg"],
       ["unpack", package, "-o", "u", "--json"], ["keygen", "-o", "k", "-q"],
       ["publish", package, "--key", "k", "--base-url", "https://cdn.example.com", "-o", "c.json", "--json"],
-      ["export", "background-assets", package, "-o", "pack", "--json"],
+      ["export", "background-assets", package, "-o", "pack", "--json"], ["catalog", "show", "c.json", "--json"],
     ]
     for arguments in runs {
       let result = try pkgtool(arguments, in: dir.path)

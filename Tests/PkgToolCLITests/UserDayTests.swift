@@ -83,11 +83,15 @@ import Testing
   @Test func theREADMEsSentenceOnQuietAndJSONHolds() throws {
     let readme = String(decoding: try readFile(repositoryRoot + "/README.md"), as: UTF8.self)
     #expect(readme.contains("`init`, `keygen` and `cat` have none"))
-    let withJSON = ["build", "validate", "unpack", "install", "bump", "info", "diff", "rules", "publish", "export"]
-    let withoutJSON = ["init", "keygen", "cat"]
-    let withoutQuiet = ["cat", "rules"]
+    #expect(readme.contains("nor do `catalog verify`,\n`remove`, `rebase` and `renew`"))
+    let withJSON = [
+      "build", "validate", "unpack", "install", "bump", "info", "diff", "rules", "publish", "export", "catalog show",
+    ]
+    let withoutJSON = ["init", "keygen", "cat", "catalog verify", "catalog remove", "catalog rebase", "catalog renew"]
+    let withoutQuiet = ["cat", "rules", "catalog show"]
     for command in withJSON + withoutJSON {
-      let words = command == "export" ? ["export", "background-assets"] : [command]
+      let words =
+        command == "export" ? ["export", "background-assets"] : command.split(separator: " ").map(String.init)
       let help = try pkgtool(words + ["--help"]).stdout
       #expect(help.contains("--json") == withJSON.contains(command), "\(command) --json")
       #expect(help.contains("--quiet") == !withoutQuiet.contains(command), "\(command) --quiet")
@@ -142,7 +146,8 @@ import Testing
   @Test func helpTextsHaveNoStrayBackslashes() throws {
     for command in [
       "init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen",
-      "publish", "export background-assets",
+      "publish", "export background-assets", "catalog", "catalog show", "catalog verify", "catalog remove",
+      "catalog rebase", "catalog renew",
     ] {
       let help = try pkgtool(command.split(separator: " ").map(String.init) + ["--help"]).stdout
       for line in help.split(separator: "\n") where line.contains("\\") {

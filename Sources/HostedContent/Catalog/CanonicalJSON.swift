@@ -3,11 +3,11 @@ import Foundation
 /// A JSON value as parsed, for signing: what is signed is the value, written in one canonical
 /// form, never the bytes of a file (whitespace and key order may change on the way).
 ///
-/// The canonical form (docs/catalog.md) is what Python's
-/// `json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` writes for the
-/// same value, so another implementation can check a signature with the standard library alone:
-/// keys sorted by code point, no whitespace, integers only, strings as UTF-8 with `"` `\` and
-/// control characters escaped (`\n` `\r` `\t` `\b` `\f`, the rest as lowercase `\u00xx`).
+/// The canonical form is RFC 8785, the JSON Canonicalization Scheme (docs/catalog.md), for the
+/// values a catalog holds: object keys sorted by their UTF-16 code units, no whitespace,
+/// integers only (within ±(2^53 − 1), where JCS's ECMAScript number form is the plain decimal),
+/// strings as UTF-8 with `"` and `\` escaped, `\b` `\f` `\n` `\r` `\t` as such, the other
+/// control characters as lowercase `\u00xx`, and nothing else escaped.
 package enum JSONValue: Codable, Equatable, Sendable {
   case null
   case bool(Bool)
@@ -23,6 +23,12 @@ package enum JSONValue: Codable, Equatable, Sendable {
     } else if let value = try? container.decode(Bool.self) {
       self = .bool(value)
     } else if let value = try? container.decode(Int64.self) {
+      // I-JSON (RFC 7493), which JCS requires: an integer a double holds exactly.
+      guard abs(value) <= JSONValue.largestExactInteger else {
+        throw DecodingError.dataCorruptedError(
+          in: container, debugDescription: "the integer \(value) is beyond ±(2^53 - 1), which JSON numbers hold exactly"
+        )
+      }
       self = .integer(value)
     } else if let value = try? container.decode(String.self) {
       self = .string(value)
@@ -48,6 +54,9 @@ package enum JSONValue: Codable, Equatable, Sendable {
     case .object(let value): try container.encode(value)
     }
   }
+
+  /// 2^53 − 1: the largest integer every JSON implementation holds exactly.
+  package static let largestExactInteger: Int64 = (1 << 53) - 1
 
   /// Parses JSON text.
   package init(parsing bytes: [UInt8]) throws {
@@ -81,9 +90,9 @@ package enum JSONValue: Codable, Equatable, Sendable {
       out.append(UInt8(ascii: "]"))
     case .object(let members):
       out.append(UInt8(ascii: "{"))
-      let keys = members.keys.sorted {
-        $0.unicodeScalars.lexicographicallyPrecedes($1.unicodeScalars) { $0.value < $1.value }
-      }
+      // RFC 8785 §3.2.3: by UTF-16 code units, which differs from code points above U+FFFF
+      // (U+1F600 sorts before U+FB33).
+      let keys = members.keys.sorted { $0.utf16.lexicographicallyPrecedes($1.utf16) }
       for (index, key) in keys.enumerated() {
         if index > 0 { out.append(UInt8(ascii: ",")) }
         JSONValue.writeString(key, into: &out)

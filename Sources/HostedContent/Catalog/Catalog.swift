@@ -11,6 +11,11 @@ public struct Catalog: Codable, Equatable, Sendable {
   /// Raised by every publish: a client refuses a catalog older than the last one it used, so a
   /// replayed old catalog cannot bring back an old version.
   public var sequence: Int64
+  /// When the catalog stops being trusted, RFC 3339 in UTC (`2026-12-26T09:00:00Z`), inside
+  /// the signed part: a client refuses an expired catalog, so an attacker who replays
+  /// yesterday's catalog (a freeze) is caught within this time. Nil in catalogs written before
+  /// pkgtool wrote it; those are accepted with a note (docs/catalog.md).
+  public var expires: String?
   /// Sorted by product identifier.
   public var products: [Product]
 
@@ -46,6 +51,63 @@ public struct Catalog: Codable, Equatable, Sendable {
     formatVersion = Catalog.currentFormatVersion
     self.sequence = sequence
     self.products = products
+  }
+
+  /// The default lifetime of a catalog written by publish and `catalog remove`/`rebase`/`renew`.
+  public static let defaultLifetime: Int64 = 30 * 86_400
+
+  /// Sets ``expires`` to `lifetime` seconds after `now`.
+  public mutating func setExpiry(lifetime: Int64, now: Date = Date()) {
+    expires = Catalog.rfc3339(now.addingTimeInterval(TimeInterval(lifetime)))
+  }
+
+  /// `date` in RFC 3339, UTC, whole seconds.
+  public static func rfc3339(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
+  }
+
+  /// The moment ``expires`` names, or nil when there is none; throws when it is not RFC 3339.
+  public func expiryDate() throws -> Date? {
+    guard let expires else { return nil }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    guard let date = formatter.date(from: expires) else {
+      throw CatalogError.malformed("the catalog's 'expires' ('\(expires)') is not an RFC 3339 time")
+    }
+    return date
+  }
+
+  /// Throws ``CatalogError/expired(_:)`` when the catalog has expired at `now`. Returns a
+  /// one-line note when it carries no expiry (an older catalog, accepted).
+  @discardableResult
+  public func checkNotExpired(now: Date = Date()) throws -> String? {
+    guard let date = try expiryDate() else {
+      return "note: the catalog has no expiry (written before pkgtool wrote one); publish or catalog renew gives it one"
+    }
+    guard now < date else {
+      throw CatalogError.expired(
+        "the catalog expired at \(expires!) (sequence \(sequence)); the publisher must sign a fresh one (pkgtool catalog renew)"
+      )
+    }
+    return nil
+  }
+
+  /// Products sorted by identifier, versions by ContentVersion: the order the file is written in.
+  public mutating func sort() {
+    products.sort {
+      $0.productIdentifier.unicodeScalars.lexicographicallyPrecedes($1.productIdentifier.unicodeScalars) {
+        $0.value < $1.value
+      }
+    }
+    for i in products.indices {
+      products[i].versions.sort {
+        (ContentVersion($0.contentVersion) ?? ContentVersion(components: [0]))
+          < (ContentVersion($1.contentVersion) ?? ContentVersion(components: [0]))
+      }
+    }
   }
 
   /// The entry for exactly these bytes, if the catalog has one.
@@ -139,11 +201,15 @@ public enum CatalogError: Error, CustomStringConvertible, Equatable {
   case notListed(String)
   /// Listed, but size, product or version disagree.
   case mismatch(String)
+  /// Past its `expires` time (a frozen catalog).
+  case expired(String)
 
   /// The problem, for people.
   public var description: String {
     switch self {
-    case .malformed(let s), .badSignature(let s), .replayed(let s), .notListed(let s), .mismatch(let s): return s
+    case .malformed(let s), .badSignature(let s), .replayed(let s), .notListed(let s), .mismatch(let s),
+      .expired(let s):
+      return s
     }
   }
 }
@@ -201,6 +267,18 @@ public enum CatalogFile {
           throw CatalogError.malformed(
             "catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
         }
+        var products = Set<String>()
+        for product in catalog.products {
+          guard products.insert(product.productIdentifier).inserted else {
+            throw CatalogError.malformed("the catalog lists the product \(product.productIdentifier) twice")
+          }
+          var versions = Set<String>()
+          for version in product.versions where !versions.insert(version.contentVersion).inserted {
+            throw CatalogError.malformed(
+              "the catalog lists \(product.productIdentifier) \(version.contentVersion) twice")
+          }
+        }
+        _ = try catalog.expiryDate()
         return catalog
       } catch let error as CatalogError {
         throw error
@@ -216,17 +294,34 @@ public enum CatalogFile {
 
   /// Reads and verifies the catalog file at `path`.
   public static func verify(contentsOf path: String, publicKey: CatalogPublicKey) throws -> Catalog {
-    let bytes: [UInt8]
+    try verify(try bytes(of: path), publicKey: publicKey)
+  }
+
+  /// Reads the catalog file at `path` without checking any signature, for showing it: the
+  /// catalog and the ids of the keys its signatures name. Never trust what this returns.
+  public static func unverified(contentsOf path: String) throws -> (catalog: Catalog, keyIDs: [String]) {
+    do {
+      let document = try JSONDecoder().decode(Document.self, from: Data(try bytes(of: path)))
+      return (document.signed, document.signatures.map(\.keyId))
+    } catch let error as CatalogError {
+      throw error
+    } catch let error as OperationError {
+      throw error
+    } catch {
+      throw CatalogError.malformed("'\(path)' is not a catalog: \(error)")
+    }
+  }
+
+  static func bytes(of path: String) throws -> [UInt8] {
     do {
       let file = try FileDescriptor.open(regularFile: path)
       let size = try file.size()
       guard size <= 64 << 20 else { throw CatalogError.malformed("'\(path)' is larger than 64 MiB") }
-      bytes = try file.read(count: Int(size), at: 0)
+      return try file.read(count: Int(size), at: 0)
     } catch let error as CatalogError {
       throw error
     } catch {
       throw OperationError("cannot read the catalog '\(path)': \(error)")
     }
-    return try verify(bytes, publicKey: publicKey)
   }
 }

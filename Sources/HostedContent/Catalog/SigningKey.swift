@@ -3,45 +3,68 @@ import Foundation
 import SystemIO
 import XAR
 
-/// An Ed25519 key pair for signing catalogs (swift-crypto). On disk each key is one line of
-/// standard base64 of its 32 raw bytes: the private key file is created 0600 and never printed;
-/// the public key goes beside it with `.pub` added.
+/// An Ed25519 key pair for signing catalogs (swift-crypto).
+///
+/// On disk the secret key is PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`) and the public key
+/// SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`), both for the Ed25519 OID 1.3.101.112,
+/// as OpenSSL and Python's `cryptography` write and read them. The secret key file is created
+/// 0600 and never printed; the public key goes beside it with `.pub` added. Key files of the old
+/// one-line base64 format are still read; ``formatNote`` then says how to convert them.
 public struct CatalogSigningKey: Sendable {
   // The raw bytes (swift-crypto's key types are not `Sendable`); the key is made from them
   // where it is used.
   private let raw: [UInt8]
   private let publicRaw: [UInt8]
+  /// Set when the file read was in the old one-line base64 format: a one-line note for people.
+  public let formatNote: String?
 
-  private init(_ key: Curve25519.Signing.PrivateKey) {
+  private init(_ key: Curve25519.Signing.PrivateKey, formatNote: String? = nil) {
     raw = Array(key.rawRepresentation)
     publicRaw = Array(key.publicKey.rawRepresentation)
+    self.formatNote = formatNote
   }
 
   /// A new random key pair.
   public init() { self.init(Curve25519.Signing.PrivateKey()) }
 
-  /// Reads a private key file written by ``write(to:)``.
-  public init(contentsOf path: String) throws {
-    let bytes = try CatalogKeyFile.read(path, what: "private key")
-    do { self.init(try Curve25519.Signing.PrivateKey(rawRepresentation: bytes)) } catch {
-      throw OperationError("'\(path)' is not an Ed25519 private key", hint: "make one with pkgtool keygen")
+  /// Reads a secret key file written by ``write(to:)`` (or an old one-line base64 one).
+  /// `purpose` names what needs the key, for the message when the file is a public key.
+  public init(contentsOf path: String, for purpose: String = "signing") throws {
+    let file = try CatalogKeyFile.read(path)
+    let hint = "make a key pair with pkgtool keygen -o KEY"
+    switch file.kind {
+    case .publicKey:
+      throw OperationError(
+        "'\(path)' is a public key; \(purpose) needs the secret key, made by pkgtool keygen",
+        hint: path.hasSuffix(".pub") ? "pass '\(path.dropLast(4))', the file beside it without .pub" : hint)
+    case .secretKey, .legacy:
+      do {
+        self.init(
+          try Curve25519.Signing.PrivateKey(rawRepresentation: file.raw),
+          formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: true) : nil)
+      } catch {
+        throw OperationError("'\(path)' is not an Ed25519 secret key", hint: hint)
+      }
     }
   }
 
   /// The public half.
   public var publicKey: CatalogPublicKey { CatalogPublicKey(checkedRaw: publicRaw) }
 
-  /// Writes the private key to `path` (created 0600, never replaced) and the public key to
-  /// `path.pub`. Both appear whole or not at all.
+  /// The secret key as PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+  public var pemRepresentation: String { CatalogKeyFile.pem(CatalogKeyFile.pkcs8Prefix + raw, label: "PRIVATE KEY") }
+
+  /// Writes the secret key to `path` (PKCS#8 PEM, created 0600, never replaced) and the public
+  /// key to `path.pub` (SubjectPublicKeyInfo PEM). Both appear whole or not at all.
   public func write(to path: String) throws {
     for target in [path, path + ".pub"] where Paths.status(target) != nil {
       throw OperationError(
         "'\(target)' already exists",
         hint: "keys are never overwritten; choose another name or remove the old key deliberately")
     }
-    try CatalogKeyFile.write(Base64.encode(raw) + "\n", to: path, mode: 0o600)
+    try CatalogKeyFile.write(pemRepresentation, to: path, mode: 0o600)
     do {
-      try CatalogKeyFile.write(publicKey.base64 + "\n", to: path + ".pub", mode: 0o644)
+      try CatalogKeyFile.write(publicKey.pemRepresentation, to: path + ".pub", mode: 0o644)
     } catch {
       FileSystem.removeFile(path)
       throw error
@@ -58,26 +81,51 @@ public struct CatalogSigningKey: Sendable {
 public struct CatalogPublicKey: Sendable, Equatable {
   /// The 32 raw bytes, checked to be a key when this value was made.
   private let raw: [UInt8]
+  /// Set when the file read was in the old one-line base64 format: a one-line note for people.
+  public let formatNote: String?
 
-  fileprivate init(checkedRaw: [UInt8]) { raw = checkedRaw }
+  fileprivate init(checkedRaw: [UInt8]) {
+    raw = checkedRaw
+    formatNote = nil
+  }
 
   /// From the 32 raw bytes.
   public init(rawRepresentation: [UInt8]) throws {
+    try self.init(rawRepresentation: rawRepresentation, formatNote: nil)
+  }
+
+  private init(rawRepresentation: [UInt8], formatNote: String?) throws {
     do { raw = Array(try Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation).rawRepresentation) } catch {
       throw OperationError("not an Ed25519 public key (\(rawRepresentation.count) bytes)")
     }
+    self.formatNote = formatNote
   }
 
-  /// Reads a `.pub` file (one line of base64).
-  public init(contentsOf path: String) throws {
-    let bytes = try CatalogKeyFile.read(path, what: "public key")
-    do { try self.init(rawRepresentation: bytes) } catch {
+  /// Reads a `.pub` file: SubjectPublicKeyInfo PEM, or the old one line of base64.
+  /// `purpose` names what needs the key, for the message when the file is a secret key.
+  public init(contentsOf path: String, for purpose: String = "checking a catalog") throws {
+    let file = try CatalogKeyFile.read(path)
+    // An old one-line file cannot say which half it is; one with a `.pub` file beside it is
+    // the secret half.
+    if file.kind == .secretKey || (file.kind == .legacy && Paths.status(path + ".pub") != nil) {
+      throw OperationError(
+        "'\(path)' is a secret key; \(purpose) needs the public key, made by pkgtool keygen",
+        hint: "pass '\(path).pub', and keep '\(path)' away from anything that ships")
+    }
+    do {
+      try self.init(
+        rawRepresentation: file.raw,
+        formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: false) : nil)
+    } catch {
       throw OperationError("'\(path)' is not an Ed25519 public key", hint: "pass the .pub file pkgtool keygen wrote")
     }
   }
 
   /// Standard base64 of the 32 raw bytes.
   public var base64: String { Base64.encode(raw) }
+
+  /// SubjectPublicKeyInfo PEM (`-----BEGIN PUBLIC KEY-----`).
+  public var pemRepresentation: String { CatalogKeyFile.pem(CatalogKeyFile.spkiPrefix + raw, label: "PUBLIC KEY") }
 
   /// The first 16 hex digits of the SHA-256 of the raw key: names the key in a catalog.
   public var keyID: String {
@@ -92,21 +140,81 @@ public struct CatalogPublicKey: Sendable, Equatable {
     return key.isValidSignature(signature, for: bytes)
   }
 
+  /// Two keys are equal when their bytes are, whatever file format they came from.
+  public static func == (a: CatalogPublicKey, b: CatalogPublicKey) -> Bool { a.raw == b.raw }
 }
 
-/// Reading and writing the one-line key files.
+/// Reading and writing key files: PEM (PKCS#8 and SubjectPublicKeyInfo, Ed25519) and the old
+/// one-line base64.
 enum CatalogKeyFile {
-  static func read(_ path: String, what: String) throws -> [UInt8] {
-    let text: [UInt8]
-    do { text = try FileDescriptor.open(regularFile: path).read(count: 4096, at: 0) } catch {
-      throw OperationError("cannot read the \(what) '\(path)': \(error)")
+  enum Kind { case secretKey, publicKey, legacy }
+
+  /// The fixed DER before the 32 key bytes. PKCS#8 v1 (RFC 8410 §7): SEQUENCE { INTEGER 0,
+  /// SEQUENCE { OID 1.3.101.112 }, OCTET STRING { OCTET STRING (32) } } — 48 bytes in all.
+  static let pkcs8Prefix: [UInt8] = [
+    0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+  ]
+  /// SubjectPublicKeyInfo (RFC 8410 §4): SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING
+  /// (0 unused bits, 32 bytes) } — 44 bytes in all.
+  static let spkiPrefix: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+
+  static func pem(_ der: [UInt8], label: String) -> String {
+    let text = Base64.encode(der)
+    var lines: [Substring] = []
+    var rest = Substring(text)
+    while !rest.isEmpty {
+      lines.append(rest.prefix(64))
+      rest = rest.dropFirst(64)
     }
-    let line = String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    guard let bytes = Base64.decode(line), bytes.count == 32 else {
+    return "-----BEGIN \(label)-----\n" + lines.joined(separator: "\n") + "\n-----END \(label)-----\n"
+  }
+
+  static func legacyNote(_ path: String, secret: Bool) -> String {
+    secret
+      ? "note: '\(path)' is in the old one-line base64 key format; write it as PEM with: pkgtool keygen --from '\(path)' -o NEW"
+      : "note: '\(path)' is in the old one-line base64 key format; pkgtool keygen --from SECRET -o NEW writes NEW.pub as PEM"
+  }
+
+  /// The key bytes and what kind of key the file says it is.
+  static func read(_ path: String) throws -> (kind: Kind, raw: [UInt8]) {
+    let bytes: [UInt8]
+    do { bytes = try FileDescriptor.open(regularFile: path).read(count: 4096, at: 0) } catch {
+      throw OperationError("cannot read the key '\(path)': \(error)")
+    }
+    let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    let notAKey = OperationError(
+      "'\(path)' is not an Ed25519 key file (PEM, or one line of base64)", hint: "make keys with pkgtool keygen")
+    guard text.hasPrefix("-----BEGIN ") else {
+      guard !text.contains("\n"), let raw = Base64.decode(text), raw.count == 32 else { throw notAKey }
+      return (.legacy, Array(raw))
+    }
+    let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+    guard let first = lines.first, let last = lines.last, first.hasSuffix("-----"),
+      last == "-----END " + first.dropFirst("-----BEGIN ".count)
+    else { throw notAKey }
+    let label = String(first.dropFirst("-----BEGIN ".count).dropLast(5))
+    guard let der = Base64.decode(lines.dropFirst().dropLast().joined()) else { throw notAKey }
+    switch label {
+    case "PRIVATE KEY":
+      guard der.count == 48, Array(der.prefix(16)) == pkcs8Prefix else {
+        throw OperationError(
+          "'\(path)' is a private key, but not an Ed25519 one (OID 1.3.101.112) in PKCS#8 v1",
+          hint: "make one with pkgtool keygen, or openssl genpkey -algorithm ed25519")
+      }
+      return (.secretKey, Array(der.suffix(32)))
+    case "PUBLIC KEY":
+      guard der.count == 44, Array(der.prefix(12)) == spkiPrefix else {
+        throw OperationError(
+          "'\(path)' is a public key, but not an Ed25519 one (OID 1.3.101.112)", hint: "make one with pkgtool keygen")
+      }
+      return (.publicKey, Array(der.suffix(32)))
+    case "ENCRYPTED PRIVATE KEY":
       throw OperationError(
-        "'\(path)' is not a \(what) file (one line of base64, 32 bytes)", hint: "make keys with pkgtool keygen")
+        "'\(path)' is an encrypted private key, which pkgtool does not read",
+        hint: "decrypt it: openssl pkey -in '\(path)' -out KEY (and keep KEY 0600)")
+    default:
+      throw OperationError("'\(path)' holds a '\(label)', not an Ed25519 key", hint: "make keys with pkgtool keygen")
     }
-    return Array(bytes)
   }
 
   /// Writes beside, then links into place: the file appears whole, and never over another.

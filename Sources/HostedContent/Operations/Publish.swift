@@ -15,6 +15,12 @@ public enum Publish {
     public var validation = ValidationOptions()
     /// What the package reader accepts.
     public var limits = ReaderLimits()
+    /// A catalog this one continues (`--previous`): when the output is written anew, its
+    /// sequence starts past this one's, so clients that used the old catalog accept the new
+    /// one. It must verify with the signing key.
+    public var previous: String?
+    /// Seconds from now until the catalog written expires (``Catalog/expires``).
+    public var lifetime: Int64 = Catalog.defaultLifetime
 
     /// Packages to be served under `baseURL`.
     public init(baseURL: String) { self.baseURL = baseURL }
@@ -55,6 +61,17 @@ public enum Publish {
           "the existing catalog '\(output)' cannot be extended: \(error)",
           hint: "sign with the key that signed it, or publish to a new file")
       }
+    }
+    if let previous = options.previous {
+      let old: Catalog
+      do { old = try CatalogFile.verify(contentsOf: previous, publicKey: key.publicKey) } catch let error
+        as CatalogError
+      {
+        throw OperationError(
+          "the previous catalog '\(previous)' cannot be continued: \(error)",
+          hint: "--previous takes a catalog signed with the same --key")
+      }
+      catalog.sequence = max(catalog.sequence, old.sequence)
     }
     var refused: [(String, InspectionResult)] = []
     var entries: [(product: String, version: Catalog.Version)] = []
@@ -107,17 +124,8 @@ public enum Publish {
     }
     guard !added.isEmpty else { return Result(catalog: catalog, added: [], refused: [], written: false) }
     catalog.sequence += 1
-    catalog.products.sort {
-      $0.productIdentifier.unicodeScalars.lexicographicallyPrecedes($1.productIdentifier.unicodeScalars) {
-        $0.value < $1.value
-      }
-    }
-    for i in catalog.products.indices {
-      catalog.products[i].versions.sort {
-        (ContentVersion($0.contentVersion) ?? ContentVersion(components: [0]))
-          < (ContentVersion($1.contentVersion) ?? ContentVersion(components: [0]))
-      }
-    }
+    catalog.setExpiry(lifetime: options.lifetime)
+    catalog.sort()
     try write(try CatalogFile.encode(catalog, signedWith: key), to: output)
     return Result(catalog: catalog, added: added, refused: [], written: true)
   }

@@ -85,7 +85,7 @@ struct InstallCommand: ParsableCommand {
     options.lockTimeout = lockTimeout
     options.validation = rules.validationOptions
     options.limits = limits.limits
-    options.catalog = try catalogOptions.verified()
+    options.catalog = try catalogOptions.verified(for: "install")
     let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
     if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)

@@ -14,9 +14,18 @@ struct PublishCommand: ParsableCommand {
       in a stable order and raises the catalog's sequence number; a version already published \
       from other bytes is refused. Upload the packages and then the catalog.
 
+      Every catalog written expires (--expires-in, default 30d): clients refuse it after that, \
+      so a replayed old catalog cannot freeze them on old content forever. Sign it again before \
+      then with pkgtool catalog renew (or any publish, remove or rebase). --previous OLD.json \
+      continues OLD's sequence when the catalog is written to a new file, so clients that used \
+      OLD accept it. To withdraw a version or move to another server, see pkgtool catalog.
+
       Examples:
         pkgtool publish dist/com.example.book-1.1.pkg --key signing.key \\
             --base-url https://cdn.example.com/content -o catalog.json
+        pkgtool publish dist/*.pkg --key signing.key -o new/catalog.json \\
+            --base-url https://cdn2.example.com --previous catalog.json \\
+            --expires-in 7d
         pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
             --catalog catalog.json --public-key signing.key.pub --into Docs
 
@@ -26,7 +35,7 @@ struct PublishCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The package files to publish.", valueName: "package"))
   var packages: [String]
 
-  @Option(help: ArgumentHelp("The private key (from pkgtool keygen).", valueName: "key"))
+  @Option(help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub).", valueName: "key"))
   var key: String
 
   @Option(
@@ -41,6 +50,17 @@ struct PublishCommand: ParsableCommand {
     name: .customLong("min-app-version"),
     help: ArgumentHelp("The lowest app version that can use these packages.", valueName: "version"))
   var minimumAppVersion: String?
+
+  @Option(
+    help: ArgumentHelp(
+      "A catalog (signed with the same key) whose sequence a new output file continues.", valueName: "old.json"))
+  var previous: String?
+
+  @Option(
+    name: .customLong("expires-in"),
+    help: ArgumentHelp(
+      "How long clients trust the catalog: a whole number and s, m, h or d.", valueName: "duration"))
+  var expiresIn = "30d"
 
   @Flag(help: "Print the result as JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
@@ -62,9 +82,11 @@ struct PublishCommand: ParsableCommand {
   }
 
   func run() throws {
-    let signingKey = try CatalogSigningKey(contentsOf: key)
+    let signingKey = try KeyFiles.secret(key, for: "publish")
     var options = Publish.Options(baseURL: baseURL)
     options.minimumAppVersion = minimumAppVersion
+    options.previous = previous
+    options.lifetime = try CatalogEdit.lifetime(parsing: expiresIn)
     options.validation = rules.validationOptions
     options.limits = limits.limits
     // One line per package, each finished before the next starts.
@@ -97,7 +119,7 @@ struct PublishCommand: ParsableCommand {
     } else if !quiet {
       if result.written {
         Terminal.standardOutput(
-          "published \(result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), signed by key \(signingKey.publicKey.keyID))\n"
+          "published \(result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(signingKey.publicKey.keyID))\n"
         )
       } else {
         Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")

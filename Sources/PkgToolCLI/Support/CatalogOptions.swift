@@ -24,11 +24,13 @@ struct CatalogOptions: ParsableArguments {
 
   /// The verified catalog, or nil when none was given. A catalog that does not verify is an
   /// exit-1 refusal.
-  func verified() throws -> Catalog? {
+  func verified(for command: String) throws -> Catalog? {
     guard let catalog, let publicKey else { return nil }
-    let key = try CatalogPublicKey(contentsOf: publicKey)
+    let key = try KeyFiles.public(publicKey, for: "\(command) --public-key")
     do {
-      return try CatalogFile.verify(contentsOf: catalog, publicKey: key)
+      let verified = try CatalogFile.verify(contentsOf: catalog, publicKey: key)
+      if let note = try verified.checkNotExpired() { Terminal.standardError("pkgtool: \(note)\n") }
+      return verified
     } catch let refusal as CatalogError {
       Terminal.standardError("pkgtool: refused: the catalog '\(catalog)' cannot be trusted: \(refusal)\n")
       throw ExitCode(1)

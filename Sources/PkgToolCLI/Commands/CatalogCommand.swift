@@ -1,0 +1,211 @@
+import ArgumentParser
+import Foundation
+import HostedContent
+
+struct CatalogCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "catalog",
+    abstract: "Show, verify and change a signed catalog: withdraw a version, move to another server.",
+    discussion: """
+      A catalog lives as long as the content it lists. Every change is signed again with the \
+      secret key, raises the sequence by one (so clients accept it over the old one) and sets a \
+      new expiry (--expires-in, default 30d); the file is replaced whole, under the lock publish \
+      takes, and nothing changes when the key or the catalog does not check (docs/catalog.md).
+
+      Examples:
+        pkgtool catalog show catalog.json
+        pkgtool catalog verify catalog.json --public-key signing.key.pub
+        pkgtool catalog remove catalog.json com.example.book 1.1 --key signing.key
+        pkgtool catalog rebase catalog.json --key signing.key \\
+            --base-url https://cdn2.example.com/content
+        pkgtool catalog renew catalog.json --key signing.key --expires-in 30d
+      """,
+    subcommands: [
+      CatalogShowCommand.self, CatalogVerifyCommand.self, CatalogRemoveCommand.self, CatalogRebaseCommand.self,
+      CatalogRenewCommand.self,
+    ])
+}
+
+/// The secret key and the new lifetime, for the commands that sign again.
+struct CatalogSigningOptions: ParsableArguments {
+  @Option(help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub).", valueName: "key"))
+  var key: String
+
+  @Option(
+    name: .customLong("expires-in"),
+    help: ArgumentHelp(
+      "How long clients trust the catalog from now: a whole number and s, m, h or d.", valueName: "duration"))
+  var expiresIn = "30d"
+
+  @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
+
+  func lifetime() throws -> Int64 { try CatalogEdit.lifetime(parsing: expiresIn) }
+
+  func report(_ what: String, _ path: String, _ result: CatalogEdit.Result, key: CatalogSigningKey) {
+    guard !quiet else { return }
+    Terminal.standardOutput(
+      "\(what) in \(path): sequence \(result.previousSequence) -> \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(key.publicKey.keyID)\n"
+    )
+  }
+}
+
+struct CatalogShowCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "show",
+    abstract: "Print a catalog's products, versions, sequence, expiry and signing keys.",
+    discussion: """
+      Shows what the file says without checking its signature; pkgtool catalog verify checks it.
+
+      Example:
+        pkgtool catalog show catalog.json --json
+      """)
+
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Flag(help: "Print the catalog as JSON.") var json = false
+
+  struct Shown: Encodable {
+    var catalog: Catalog
+    var keyIds: [String]
+    var verified = false
+  }
+
+  func run() throws {
+    let (shown, keyIDs) = try CatalogFile.unverified(contentsOf: catalog)
+    if json {
+      Terminal.standardOutput(jsonText(Shown(catalog: shown, keyIds: keyIDs)))
+      return
+    }
+    var text = "\(catalog): sequence \(shown.sequence), expires \(shown.expires ?? "never (no expiry)")\n"
+    text += "signed by key\(keyIDs.count == 1 ? "" : "s") \(keyIDs.joined(separator: ", ")) (not verified here)\n"
+    for product in shown.products {
+      text += "\(product.productIdentifier)\n"
+      for version in product.versions {
+        text += "  \(version.contentVersion)  \(version.format)  \(version.size) bytes  \(version.url)\n"
+        text += "      sha256 \(version.sha256)"
+        text += version.minimumAppVersion.map { "  app \($0)+" } ?? ""
+        text += "\n"
+      }
+    }
+    if shown.products.isEmpty { text += "(no products)\n" }
+    Terminal.standardOutput(text)
+  }
+}
+
+struct CatalogVerifyCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "verify",
+    abstract: "Check a catalog's signature, form and expiry with the publisher's public key.",
+    discussion: """
+      Exit status: 0 the catalog is valid; 1 it is not (one line says why: no signature of \
+      this key, a signature that does not verify, expired, a version listed twice, …); 2 the \
+      check could not run (missing file, a secret key given for the public one).
+
+      Example:
+        pkgtool catalog verify catalog.json --public-key signing.key.pub
+      """)
+
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+
+  @Option(
+    name: .customLong("public-key"),
+    help: ArgumentHelp("The publisher's public key (KEY.pub).", valueName: "key.pub"))
+  var publicKey: String
+
+  @Flag(name: [.short, .long], help: "Print nothing; the exit status says it.") var quiet = false
+
+  func run() throws {
+    let key = try KeyFiles.public(publicKey, for: "catalog verify --public-key")
+    let verified: Catalog
+    do {
+      verified = try CatalogFile.verify(contentsOf: catalog, publicKey: key)
+      if let note = try verified.checkNotExpired(), !quiet { Terminal.standardError("pkgtool: \(note)\n") }
+    } catch let refusal as CatalogError {
+      Terminal.standardError("pkgtool: invalid: '\(catalog)': \(refusal)\n")
+      throw ExitCode(1)
+    }
+    if !quiet {
+      let versions = verified.products.reduce(0) { $0 + $1.versions.count }
+      Terminal.standardOutput(
+        "valid: '\(catalog)', sequence \(verified.sequence), expires \(verified.expires ?? "never"), key \(key.keyID), \(verified.products.count) product(s), \(versions) version(s)\n"
+      )
+    }
+  }
+}
+
+struct CatalogRemoveCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "remove",
+    abstract: "Withdraw one version from a catalog, signing it again in place.",
+    discussion: """
+      Clients that trust the catalog no longer install those bytes; a client that already has \
+      them keeps them. A product whose last version goes leaves the catalog.
+
+      Example:
+        pkgtool catalog remove catalog.json com.example.book 1.1 --key signing.key
+      """)
+
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The product identifier.", valueName: "product")) var product: String
+  @Argument(help: ArgumentHelp("The ContentVersion to withdraw.", valueName: "version")) var version: String
+  @OptionGroup var signing: CatalogSigningOptions
+
+  func run() throws {
+    let key = try KeyFiles.secret(signing.key, for: "catalog remove")
+    let result = try CatalogEdit.remove(
+      product: product, version: version, from: catalog, key: key, lifetime: try signing.lifetime())
+    signing.report("withdrew \(product) \(version)", catalog, result, key: key)
+  }
+}
+
+struct CatalogRebaseCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "rebase",
+    abstract: "Move every URL in a catalog to a new base URL, keeping the file names.",
+    discussion: """
+      For a move to another server or CDN: upload the packages there first, then rebase and \
+      upload the catalog. The base URL is checked as publish --base-url is (http, https or \
+      file; no user name, query or fragment).
+
+      Example:
+        pkgtool catalog rebase catalog.json --key signing.key \\
+            --base-url https://cdn2.example.com/content
+      """)
+
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+
+  @Option(
+    name: .customLong("base-url"),
+    help: ArgumentHelp("Where the packages are served now (https://…).", valueName: "url"))
+  var baseURL: String
+
+  @OptionGroup var signing: CatalogSigningOptions
+
+  func run() throws {
+    let key = try KeyFiles.secret(signing.key, for: "catalog rebase")
+    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, key: key, lifetime: try signing.lifetime())
+    let count = result.catalog.products.reduce(0) { $0 + $1.versions.count }
+    signing.report("moved \(count) URL(s)", catalog, result, key: key)
+  }
+}
+
+struct CatalogRenewCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "renew",
+    abstract: "Sign a catalog again with a new expiry, changing nothing else.",
+    discussion: """
+      Run it on a schedule well inside the lifetime (e.g. weekly with the default 30d), so \
+      clients never see an expired catalog. Works on an expired catalog too.
+
+      Example:
+        pkgtool catalog renew catalog.json --key signing.key --expires-in 30d
+      """)
+
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @OptionGroup var signing: CatalogSigningOptions
+
+  func run() throws {
+    let key = try KeyFiles.secret(signing.key, for: "catalog renew")
+    let result = try CatalogEdit.renew(catalog, key: key, lifetime: try signing.lifetime())
+    signing.report("renewed", catalog, result, key: key)
+  }
+}
