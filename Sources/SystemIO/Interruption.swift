@@ -10,8 +10,9 @@
 /// Every temporary is made through ``creating(_:_:)``, which registers it by path as it is
 /// made (``PendingFile`` and ``PendingFolder`` do). None of them is ever an output: an output
 /// appears by a rename of its temporary, after which the temporary's name no longer exists, so
-/// removing every registered name on an interruption removes only unfinished work. (The name a replaced folder is swapped out to is
-/// not registered: for a moment it holds what was there before.)
+/// removing every registered name on an interruption removes only unfinished work. (The name a
+/// replaced folder is swapped out to is not registered: for a moment it holds what was there
+/// before.)
 package enum Interruption {
   private nonisolated(unsafe) static var registered: Set<String> = []
   private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
@@ -52,48 +53,48 @@ package enum Interruption {
   /// `published` (the folder's own temporary name) is forgotten in the same step: after a swap
   /// it holds what was there before, which the caller removes itself.
   package static func whilePublishing<T>(_ published: String? = nil, _ body: () throws -> T) rethrows -> T {
-    pthread_mutex_lock(lock)
-    defer { pthread_mutex_unlock(lock) }
-    if interrupted {
-      pthread_mutex_unlock(lock)
-      while true { pause() }
+    try uninterrupted {
+      let result = try body()
+      if let published { registered.remove(published) }
+      return result
     }
-    let result = try body()
-    if let published { registered.remove(published) }
-    return result
   }
 
   /// Runs `body`, which creates a temporary file or folder at `path` (as the process names it)
-  /// or throws, and records `path` once it is made, so that making a temporary and the removal of temporaries on an interruption
-  /// exclude each other: a temporary made is always seen by the removal, and once an
+  /// or throws, and records `path` once it is made, so that making a temporary and the removal
+  /// of temporaries on an interruption exclude each other: a temporary made is always seen by the removal, and once an
   /// interruption has begun no new one is made (the thread waits for the interruption to end
   /// the process). Registering first and creating afterwards left a window in which the
   /// removal found nothing at the name and the file then appeared.
   package static func creating<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
-    pthread_mutex_lock(lock)
-    defer { pthread_mutex_unlock(lock) }
-    if interrupted {
-      pthread_mutex_unlock(lock)
-      while true { pause() }
+    try uninterrupted {
+      // Registered only once made: a name that was already there (EEXIST) is somebody else's.
+      let made = try body()
+      registered.insert(path)
+      return made
     }
-    // Registered only once made: a name that was already there (EEXIST) is somebody else's.
-    let made = try body()
-    registered.insert(path)
-    return made
   }
 
   /// ``creating(_:_:)`` for a temporary whose name is known only once it is made (`mkdtemp`):
   /// `body` returns the path it made, or nil.
   package static func creatingUnnamed(_ body: () -> String?) -> String? {
+    uninterrupted {
+      guard let made = body() else { return nil }
+      registered.insert(made)
+      return made
+    }
+  }
+
+  /// Runs `body` under the lock, unless an interruption has begun: then the thread waits for
+  /// the interruption to end the process, and `body` never runs.
+  private static func uninterrupted<T>(_ body: () throws -> T) rethrows -> T {
     pthread_mutex_lock(lock)
     defer { pthread_mutex_unlock(lock) }
     if interrupted {
       pthread_mutex_unlock(lock)
       while true { pause() }
     }
-    guard let made = body() else { return nil }
-    registered.insert(made)
-    return made
+    return try body()
   }
 
   /// True while `path` is registered: made by ``creating(_:_:)`` and not yet forgotten by

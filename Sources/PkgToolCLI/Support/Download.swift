@@ -66,15 +66,11 @@ final class DownloadedPackage {
     if let temporaryFolder { Self.remove(temporaryFolder) }
   }
 
-  /// A new folder only this user can enter, in the system temporary folder, registered with
-  /// ``Interruption`` as it is made: Ctrl-C or SIGTERM during the download removes it.
+  /// A private folder for the download (``PrivateFolder``): Ctrl-C or SIGTERM during the
+  /// download removes it.
   private static func privateFolder(for address: String) throws -> String {
-    let parent = StandardInput.temporaryFolder
-    var template = Array((parent + "/pkgtool-download-XXXXXX").utf8CString)
-    let made = Interruption.creatingUnnamed { () -> String? in
-      template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
-    }
-    guard let made else {
+    guard let made = PrivateFolder.make(prefix: "pkgtool-download") else {
+      let parent = StandardInput.temporaryFolder
       throw OperationError(
         "cannot download '\(address)': cannot make a temporary folder in '\(parent)': \(SystemError("create", path: parent).reason)",
         hint: "set TMPDIR to a folder you can write")
@@ -82,11 +78,7 @@ final class DownloadedPackage {
     return made
   }
 
-  private static func remove(_ folder: String) {
-    if let parent = try? DirectoryHandle(path: Paths.parent(of: folder)) {
-      try? parent.removeTree(Paths.name(of: folder))
-    }
-  }
+  private static func remove(_ folder: String) { PrivateFolder.remove(folder) }
 }
 
 /// One URL fetched into one file with the `curl` command, resumed when the transfer is cut.

@@ -40,12 +40,7 @@ enum StandardStreams {
   /// A private folder in the system temporary folder for `build -o -`: the package is built
   /// there whole, then copied to standard output; removed afterwards, and on Ctrl-C.
   static func privateFolder() throws -> String {
-    var template = Array((StandardInput.temporaryFolder + "/pkgtool-build-XXXXXX").utf8CString)
-    // The name is known only once made: the lock is held over mkdtemp, and the path registered.
-    let made = Interruption.creatingUnnamed { () -> String? in
-      template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) }
-    }
-    guard let made else {
+    guard let made = PrivateFolder.make(prefix: "pkgtool-build") else {
       throw OperationError(
         "cannot make a temporary folder in '\(StandardInput.temporaryFolder)' to build into: \(SystemError("create", path: StandardInput.temporaryFolder).reason)",
         hint: "set TMPDIR to a folder you can write")
@@ -54,11 +49,7 @@ enum StandardStreams {
   }
 
   /// Removes the folder ``privateFolder()`` made, with what it holds.
-  static func remove(_ folder: String) {
-    if let parent = try? DirectoryHandle(path: Paths.parent(of: folder)) {
-      try? parent.removeTree(Paths.name(of: folder))
-    }
-  }
+  static func remove(_ folder: String) { PrivateFolder.remove(folder) }
 
   /// Copies the whole file at `path` to standard output.
   static func copyToStandardOutput(_ path: String) throws {
