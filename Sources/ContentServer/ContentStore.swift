@@ -93,7 +93,7 @@ public struct ContentStore: Sendable {
             "'\(path)' is \(size) bytes; the catalog lists \(what) as \(version.size) bytes",
             hint: "serve the catalog that was published with these packages")
         }
-        let sha = try Build.sha256(of: file)
+        let sha = try PackageDigest.sha256(of: file)
         guard sha == version.sha256 else {
           throw OperationError(
             "'\(path)' has SHA-256 \(sha); the catalog lists \(what) as \(version.sha256)",

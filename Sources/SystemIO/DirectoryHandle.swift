@@ -147,17 +147,6 @@ package final class DirectoryHandle: Sendable {
   /// Removes the file (or link) `name`, if it is there; best effort, for cleaning up.
   package func removeFileIfPresent(_ name: String) { _ = unlinkat(fd, name, 0) }
 
-  /// Writes `bytes` to a temporary file in this folder, flushes it and renames it over `name`:
-  /// the file appears whole or not at all, and the temporary never stays.
-  package func writeAtomically(_ name: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {
-    let temporary = TemporaryName.beside(name, purpose: "tmp")
-    defer { _ = unlinkat(fd, temporary, 0) }
-    let file = try Interruption.creating(full(temporary)) { try createFile(temporary, mode: mode) }
-    try file.write(bytes)
-    try file.sync()
-    try rename(temporary, to: name, in: self)
-  }
-
   /// Flushes the folder's entries (after renames) to stable storage; best effort.
   package func sync() { _ = fsync(fd) }
 }

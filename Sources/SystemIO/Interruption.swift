@@ -8,11 +8,11 @@
 /// SIGTERM) removes them before it exits.
 ///
 /// Every temporary is made through ``creating(_:_:)``, which registers it by path as it is
-/// made (``FileSystem/createTemporarySibling(of:purpose:mode:)``, ``StagingFolder`` and
-/// ``DirectoryHandle/writeAtomically(_:_:mode:)`` do). None of them is ever an output: an output appears by a rename of its temporary, after
-/// which the temporary's name no longer exists, so removing every registered name on an
-/// interruption removes only unfinished work. (The name a replaced folder is swapped out to is
-/// not registered: for a moment it holds what was there before.)
+/// made (``PendingFile`` and ``PendingFolder`` do). None of them is ever an output: an output
+/// appears by a rename of its temporary, after which the temporary's name no longer exists, so
+/// removing every registered name on an interruption removes only unfinished work. (The name a
+/// replaced folder is swapped out to is not registered: for a moment it holds what was there
+/// before.)
 package enum Interruption {
   private nonisolated(unsafe) static var registered: Set<String> = []
   private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
@@ -96,6 +96,10 @@ package enum Interruption {
     }
     return try body()
   }
+
+  /// True while `path` is registered: made by ``creating(_:_:)`` and not yet forgotten by
+  /// ``whilePublishing(_:_:)``.
+  package static func isRegistered(_ path: String) -> Bool { locked { registered.contains(path) } }
 
   /// Removes every registered temporary that still exists (a folder with all it holds, never
   /// following a symlink); returns how many there were.

@@ -20,12 +20,10 @@ package func retryingOnInterrupt<T: BinaryInteger>(_ body: () -> T) -> T {
     Glibc.read(fd, b, n)
   }
   @inline(__always) func systemWrite(_ fd: Int32, _ b: UnsafeRawPointer, _ n: Int) -> Int { Glibc.write(fd, b, n) }
-  @inline(__always) func systemRename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
 #else
   @inline(__always) func systemOpen(_ p: String, _ f: Int32, _ m: mode_t) -> Int32 { Darwin.open(p, f, m) }
   @inline(__always) func systemRead(_ fd: Int32, _ b: UnsafeMutableRawPointer, _ n: Int) -> Int {
     Darwin.read(fd, b, n)
   }
   @inline(__always) func systemWrite(_ fd: Int32, _ b: UnsafeRawPointer, _ n: Int) -> Int { Darwin.write(fd, b, n) }
-  @inline(__always) func systemRename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
 #endif

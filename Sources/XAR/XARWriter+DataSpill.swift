@@ -14,8 +14,10 @@ extension XARWriter {
   /// Fixed-size records of file data, appended to a temporary file beside the archive and read
   /// back by number through a window of 64 KiB.
   final class DataSpill {
-    let path: String
-    private var file: FileDescriptor?
+    /// The archive the records are for: their file is made beside it.
+    let archivePath: String
+    private var pendingFile: PendingFile?
+    private var file: FileDescriptor? { pendingFile?.descriptor }
     let digestSize: Int
     /// offset, length, size (8 bytes each, little-endian), flags, digests.
     var recordSize: Int { 25 + 2 * digestSize }
@@ -33,8 +35,8 @@ extension XARWriter {
       static let digests: UInt8 = 2
     }
 
-    init(path: String, digestSize: Int) {
-      self.path = path
+    init(beside archivePath: String, digestSize: Int) {
+      self.archivePath = archivePath
       self.digestSize = digestSize
     }
 
@@ -62,7 +64,8 @@ extension XARWriter {
 
     private func flush() throws {
       guard !pending.isEmpty else { return }
-      if file == nil { file = try Interruption.creating(path) { try FileDescriptor.create(path, mode: 0o600) } }
+      // Never committed: only a temporary, removed by ``remove()`` (or an interruption).
+      if pendingFile == nil { pendingFile = try PendingFile(beside: archivePath, purpose: "records") }
       try file!.write(pending, at: UInt64(written) * UInt64(recordSize))
       written += pending.count / recordSize
       pending.removeAll(keepingCapacity: true)
@@ -81,7 +84,7 @@ extension XARWriter {
         windowStart = number
         let n = min(perWindow, count - number)
         window = try file!.read(count: n * recordSize, at: UInt64(number) * UInt64(recordSize))
-        guard window.count == n * recordSize else { throw SystemError("read", path: path, code: EIO) }
+        guard window.count == n * recordSize else { throw SystemError("read", path: file!.path, code: EIO) }
       }
       let at = (number - windowStart) * recordSize
       func value(_ k: Int) -> UInt64 {
@@ -97,10 +100,8 @@ extension XARWriter {
 
     /// Removes the file; the records are gone.
     func remove() {
-      if file != nil {
-        file = nil
-        FileSystem.removeFile(path)
-      }
+      pendingFile?.discard()
+      pendingFile = nil
       pending = []
       window = []
     }

@@ -88,8 +88,9 @@ package final class XARWriter {
   var rootFirst: Int32 = -1
   var rootLast: Int32 = -1
 
-  let heapPath: String
-  var heap: FileDescriptor?  // nil once published or cancelled
+  /// The heap file beside the output; when the TOC can be put in front of it, it becomes the archive.
+  var pendingHeap: PendingFile?  // nil once published or cancelled
+  var heap: FileDescriptor?  // pendingHeap's descriptor; nil once published or cancelled
 
   /// The heap's size in the archive: the TOC checksum's room, then the data added so far
   /// (grown through ``growHeap(by:)``).
@@ -138,9 +139,10 @@ package final class XARWriter {
   package init(path: String, options: Options = Options()) throws {
     self.path = path
     self.options = options
-    (heapPath, heap) = try FileSystem.createTemporarySibling(of: path, purpose: "heap")
-    dataSpill = DataSpill(
-      path: FileSystem.temporarySibling(of: path, purpose: "records"), digestSize: options.checksum.digestSize)
+    let pendingHeap = try PendingFile(beside: path, purpose: "heap")
+    self.pendingHeap = pendingHeap
+    heap = pendingHeap.descriptor
+    dataSpill = DataSpill(beside: path, digestSize: options.checksum.digestSize)
     // The heap starts with the TOC checksum; file data follows it.
     heapSize = UInt64(options.checksum.digestSize)
   }
@@ -152,10 +154,9 @@ package final class XARWriter {
 
   /// Abandons the archive: removes the temporary heap. Nothing appears at ``path``.
   package func cancel() {
-    if heap != nil {
-      heap = nil
-      FileSystem.removeFile(heapPath)
-    }
+    heap = nil
+    pendingHeap?.discard()
+    pendingHeap = nil
     dataSpill.remove()
     finished = true
   }
@@ -341,34 +342,20 @@ package final class XARWriter {
       try heap.write(toc.checksum, at: UInt64(headerBytes.count) + tocLength)
       try heap.truncate(to: size)
       try heap.setMode(0o644)
-      try heap.sync()
-      try publish(heapPath)
+      // Renamed over the output (or, without `overwrite`, linked into place).
+      try pendingHeap?.commit(replace: options.overwrite)
       self.heap = nil  // published: nothing to remove
+      pendingHeap = nil
       return Summary(size: size, sha256: digest.finalize())
     }
-    let outputTemp = FileSystem.temporarySibling(of: path, purpose: "tmp")
-    do {
-      let out = try Interruption.creating(outputTemp) { try FileDescriptor.create(outputTemp, mode: 0o644) }
-      try out.write(headerBytes)
-      try out.append(from: heap, offset: toc.offset, length: tocLength) { _ in }
-      try out.write(toc.checksum)
-      try out.append(from: heap, offset: 0, length: dataLength) { if !hashedFirst { digest.update($0) } }
-      try out.sync()
-      try publish(outputTemp)
-    } catch {
-      FileSystem.removeFile(outputTemp)
-      throw error
-    }
+    // Discarded by its deinit if anything below fails.
+    let output = try PendingFile(beside: path, mode: 0o644)
+    let out = output.descriptor
+    try out.write(headerBytes)
+    try out.append(from: heap, offset: toc.offset, length: tocLength) { _ in }
+    try out.write(toc.checksum)
+    try out.append(from: heap, offset: 0, length: dataLength) { if !hashedFirst { digest.update($0) } }
+    try output.commit(replace: options.overwrite)
     return Summary(size: size, sha256: digest.finalize())
-  }
-
-  /// Renames (or, without `overwrite`, links) a finished file to ``path``.
-  func publish(_ temporary: String) throws {
-    if options.overwrite {
-      try FileSystem.rename(temporary, to: path)
-    } else {
-      try FileSystem.link(temporary, to: path)
-      FileSystem.removeFile(temporary)
-    }
   }
 }

@@ -149,7 +149,7 @@ public struct Catalog: Codable, Equatable, Sendable {
   package func check(file: FileDescriptor, name: String? = nil) throws -> Version {
     let path = name ?? file.path
     let size = try file.size()
-    let (product, entry) = try listedEntry(sha256: try Build.sha256(of: file), size: size, name: path)
+    let (product, entry) = try listedEntry(sha256: try PackageDigest.sha256(of: file), size: size, name: path)
     let info: ContentInfo
     do {
       guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(file: file)) else {

@@ -219,7 +219,7 @@ enum CatalogKeyFile {
 
   /// Writes beside, then links into place: the file appears whole, and never over another.
   static func write(_ text: String, to path: String, mode: mode_t) throws {
-    do { try FileSystem.writeAtomically(Array(text.utf8), to: path, mode: mode, replace: false) } catch {
+    do { try PendingFile.write(Array(text.utf8), to: path, mode: mode, replace: false) } catch {
       throw OperationError.wrap(error)
     }
   }

@@ -145,7 +145,7 @@ public enum Build {
       }
       // Temporaries a killed build left beside this output.
       if let folder = try? DirectoryHandle(path: parent) {
-        StagingFolder.removeStale(in: folder, for: Paths.name(of: output))
+        PendingFolder.removeStale(in: folder, for: Paths.name(of: output))
       }
     }
     let time = options.sourceDateEpoch.map { XARTimestamp(secondsSinceEpoch: $0) } ?? XARWriter.defaultTimestamp
@@ -177,7 +177,7 @@ public enum Build {
       inspection = try inspector.run(source, into: package ?? NullSink())
     } catch {
       package?.discard()
-      throw writeFailure(error, output: output)
+      throw OperationError.writing(output, error)
     }
     var result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
@@ -204,7 +204,7 @@ public enum Build {
         result.inspection.findings.append(SizeLimitRule.finding(plannedPackageSize: size, limit: limit))
         return result
       }
-      throw writeFailure(error, output: output)
+      throw OperationError.writing(output, error)
     }
     result.output = output
     result.storedUnshrunkFiles = package.unshrunkCount
@@ -213,18 +213,7 @@ public enum Build {
     return result
   }
 
-  /// An output failure, named after the file the user asked for (not its temporary).
-  static func writeFailure(_ error: Error, output: String) -> OperationError {
-    if let system = error as? SystemError {
-      return OperationError("cannot write '\(output)': \(system.reason) (\(system.codeName))")
-    }
-    return OperationError.wrap(error)
-  }
-
-  /// SHA-256 of a whole file, hex.
-  package static func sha256(of file: FileDescriptor) throws -> String {
-    var hasher = XARHasher(.sha256)
-    try file.observe(offset: 0, length: try file.size()) { hasher.update($0) }
-    return hasher.finalize().hex
-  }
+  /// SHA-256 of a whole file, hex: ``PackageDigest/sha256(of:)``, kept under this name for the
+  /// tests that compare against it.
+  package static func sha256(of file: FileDescriptor) throws -> String { try PackageDigest.sha256(of: file) }
 }

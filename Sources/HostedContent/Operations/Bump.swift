@@ -91,18 +91,18 @@ public enum Bump {
         "'\(plist)' holds a value pkgtool cannot write back exactly; it was left as it was",
         hint: "edit ContentVersion by hand, or with Xcode or plutil")
     }
-    if !dryRun { try writeAtomically(plist, encoded) }
+    if !dryRun { try replaceFile(plist, encoded) }
     return Result(
       plist: plist, productIdentifier: info.productIdentifier, old: old, new: info.contentVersion, format: info.format)
   }
 
   /// Writes `bytes` beside `path` and renames over it, keeping the file's permission bits.
-  static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws {
+  static func replaceFile(_ path: String, _ bytes: [UInt8]) throws {
     // A regular file keeps its bits; a symlink's own (0777) are no file's, so 0644 then.
     let mode = Paths.status(path).flatMap { $0.st_mode & S_IFMT == S_IFREG ? $0.st_mode & 0o777 : nil } ?? 0o644
     if let folder = try? DirectoryHandle(path: Paths.parent(of: path)) {
-      StagingFolder.removeStale(in: folder, for: Paths.name(of: path))
+      PendingFolder.removeStale(in: folder, for: Paths.name(of: path))
     }
-    do { try FileSystem.writeAtomically(bytes, to: path, mode: mode) } catch { throw OperationError.wrap(error) }
+    do { try PendingFile.write(bytes, to: path, mode: mode) } catch { throw OperationError.wrap(error) }
   }
 }

@@ -88,7 +88,7 @@ public enum ExportBackgroundAssets {
       guard !overflow, sum <= limit else { throw OverBudget(size: overflow ? .max : sum) }
       total = sum
       // Written beside, then renamed over the name: the link (of either kind) becomes a file.
-      do { try FileSystem.copyFile(full, over: full) } catch { throw OperationError.wrap(error) }
+      do { try PendingFile.copy(full, over: full) } catch { throw OperationError.wrap(error) }
       if isHardLink {
         copies.hardLinks.append(relative + "/" + link)
       } else {

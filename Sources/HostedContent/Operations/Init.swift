@@ -92,13 +92,13 @@ public enum ProjectTemplate {
         throw OperationError(
           "'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name")
       }
-      let staging = try StagingFolder(in: existing, for: "project", purpose: "init")
+      let staging = try PendingFolder(in: existing, for: "project", purpose: "init")
       defer { staging.discard() }
       try write(files, into: staging.handle)
       for file in files { try staging.handle.rename(file.name, to: file.name, in: existing) }
       return
     }
-    let staging = try StagingFolder(in: parent, for: name, purpose: "init")
+    let staging = try PendingFolder(in: parent, for: name, purpose: "init")
     try write(files, into: staging.handle)
     try staging.publish(as: name, replace: false)
   }

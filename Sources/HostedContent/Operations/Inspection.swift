@@ -107,7 +107,7 @@ public enum PackageInfo {
     }
     var sha: String?
     if source.format != .directory {
-      sha = try Build.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
+      sha = try PackageDigest.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
     }
     let rows = result.entries.map { e in
       FileRow(

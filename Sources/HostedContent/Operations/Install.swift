@@ -157,7 +157,7 @@ public enum Install {
     else {
       return try invalid(packageFile, options)
     }
-    let sha = try Build.sha256(of: packageFile)
+    let sha = try PackageDigest.sha256(of: packageFile)
     if let catalog = options.catalog {
       do {
         _ = try catalog.check(
@@ -171,7 +171,7 @@ public enum Install {
     let docs: DirectoryHandle
     do { docs = try DirectoryHandle(path: documents) } catch { throw OperationError.wrap(error) }
     // What a killed install left in --into (a product folder being made) goes first.
-    StagingFolder.removeStale(in: docs, for: product)
+    PendingFolder.removeStale(in: docs, for: product)
     let productPath = documents + "/" + product
     var result = Result(action: .installed, productIdentifier: product, version: version, sha256: sha)
 
@@ -254,8 +254,8 @@ public enum Install {
       if let answer = try decided(productFolder!) { return answer }
     }
     guard let productFolder else { throw OperationError("cannot open '\(productPath)'") }
-    StagingFolder.removeStale(in: productFolder, for: versionName)
-    StagingFolder.removeStale(in: productFolder, for: currentLink)
+    PendingFolder.removeStale(in: productFolder, for: versionName)
+    PendingFolder.removeStale(in: productFolder, for: currentLink)
     let oldRecord = productFolder.exists(versionName) ? readRecord(productFolder, version) : nil
 
     // Written to while it was read: what was hashed may not be what was unpacked.
@@ -273,19 +273,11 @@ public enum Install {
     try? staging.handle.setMode("Contents", 0o755)
 
     do {
-      // Never while an interruption removes the staging folder (see Interruption).
-      try Interruption.whilePublishing {
-        if productFolder.exists(versionName) {
-          // The same version from another package: one atomic swap, then the old one goes.
-          try exchangeEntries("Contents", in: staging.handle, with: versionName, in: productFolder)
-          if oldRecord?.sha256 != sha {
-            result.action = .replaced
-            result.replacedSHA256 = oldRecord?.sha256
-          }
-        } else {
-          try renameNoReplace(
-            staging.handle.fd, "Contents", productFolder.fd, versionName, path: productPath + "/" + versionName)
-        }
+      // The same version from another package is swapped out in one step, and goes with the
+      // staging folder.
+      if try staging.publish("Contents", as: versionName, in: productFolder), oldRecord?.sha256 != sha {
+        result.action = .replaced
+        result.replacedSHA256 = oldRecord?.sha256
       }
       try writeRecord(
         productFolder,
@@ -296,18 +288,10 @@ public enum Install {
         try writeRecordFile(productFolder, catalogSequenceFile, Array("\(catalog.sequence)\n".utf8))
       }
       // The switch: a new symlink renamed over `current`, atomically.
-      let temporaryLink = TemporaryName.beside(currentLink, purpose: "link")
-      let temporaryLinkPath = productPath + "/" + temporaryLink
-      try Interruption.creating(temporaryLinkPath) {
-        try productFolder.createSymlink(temporaryLink, target: versionName)
-      }
-      // Made and switched, or removed whole by an interruption: never one without the other.
-      try Interruption.whilePublishing(temporaryLinkPath) {
-        try productFolder.rename(temporaryLink, to: currentLink, in: productFolder)
-      }
+      try PendingFile.switchSymlink(currentLink, to: versionName, in: productFolder)
       productFolder.sync()
     } catch let error as SystemError {
-      throw Build.writeFailure(error, output: productPath)
+      throw OperationError.writing(productPath, error)
     }
     result.path = productPath + "/" + versionName
     result.removed = try prune(productFolder, keep: options.keep, current: version)
@@ -344,7 +328,7 @@ public enum Install {
 
   /// Writes `name` in the record folder, whole or not at all.
   private static func writeRecordFile(_ productFolder: DirectoryHandle, _ name: String, _ bytes: [UInt8]) throws {
-    try openRecordFolder(in: productFolder).writeAtomically(name, bytes)
+    try PendingFile.write(bytes, to: name, in: openRecordFolder(in: productFolder))
   }
 
   /// The highest catalog sequence an install of this product used, if any.

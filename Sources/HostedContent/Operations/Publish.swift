@@ -90,7 +90,7 @@ public enum Publish {
         refused.append((path, inspection))
         continue
       }
-      let sha256 = try Build.sha256(of: file)
+      let sha256 = try PackageDigest.sha256(of: file)
       guard (try? file.changeStamp()) == stamp else {
         throw OperationError(
           "'\(path)' changed while it was being published; nothing was written", hint: "publish again")
@@ -166,7 +166,7 @@ public enum Publish {
 
   /// Beside, then renamed over: the catalog appears whole.
   static func write(_ bytes: [UInt8], to path: String) throws {
-    do { try FileSystem.writeAtomically(bytes, to: path) } catch {
+    do { try PendingFile.write(bytes, to: path) } catch {
       throw OperationError("cannot write the catalog '\(path)': \(error)")
     }
   }

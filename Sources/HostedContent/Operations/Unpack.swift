@@ -172,7 +172,7 @@ public enum Unpack {
   /// holding the unpacked content when every rule passed (nil otherwise; nothing is left then).
   struct Staged {
     var inspection: InspectionResult
-    var staging: StagingFolder?
+    var staging: PendingFolder?
     var fileCount: Int
     var byteCount: UInt64 = 0
   }
@@ -184,9 +184,9 @@ public enum Unpack {
     _ source: EntrySource, in parent: DirectoryHandle, for name: String, options: Options, output: String,
     progress: ProgressHandler? = nil
   ) throws -> Staged {
-    let staging: StagingFolder
+    let staging: PendingFolder
     do {
-      staging = try StagingFolder(in: parent, for: name, purpose: "unpack")
+      staging = try PendingFolder(in: parent, for: name, purpose: "unpack")
     } catch {
       throw OperationError.wrap(error)
     }
@@ -225,7 +225,7 @@ public enum Unpack {
     } catch {
       try? sink.waitForWrites()
       staging.discard()
-      throw Build.writeFailure(error, output: output)
+      throw OperationError.writing(output, error)
     }
     guard options.keepGoing || !inspection.failed(strict: options.validation.strict) else {
       staging.discard()

@@ -144,15 +144,12 @@ package final class XARSink: PackageSink {
 /// file that ``commit()`` renames into place.
 package final class ZipSink: PackageSink {
   private let writer: ZipWriter
-  private let path: String
-  private let tempPath: String
-  /// The temporary zip, made new (never a name that was there, never through a link).
-  private let tempFile: FileDescriptor
+  /// The zip beside its output, made new (never a name that was there, never through a link).
+  private let output: PendingFile
   private let overwrite: Bool
   private let mtime: Int64
   private let chooser: EncodingChooser
   private var pending: PackageEntry?
-  private var open = false
   /// Files stored without compression because they already were compressed.
   package private(set) var storedCount = 0
   /// Files stored as they are because deflating them made them no smaller.
@@ -161,21 +158,13 @@ package final class ZipSink: PackageSink {
   private lazy var sizer = ZlibDeflater(level: -1)
 
   package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
-    self.path = path
     self.overwrite = overwrite
     self.mtime = mtime.secondsSinceEpoch
     chooser = EncodingChooser(level: compression)
-    (tempPath, tempFile) = try FileSystem.createTemporarySibling(of: path, purpose: "tmp", mode: 0o644)
-    do {
-      writer = try ZipWriter(fileDescriptor: tempFile.rawValue, path: tempPath)
-    } catch {
-      FileSystem.removeFile(tempPath)
-      throw error
-    }
-    open = true
+    // Discarded by its deinit if the writer cannot start.
+    output = try PendingFile(beside: path, mode: 0o644)
+    writer = try ZipWriter(fileDescriptor: output.descriptor.rawValue, path: output.descriptor.path)
   }
-
-  deinit { discard() }
 
   package func begin(_ entry: PackageEntry) throws -> String? {
     switch entry.kind {
@@ -231,25 +220,13 @@ package final class ZipSink: PackageSink {
   @discardableResult
   package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
     try writer.finish()
-    let file = tempFile
-    let written = WrittenPackage(size: try file.size(), sha256: try Build.sha256(of: file))
+    let file = output.descriptor
+    let written = WrittenPackage(size: try file.size(), sha256: try PackageDigest.sha256(of: file))
     try check?(written.size)
-    try file.sync()
-    if overwrite {
-      try FileSystem.rename(tempPath, to: path)
-    } else {
-      try FileSystem.link(tempPath, to: path)
-      FileSystem.removeFile(tempPath)
-    }
-    open = false
+    try output.commit(replace: overwrite)
     return written
   }
 
-  /// Removes the temporary zip.
-  package func discard() {
-    if open {
-      FileSystem.removeFile(tempPath)
-      open = false
-    }
-  }
+  /// Removes the temporary zip (its ``PendingFile`` does, too, when the sink goes away).
+  package func discard() { output.discard() }
 }

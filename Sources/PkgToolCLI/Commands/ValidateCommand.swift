@@ -237,7 +237,7 @@ extension ValidateCommand {
 
 /// Writes a report file atomically (beside it, then rename).
 func writeReport(_ text: String, to path: String) throws {
-  do { try FileSystem.writeAtomically(Array(text.utf8), to: path) } catch {
+  do { try PendingFile.write(Array(text.utf8), to: path) } catch {
     throw OperationError("cannot write the report: \(error)")
   }
 }
