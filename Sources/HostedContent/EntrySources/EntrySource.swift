@@ -69,6 +69,24 @@ package protocol EntrySource: AnyObject {
   /// Every entry's path in the package's own index (a XAR's TOC, a zip's central directory),
   /// when it has one and it was read: what `--keep-going` lists as not read when reading stops.
   var indexedPaths: [String]? { get }
+  /// True when the file is not a package at all (its index could not be read): only the
+  /// `archive-integrity` rule applies, and nothing is written from it.
+  var isUnreadable: Bool { get }
+  /// True for a content project folder (`ContentInfo.plist` and `Contents/`).
+  var isContentProject: Bool { get }
+  /// Asks the source to decode files up to `size` bytes ahead of the caller, on its decode
+  /// threads, when it has them (a plain XAR): for a caller with work of its own per file (unpack
+  /// writes every file; validate only reads them, and gains nothing past a bound). Others ignore it.
+  func decodeLargeFilesAhead(upTo size: UInt64)
+  /// `ContentInfo.plist`'s bytes (at most `limit`) straight from the package's index, without
+  /// reading the other entries; nil when this source has no such index, and the caller reads
+  /// the entries instead. `.some(nil)`: the index has no plist at the root.
+  func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]??
+  /// How the package checks its files' bytes, for people (`sha1`, `crc32`, `none`, …).
+  var checksumStyle: String { get }
+  /// The XAR reader of a package that has a XAR table of contents (a plain XAR, or a flat
+  /// package's outer XAR); nil for every other source.
+  var tableOfContentsReader: XARReader? { get }
 }
 
 extension EntrySource {
@@ -79,6 +97,12 @@ extension EntrySource {
   package var expectedDataSizeMayArrive: Bool { false }
   package var truncation: XARTruncation? { nil }
   package var indexedPaths: [String]? { nil }
+  package var isUnreadable: Bool { false }
+  package var isContentProject: Bool { false }
+  package func decodeLargeFilesAhead(upTo size: UInt64) {}
+  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? { nil }
+  package var checksumStyle: String { "none" }
+  package var tableOfContentsReader: XARReader? { nil }
 }
 
 /// A path in a project folder that `build` does not put in the package.

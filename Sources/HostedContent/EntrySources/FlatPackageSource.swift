@@ -6,6 +6,8 @@ import XAR
 /// libarchive as a stream straight out of the XAR entry (no temporary copy).
 package final class FlatPackageSource: EntrySource {
   package let format = PackageFormat.flatPackage
+  package var checksumStyle: String { reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload" }
+  package var tableOfContentsReader: XARReader? { reader }
   package let location: String
   package let reader: XARReader
   /// The `Payload` entry.
@@ -180,6 +182,7 @@ private final class PayloadStream {
 /// The entries of a zip (the client's delivery form) or a tar, through libarchive.
 package final class ZipPackageSource: EntrySource {
   package let format: PackageFormat
+  package var checksumStyle: String { format == .zip ? "crc32" : "none" }
   package let location: String
   package let packageSize: UInt64?
   package let otherForms: [PackageFormat]

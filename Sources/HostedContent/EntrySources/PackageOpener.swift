@@ -219,6 +219,7 @@ package enum PackageOpener {
 /// it throws why (an `archive-integrity` finding).
 package final class UnreadablePackageSource: EntrySource {
   package let format = PackageFormat.unknown
+  package var isUnreadable: Bool { true }
   package let location: String
   package let packageSize: UInt64?
   /// Why the file is not a package.

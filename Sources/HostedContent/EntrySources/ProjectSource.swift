@@ -16,6 +16,7 @@ import XAR
 /// the package built from it get the same verdict.
 package final class ProjectSource: EntrySource {
   package let format = PackageFormat.directory
+  package var isContentProject: Bool { true }
   package let location: String
   package let packageSize: UInt64? = nil
   /// The product and version the package gets.

@@ -21,6 +21,19 @@ package final class XARPackageSource: EntrySource {
 
   package var indexedPaths: [String]? { reader.entries.indices.map { reader.entries.path(at: $0) } }
 
+  package func decodeLargeFilesAhead(upTo size: UInt64) { prefetchLargeFilesUpTo = size }
+
+  package var checksumStyle: String { reader.header.checksumAlgorithm.styleName }
+
+  package var tableOfContentsReader: XARReader? { reader }
+
+  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? {
+    guard let entry = reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else {
+      return .some(nil)
+    }
+    return .some(try reader.readData(of: entry, limit: limit))
+  }
+
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {
     let kind: EntryKind
@@ -160,6 +173,8 @@ package final class StreamingXARPackageSource: EntrySource {
     self.streaming = streaming
     location = streaming.path
   }
+
+  package func decodeLargeFilesAhead(upTo size: UInt64) { prefetchLargeFilesUpTo = size }
 
   package var packageSize: UInt64? { streaming.fileSize }
 

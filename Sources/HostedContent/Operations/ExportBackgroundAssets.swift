@@ -143,7 +143,7 @@ public enum ExportBackgroundAssets {
     guard source.format != .assetPack else {
       throw OperationError("'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it")
     }
-    if source.format == .directory && !(source is ProjectSource) {
+    if source.format == .directory && !source.isContentProject {
       throw OperationError(
         "'\(path)' is a folder without ContentInfo.plist", hint: "export a package, or a project made with pkgtool init"
       )

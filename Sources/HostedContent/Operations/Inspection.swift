@@ -97,14 +97,7 @@ public enum PackageInfo {
     inspector.recordEntries = true
     inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
     let result = try inspector.run(source)
-    let checksumStyle: String
-    switch source {
-    case let xar as XARPackageSource: checksumStyle = xar.reader.header.checksumAlgorithm.styleName
-    case let flat as FlatPackageSource:
-      checksumStyle = flat.reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
-    case let archive as ZipPackageSource: checksumStyle = archive.format == .zip ? "crc32" : "none"
-    default: checksumStyle = "none"
-    }
+    let checksumStyle = source.checksumStyle
     var sha: String?
     if source.format != .directory {
       sha = try PackageDigest.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
@@ -133,7 +126,7 @@ public enum PackageInfo {
       checksumStyle: checksumStyle, sha256: sha, valid: !result.failed(strict: options.strict),
       findings: result.findings,
       files: includeFiles ? rows : nil,
-      unreadable: source is UnreadablePackageSource
+      unreadable: source.isUnreadable
         || result.findings.contains { $0.ruleID == ArchiveIntegrityRule.description.id && $0.severity == .error },
       inspection: result)
   }
@@ -155,11 +148,7 @@ public enum PackageInfo {
   ) throws {
     let source: EntrySource
     do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
-    let reader: XARReader
-    switch source {
-    case let xar as XARPackageSource: reader = xar.reader
-    case let flat as FlatPackageSource: reader = flat.reader
-    default:
+    guard let reader = source.tableOfContentsReader else {
       throw OperationError(
         "'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents",
         hint: "pkgtool info --files lists the entries of any package")

@@ -139,7 +139,7 @@ public enum Install {
     do {
       source = try PackageOpener.open(file: packageFile, limits: options.limits)
       // This thread writes every file: the workers decode large ones too.
-      (source as? XARPackageSource)?.prefetchLargeFilesUpTo = .max
+      source.decodeLargeFilesAhead(upTo: .max)
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
       info = try ContentInfo(decoding: bytes)
     } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError

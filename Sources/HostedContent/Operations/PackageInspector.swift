@@ -44,7 +44,7 @@ package final class PackageInspector {
     context.sourceFormat = source.format
     var skippedRules: [String: String] = [:]
     for type in ruleTypes {
-      if source is UnreadablePackageSource && type != ArchiveIntegrityRule.self {
+      if source.isUnreadable && type != ArchiveIntegrityRule.self {
         skippedRules[type.description.id] = "the file is not a package"
       } else if let reason = type.skipReason(context) {
         skippedRules[type.description.id] = reason

@@ -115,7 +115,7 @@ public enum Unpack {
       throw OperationError.wrap(error)
     }
     // This thread writes every file: the workers decode large ones too.
-    (source as? XARPackageSource)?.prefetchLargeFilesUpTo = .max
+    source.decodeLargeFilesAhead(upTo: .max)
     if source.format == .directory {
       throw OperationError(
         "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
@@ -135,7 +135,7 @@ public enum Unpack {
     // --keep-going on a file whose index could not be read (a zip cut off before its central
     // directory): nothing was read, so no empty folder is left to look at.
     let nothingRead = staged.inspection.entryCount == 0 && staged.inspection.integrityFailed
-    return try published(staged, discarding: source is UnreadablePackageSource || nothingRead)
+    return try published(staged, discarding: source.isUnreadable || nothingRead)
   }
 
   /// Stages a plain XAR while its TOC is still parsed (``StreamingXARPackageSource``): the files
@@ -151,7 +151,7 @@ public enum Unpack {
       let source = PackageOpener.openStreaming(file: file, limits: options.limits),
       let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
     else { return nil }
-    source.prefetchLargeFilesUpTo = .max
+    source.decodeLargeFilesAhead(upTo: .max)
     let staged: Staged
     do {
       staged = try stage(

@@ -77,7 +77,7 @@ public enum Validation {
       return PackageOpener.openStreaming(path, limits: limits)
     }
     if onFileDigest == nil, let streaming = openStreaming() {
-      streaming.prefetchLargeFilesUpTo = partsUpTo
+      streaming.decodeLargeFilesAhead(upTo: partsUpTo)
       let result = Swift.Result { try inspector(for: streaming).run(streaming) }
       if streaming.confirmed() { return try result.get() }
     }
@@ -91,7 +91,7 @@ public enum Validation {
     } catch {
       throw OperationError.wrap(error)
     }
-    (source as? XARPackageSource)?.prefetchLargeFilesUpTo = partsUpTo
+    source.decodeLargeFilesAhead(upTo: partsUpTo)
     return try inspector(for: source).run(source)
   }
 
@@ -123,11 +123,8 @@ package enum ContentInfoLocator {
 
   /// The plist's bytes, or nil when the source has none at its root.
   package static func bytes(in source: EntrySource) throws -> [UInt8]? {
-    if let xar = source as? XARPackageSource {
-      guard let entry = xar.reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else {
-        return nil
-      }
-      return try xar.reader.readData(of: entry, limit: UInt64(PropertyList.maxEncodedSize))
+    if let fromIndex = try source.contentInfoFromIndex(limit: UInt64(PropertyList.maxEncodedSize)) {
+      return fromIndex
     }
     do {
       try source.forEachEntry { entry, data in
