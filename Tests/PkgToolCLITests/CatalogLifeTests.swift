@@ -236,4 +236,30 @@ import Testing
     #expect(foreign.status == 2 && foreign.stderr.contains("cannot be changed"), "\(foreign.stderr)")
     #expect(try readFile(s.dir.appending("catalog.json")) == before)
   }
+
+  /// `--key a --key b` is refused (it signed with the last key, silently), for publish and for
+  /// every catalog command that signs; nothing is written.
+  @Test func twoKeysAreRefused() throws {
+    let s = try setup()
+    #expect(try pkgtool(["keygen", "-o", "other.key", "-q"], in: s.dir.path).status == 0)
+    let twice = ["--key", "signing.key", "--key", "other.key"]
+    let published = try pkgtool(
+      ["publish", s.packages[0], "--base-url", "https://cdn.example.com/content/", "-o", "catalog.json"] + twice,
+      in: s.dir.path)
+    #expect(published.status == 2, "\(published.stderr)")
+    #expect(published.stderr.contains("--key was given 2 times"), "\(published.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: s.dir.appending("catalog.json")))
+    #expect(try publish(s, [s.packages[0]]).status == 0)
+    let before = try readFile(s.dir.appending("catalog.json"))
+    for command in [
+      ["catalog", "rebase", "catalog.json", "--base-url", "https://cdn2.example.com/"],
+      ["catalog", "remove", "catalog.json", "com.example.book", "1.0"],
+      ["catalog", "renew", "catalog.json"],
+    ] {
+      let run = try pkgtool(command + twice, in: s.dir.path)
+      #expect(run.status == 2, "\(command[1]): \(run.stderr)")
+      #expect(run.stderr.contains("--key was given 2 times"), "\(command[1]): \(run.stderr)")
+    }
+    #expect(try readFile(s.dir.appending("catalog.json")) == before)
+  }
 }

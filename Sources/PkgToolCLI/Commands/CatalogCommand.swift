@@ -28,8 +28,15 @@ struct CatalogCommand: ParsableCommand {
 
 /// The secret key and the new lifetime, for the commands that sign again.
 struct CatalogSigningOptions: ParsableArguments {
-  @Option(help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub).", valueName: "key"))
-  var key: String
+  @Option(
+    name: .customLong("key"),
+    help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub); exactly one.", valueName: "key"))
+  var keys: [String] = []
+
+  /// The one key given (several are refused, see ``KeyFiles/single(_:)``).
+  var key: String { get throws { try KeyFiles.single(keys) } }
+
+  func validate() throws { _ = try key }
 
   @Option(
     name: .customLong("expires-in"),
@@ -150,7 +157,7 @@ struct CatalogRemoveCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(signing.key, for: "catalog remove")
+    let key = try KeyFiles.secret(try signing.key, for: "catalog remove")
     let result = try CatalogEdit.remove(
       product: product, version: version, from: catalog, key: key, lifetime: try signing.lifetime())
     signing.report("withdrew \(product) \(version)", catalog, result, key: key)
@@ -181,7 +188,7 @@ struct CatalogRebaseCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(signing.key, for: "catalog rebase")
+    let key = try KeyFiles.secret(try signing.key, for: "catalog rebase")
     let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, key: key, lifetime: try signing.lifetime())
     let count = result.catalog.products.reduce(0) { $0 + $1.versions.count }
     signing.report("moved \(count) URL(s)", catalog, result, key: key)
@@ -204,7 +211,7 @@ struct CatalogRenewCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(signing.key, for: "catalog renew")
+    let key = try KeyFiles.secret(try signing.key, for: "catalog renew")
     let result = try CatalogEdit.renew(catalog, key: key, lifetime: try signing.lifetime())
     signing.report("renewed", catalog, result, key: key)
   }

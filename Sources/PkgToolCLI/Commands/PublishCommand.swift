@@ -35,8 +35,10 @@ struct PublishCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The package files to publish.", valueName: "package"))
   var packages: [String]
 
-  @Option(help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub).", valueName: "key"))
-  var key: String
+  @Option(
+    name: .customLong("key"),
+    help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub); exactly one.", valueName: "key"))
+  var keys: [String] = []
 
   @Option(
     name: .customLong("base-url"),
@@ -71,6 +73,7 @@ struct PublishCommand: ParsableCommand {
 
   func validate() throws {
     if packages.isEmpty { throw ValidationError("Name at least one package to publish.") }
+    _ = try KeyFiles.single(keys)
   }
 
   struct Summary: Encodable {
@@ -82,7 +85,7 @@ struct PublishCommand: ParsableCommand {
   }
 
   func run() throws {
-    let signingKey = try KeyFiles.secret(key, for: "publish")
+    let signingKey = try KeyFiles.secret(try KeyFiles.single(keys), for: "publish")
     var options = Publish.Options(baseURL: baseURL)
     options.minimumAppVersion = minimumAppVersion
     options.previous = previous
