@@ -29,6 +29,31 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 
+def _no_duplicates(pairs):
+    """object_pairs_hook: a member name twice in one object is refused (Python keeps the last,
+    other readers the first: the same bytes must not mean two catalogs)."""
+    names = [name for name, _ in pairs]
+    if len(names) != len(set(names)):
+        raise ValueError("a member name appears twice in one object")
+    return dict(pairs)
+
+
+def _integer_only(text):
+    raise ValueError(f"the number {text} is not a plain integer")
+
+
+def _plain_integer(text):
+    if text == "-0":
+        raise ValueError("the number -0 is not a plain integer")
+    return int(text)
+
+
+def load_strict(f):
+    """json.load, strictly: duplicate names and non-integer numbers (1.0, 1e0, -0) refused."""
+    return json.load(f, object_pairs_hook=_no_duplicates, parse_float=_integer_only,
+                     parse_int=_plain_integer, parse_constant=_integer_only)
+
+
 def canonical(value):
     """RFC 8785 (JCS), written here from the RFC's rules for the values a catalog holds: objects
     with members sorted by the UTF-16 code units of their names (§3.2.3), integers within
@@ -102,7 +127,7 @@ def key_id(raw):
 
 def verify(catalog_path, public_path):
     with open(catalog_path, encoding="utf-8") as f:
-        document = json.load(f)
+        document = load_strict(f)
     public = load_public(public_path)
     raw = raw_public(public)
     payload = canonical(document["signed"])
@@ -158,7 +183,7 @@ def keys(private_path, public_path):
 
 def resign(catalog_path, key_path, sequence=None):
     with open(catalog_path, encoding="utf-8") as f:
-        document = json.load(f)
+        document = load_strict(f)
     private = Ed25519PrivateKey.generate()
     raw = raw_public(private.public_key())
     with open(key_path, "wb") as f:

@@ -24,7 +24,8 @@ package enum JSONValue: Codable, Equatable, Sendable {
       self = .bool(value)
     } else if let value = try? container.decode(Int64.self) {
       // I-JSON (RFC 7493), which JCS requires: an integer a double holds exactly.
-      guard abs(value) <= JSONValue.largestExactInteger else {
+      // `magnitude`: abs(Int64.min) traps.
+      guard value.magnitude <= UInt64(JSONValue.largestExactInteger) else {
         throw DecodingError.dataCorruptedError(
           in: container, debugDescription: "the integer \(value) is beyond ±(2^53 - 1), which JSON numbers hold exactly"
         )
@@ -58,8 +59,11 @@ package enum JSONValue: Codable, Equatable, Sendable {
   /// 2^53 − 1: the largest integer every JSON implementation holds exactly.
   package static let largestExactInteger: Int64 = (1 << 53) - 1
 
-  /// Parses JSON text.
+  /// Parses JSON text, strictly: an object that names a member twice, or a number that is not
+  /// a plain integer (`1.0`, `1e0`, `-0`), is refused, so every reader of the same bytes reads
+  /// the same value (Python's `json` keeps the last of two equal names, Foundation the first).
   package init(parsing bytes: [UInt8]) throws {
+    try StrictJSON.check(bytes)
     self = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
   }
 
@@ -127,5 +131,127 @@ package enum JSONValue: Codable, Equatable, Sendable {
   package var objectValue: [String: JSONValue]? {
     if case .object(let members) = self { return members }
     return nil
+  }
+}
+
+/// What ``JSONValue/init(parsing:)`` refuses before decoding: a member name twice in one object
+/// (compared after escapes are decoded: `"a"` and `"\u0061"` are one name), and a number other
+/// than a plain integer. The structure itself is left to the decoder.
+package enum StrictJSON {
+  /// Why the text was refused.
+  package struct Refusal: Error, CustomStringConvertible {
+    package var description: String
+  }
+
+  package static func check(_ bytes: [UInt8]) throws {
+    // For each open container: is it an object, the names seen, and whether a name comes next.
+    var stack: [(isObject: Bool, names: Set<[UInt16]>, expectingName: Bool)] = []
+    var i = 0
+    while i < bytes.count {
+      let byte = bytes[i]
+      switch byte {
+      case UInt8(ascii: "{"):
+        stack.append((true, [], true))
+        i += 1
+      case UInt8(ascii: "["):
+        stack.append((false, [], false))
+        i += 1
+      case UInt8(ascii: "}"), UInt8(ascii: "]"):
+        _ = stack.popLast()
+        i += 1
+      case UInt8(ascii: ","):
+        if let top = stack.indices.last, stack[top].isObject { stack[top].expectingName = true }
+        i += 1
+      case UInt8(ascii: "\""):
+        let (name, end) = try string(bytes, from: i)
+        if let top = stack.indices.last, stack[top].isObject, stack[top].expectingName {
+          guard stack[top].names.insert(name).inserted else {
+            throw Refusal(
+              description: "the member name \"\(String(decoding: name, as: UTF16.self))\" appears twice in one object")
+          }
+          stack[top].expectingName = false
+        }
+        i = end
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        var end = i
+        while end < bytes.count, !isDelimiter(bytes[end]) { end += 1 }
+        let token = Array(bytes[i..<end])
+        guard isPlainInteger(token) else {
+          throw Refusal(description: "the number \(String(decoding: token, as: UTF8.self)) is not a plain integer")
+        }
+        let magnitude = token.first == UInt8(ascii: "-") ? token.dropFirst() : token[...]
+        guard magnitude.count <= 16, let value = UInt64(String(decoding: magnitude, as: UTF8.self)),
+          value <= UInt64(JSONValue.largestExactInteger)
+        else {
+          throw Refusal(
+            description:
+              "the integer \(String(decoding: token, as: UTF8.self)) is beyond ±(2^53 - 1), which JSON numbers hold exactly"
+          )
+        }
+        i = end
+      default:
+        i += 1
+      }
+    }
+  }
+
+  private static func isDelimiter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: " "), 0x09, 0x0A, 0x0D: return true
+    default: return false
+    }
+  }
+
+  /// `-?(0|[1-9][0-9]*)`, and not `-0`.
+  private static func isPlainInteger(_ token: [UInt8]) -> Bool {
+    let digits = token.first == UInt8(ascii: "-") ? token.dropFirst() : token[...]
+    guard let first = digits.first, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+      return false
+    }
+    if first == UInt8(ascii: "0") { return digits.count == 1 && token.first != UInt8(ascii: "-") }
+    return true
+  }
+
+  /// The string starting at `start` (its opening quote), decoded to UTF-16 code units, and the
+  /// index after its closing quote.
+  private static func string(_ bytes: [UInt8], from start: Int) throws -> ([UInt16], Int) {
+    var units: [UInt16] = []
+    var i = start + 1
+    var raw: [UInt8] = []
+    func flush() {
+      units += Array(String(decoding: raw, as: UTF8.self).utf16)
+      raw.removeAll()
+    }
+    while i < bytes.count {
+      let byte = bytes[i]
+      if byte == UInt8(ascii: "\"") {
+        flush()
+        return (units, i + 1)
+      }
+      if byte == UInt8(ascii: "\\"), i + 1 < bytes.count {
+        flush()
+        let escaped = bytes[i + 1]
+        switch escaped {
+        case UInt8(ascii: "u"):
+          guard i + 6 <= bytes.count,
+            let value = UInt16(String(decoding: bytes[(i + 2)..<(i + 6)], as: UTF8.self), radix: 16)
+          else { throw Refusal(description: "a \\u escape is not four hexadecimal digits") }
+          units.append(value)
+          i += 6
+          continue
+        case UInt8(ascii: "b"): units.append(0x08)
+        case UInt8(ascii: "f"): units.append(0x0C)
+        case UInt8(ascii: "n"): units.append(0x0A)
+        case UInt8(ascii: "r"): units.append(0x0D)
+        case UInt8(ascii: "t"): units.append(0x09)
+        default: units.append(UInt16(escaped))
+        }
+        i += 2
+        continue
+      }
+      raw.append(byte)
+      i += 1
+    }
+    throw Refusal(description: "a string is not closed")
   }
 }

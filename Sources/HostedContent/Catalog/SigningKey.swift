@@ -38,13 +38,34 @@ public struct CatalogSigningKey: Sendable {
         "'\(path)' is a public key; \(purpose) needs the secret key, made by pkgtool keygen",
         hint: path.hasSuffix(".pub") ? "pass '\(path.dropLast(4))', the file beside it without .pub" : hint)
     case .secretKey, .legacy:
-      do {
-        self.init(
-          try Curve25519.Signing.PrivateKey(rawRepresentation: file.raw),
-          formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: true) : nil)
-      } catch {
+      if file.kind == .legacy {
+        // An old one-line file cannot say which half it is: one named as a public key, or one
+        // whose bytes are the public key beside it, is the public half, which ships in apps.
+        guard !path.hasSuffix(".pub") else {
+          throw OperationError(
+            "'\(path)' is an old one-line key file named as a public key; \(purpose) needs the secret key",
+            hint: "pass '\(path.dropLast(4))', the file beside it without .pub")
+        }
+        if let beside = try? CatalogKeyFile.read(path + ".pub"), beside.kind != .secretKey {
+          guard beside.raw != file.raw else {
+            throw OperationError(
+              "'\(path)' holds the same bytes as the public key '\(path).pub'; \(purpose) needs the secret key",
+              hint: hint)
+          }
+        }
+      }
+      let key: Curve25519.Signing.PrivateKey
+      do { key = try Curve25519.Signing.PrivateKey(rawRepresentation: file.raw) } catch {
         throw OperationError("'\(path)' is not an Ed25519 secret key", hint: hint)
       }
+      if file.kind == .legacy, let beside = try? CatalogKeyFile.read(path + ".pub"), beside.kind != .secretKey,
+        beside.raw != Array(key.publicKey.rawRepresentation)
+      {
+        throw OperationError(
+          "'\(path)' does not match the public key '\(path).pub' beside it; \(purpose) needs the secret key of that pair",
+          hint: hint)
+      }
+      self.init(key, formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: true) : nil)
     }
   }
 

@@ -91,14 +91,17 @@ public enum Build {
     public var storedUnshrunkFiles = 0
   }
 
-  /// True when `path` is a regular file that starts as a package does (a XAR or a zip): what a
-  /// previous build could have written there, and so safe to replace.
+  /// True when `path` is a regular file named `.pkg` that starts as a XAR does, or named `.zip`
+  /// that starts as a zip does: what a previous build could have written there, and so safe to
+  /// replace. (The bytes alone were not enough: a `.docx`, `.jar` or `.epub` is a zip too.)
   static func isPackageFile(_ path: String, status: stat) -> Bool {
-    guard status.st_mode & S_IFMT == S_IFREG,
+    let lower = path.lowercased()
+    guard status.st_mode & S_IFMT == S_IFREG, lower.hasSuffix(".pkg") || lower.hasSuffix(".zip"),
       let file = try? FileDescriptor.open(regularFile: path, followSymlink: false),
       let head = try? file.read(count: 4, at: 0)
     else { return false }
-    return head == Array("xar!".utf8) || head == [0x50, 0x4B, 0x03, 0x04] || head == [0x50, 0x4B, 0x05, 0x06]
+    if lower.hasSuffix(".pkg") { return head == Array("xar!".utf8) }
+    return head == [0x50, 0x4B, 0x03, 0x04] || head == [0x50, 0x4B, 0x05, 0x06]
   }
 
   /// Builds `directory`. Returns findings in the result (nothing written when any is an error);

@@ -62,6 +62,9 @@ public enum Publish {
           hint: "sign with the key that signed it, or publish to a new file")
       }
     }
+    // Set when --previous raised the sequence: the catalog is written even with nothing new,
+    // or clients that used the previous one would refuse it as a replay.
+    var raisedByPrevious = false
     if let previous = options.previous {
       let old: Catalog
       do { old = try CatalogFile.verify(contentsOf: previous, publicKey: key.publicKey) } catch let error
@@ -71,7 +74,10 @@ public enum Publish {
           "the previous catalog '\(previous)' cannot be continued: \(error)",
           hint: "--previous takes a catalog signed with the same --key")
       }
-      catalog.sequence = max(catalog.sequence, old.sequence)
+      if old.sequence > catalog.sequence {
+        catalog.sequence = old.sequence
+        raisedByPrevious = true
+      }
     }
     var refused: [(String, InspectionResult)] = []
     var entries: [(product: String, version: Catalog.Version)] = []
@@ -122,7 +128,9 @@ public enum Publish {
       catalog.products[index!].versions.append(version)
       added.append("\(product) \(version.contentVersion)")
     }
-    guard !added.isEmpty else { return Result(catalog: catalog, added: [], refused: [], written: false) }
+    guard !added.isEmpty || raisedByPrevious else {
+      return Result(catalog: catalog, added: [], refused: [], written: false)
+    }
     catalog.sequence += 1
     catalog.setExpiry(lifetime: options.lifetime)
     catalog.sort()
@@ -135,17 +143,30 @@ public enum Publish {
     var url = Substring(text)
     while url.hasSuffix("/") { url = url.dropLast() }
     let lower = url.lowercased()
+    // Printable ASCII only: a control character, a space, U+2028 or a no-break space would be
+    // signed into every URL, and clients' URL parsers treat them differently.
     guard lower.hasPrefix("https://") || lower.hasPrefix("http://") || lower.hasPrefix("file://"),
-      !url.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }), url.count > 8
+      url.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), url.count > 8
     else {
       throw OperationError(
-        "--base-url '\(text)' is not an absolute http(s) or file URL",
+        "--base-url '\(text)' is not an absolute http(s) or file URL of printable ASCII characters",
         hint: "e.g. --base-url https://cdn.example.com/content")
     }
     // What goes into a signed, public catalog and has every package's name appended to it:
     // no password, and no query or fragment that would swallow the file name.
     let afterScheme = url[url.range(of: "://")!.upperBound...]
     let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    if authority.isEmpty && !lower.hasPrefix("file://") {
+      throw OperationError(
+        "--base-url '\(text)' names no host", hint: "e.g. --base-url https://cdn.example.com/content")
+    }
+    if url.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).contains(where: {
+      $0 == ".." || $0 == "."
+    }) {
+      throw OperationError(
+        "--base-url '\(text)' has a '.' or '..' segment, which clients resolve differently",
+        hint: "give the folder's path as it is")
+    }
     if authority.contains("@") {
       throw OperationError(
         "--base-url carries a user name or password ('…@'): it would be published in the signed, public catalog",

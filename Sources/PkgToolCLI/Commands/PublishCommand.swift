@@ -122,7 +122,7 @@ struct PublishCommand: ParsableCommand {
     } else if !quiet {
       if result.written {
         Terminal.standardOutput(
-          "published \(result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(signingKey.publicKey.keyID))\n"
+          "\(result.added.isEmpty ? "nothing new; signed again to continue --previous" : "published " + result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(signingKey.publicKey.keyID))\n"
         )
       } else {
         Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")
