@@ -155,4 +155,20 @@ import Testing
     #expect(run.status == 2, "\(run.stderr)")
     #expect(try readFile(s.dir.appending("thesis.docx")) == document)
   }
+
+  /// `catalog show` prints what is not verified: a line break in a product name is shown
+  /// escaped, never as a line of its own.
+  @Test func showEscapesLineBreaksOfUnverifiedFields() throws {
+    let s = try setup()
+    let text = String(decoding: try readFile(s.catalog), as: UTF8.self)
+    let hostile = text.replacingOccurrences(
+      of: #""productIdentifier" : "com.example.book""#,
+      with: #""productIdentifier" : "com.example.book\nsigned by key 0000 (verified)""#)
+    #expect(hostile != text)
+    try writeFile(s.dir.appending("hostile.json"), hostile)
+    let run = try pkgtool(["catalog", "show", "hostile.json"], in: s.dir.path)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(!run.stdout.split(separator: "\n").contains { $0.hasPrefix("signed by key 0000") }, "\(run.stdout)")
+    #expect(run.stdout.contains(#"com.example.book\nsigned by key 0000"#), "\(run.stdout)")
+  }
 }

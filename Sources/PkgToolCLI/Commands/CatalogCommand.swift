@@ -82,14 +82,22 @@ struct CatalogShowCommand: ParsableCommand {
       Terminal.standardOutput(jsonText(Shown(catalog: shown, keyIds: keyIDs)))
       return
     }
-    var text = "\(catalog): sequence \(shown.sequence), expires \(shown.expires ?? "never (no expiry)")\n"
-    text += "signed by key\(keyIDs.count == 1 ? "" : "s") \(keyIDs.joined(separator: ", ")) (not verified here)\n"
+    // Nothing here is verified: a field's line breaks and tabs are shown escaped, so a hostile
+    // file cannot add lines that look like pkgtool's.
+    func field(_ text: String) -> String {
+      text.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        .replacingOccurrences(of: "\t", with: "\\t")
+    }
+    var text = "\(catalog): sequence \(shown.sequence), expires \(field(shown.expires ?? "never (no expiry)"))\n"
+    text +=
+      "signed by key\(keyIDs.count == 1 ? "" : "s") \(keyIDs.map(field).joined(separator: ", ")) (not verified here)\n"
     for product in shown.products {
-      text += "\(product.productIdentifier)\n"
+      text += "\(field(product.productIdentifier))\n"
       for version in product.versions {
-        text += "  \(version.contentVersion)  \(version.format)  \(version.size) bytes  \(version.url)\n"
-        text += "      sha256 \(version.sha256)"
-        text += version.minimumAppVersion.map { "  app \($0)+" } ?? ""
+        text +=
+          "  \(field(version.contentVersion))  \(field(version.format))  \(version.size) bytes  \(field(version.url))\n"
+        text += "      sha256 \(field(version.sha256))"
+        text += version.minimumAppVersion.map { "  app \(field($0))+" } ?? ""
         text += "\n"
       }
     }
