@@ -109,6 +109,14 @@ import Testing
     )
     result = try pkgtool(["validate", pack])
     #expect(result.stdout.contains("Manifest.json: platforms[1] is a number"), "\(result.stdout)")
+    // A name twice: Foundation reads the first, Python (and others) the last; refused.
+    try writeFile(
+      pack + "/Manifest.json",
+      #"{"assetPackID": "x", "assetPackID": "y", "downloadPolicy": {"onDemand": {}}, "fileSelectors": [{"directory": "Contents"}], "platforms": ["iOS"]}"#
+    )
+    result = try pkgtool(["validate", pack])
+    #expect(result.status == 1, "\(result.stdout)")
+    #expect(result.stdout.contains("the member name \"assetPackID\" appears twice"), "\(result.stdout)")
   }
 
   /// A thin 64-bit Mach-O with one LC_BUILD_VERSION naming `platform`.

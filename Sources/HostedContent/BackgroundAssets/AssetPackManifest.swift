@@ -211,6 +211,10 @@ public struct AssetPackManifest: Equatable, Sendable {
   /// (the offset the JSON parser reports, turned into a line and a column of characters), or
   /// naming the key path of a value pkgtool does not take (a number with a fraction).
   package static func describe(_ error: Error, in bytes: [UInt8]) -> String {
+    // A name twice in one object (StrictJSON); numbers are described below, with their path.
+    if let refusal = error as? StrictJSON.Refusal, refusal.isDuplicateName {
+      return "Manifest.json: \(refusal.description)"
+    }
     // The syntax first: where the parser stopped.
     let parsed: Any
     do {

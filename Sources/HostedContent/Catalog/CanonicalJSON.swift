@@ -140,6 +140,8 @@ package enum JSONValue: Codable, Equatable, Sendable {
 package enum StrictJSON {
   /// Why the text was refused.
   package struct Refusal: Error, CustomStringConvertible {
+    /// True when an object names a member twice (else a number or a string was refused).
+    package var isDuplicateName = false
     package var description: String
   }
 
@@ -167,6 +169,7 @@ package enum StrictJSON {
         if let top = stack.indices.last, stack[top].isObject, stack[top].expectingName {
           guard stack[top].names.insert(name).inserted else {
             throw Refusal(
+              isDuplicateName: true,
               description: "the member name \"\(String(decoding: name, as: UTF16.self))\" appears twice in one object")
           }
           stack[top].expectingName = false
