@@ -87,20 +87,13 @@ public enum Install {
   }
 
   /// The file in the record folder holding the highest catalog sequence an install used.
-  public static let catalogSequenceFile = "catalog-sequence"
-
+  public static let catalogSequenceFile = ProductFolder.catalogSequenceFile
   /// The symlink in a product folder that names the current version.
-  public static let currentLink = "current"
+  public static let currentLink = ProductFolder.currentLink
   /// The folder in a product folder that holds install records.
-  public static let recordFolder = ".pkgtool"
+  public static let recordFolder = ProductFolder.recordFolder
   /// The file in the product's record folder (`.pkgtool/lock`) that serializes installs.
-  public static let lockFile = "lock"
-
-  /// The version `current` points at in `productFolder`, if any.
-  package static func currentVersion(in productFolder: DirectoryHandle) -> ContentVersion? {
-    guard let target = try? productFolder.readLink(currentLink) else { return nil }
-    return ContentVersion(target)
-  }
+  public static let lockFile = ProductFolder.lockFile
 
   /// Installs `package` into the documents folder `documents`.
   ///
@@ -177,43 +170,29 @@ public enum Install {
 
     // An existing product folder is locked first, so the quick answers (already current, a
     // downgrade) come before any unpacking. A new one is made only once the package has passed
-    // every rule, so a refused package leaves nothing behind.
-    var productFolder: DirectoryHandle?
-    var lock: FileLock?
-    // Held to the very end, whichever way the function returns.
-    defer { withExtendedLifetime(lock) {} }
-    func lockProductFolder() throws {
-      do {
-        if !docs.exists(product) {
-          do { try docs.createDirectory(product, mode: 0o755) } catch let error as SystemError
-            where error.code == EEXIST
-          {}
-        }
-        let folder = try docs.openDirectory(product)
-        lock = try FileLock(lockFile, in: try openRecordFolder(in: folder), timeout: options.lockTimeout)
-        productFolder = folder
-      } catch let busy as FileLock.Busy {
-        throw OperationError("\(busy)", hint: "wait for it to finish, then install again")
-      } catch let error as SystemError {
-        throw OperationError(
-          "cannot install into '\(productPath)': \(error.reason) (\(error.codeName))",
-          hint: "it must be a folder (not a symlink) you can write")
-      }
+    // every rule, so a refused package leaves nothing behind. The lock is held to the very end,
+    // whichever way the function returns.
+    var productFolder: ProductFolder?
+    defer { withExtendedLifetime(productFolder) {} }
+    func lockProductFolder() throws -> ProductFolder {
+      let folder = try ProductFolder.open(product, in: docs, path: productPath, lockTimeout: options.lockTimeout)
+      productFolder = folder
+      return folder
     }
     /// The answer when nothing needs installing, given the locked product folder.
-    func decided(_ folder: DirectoryHandle) throws -> Result? {
-      if let catalog = options.catalog, let used = readCatalogSequence(folder), catalog.sequence < used {
+    func decided(_ folder: ProductFolder) throws -> Result? {
+      if let catalog = options.catalog, let used = folder.catalogSequence, catalog.sequence < used {
         result.action = .refusedByCatalog
         result.catalogProblem =
           "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
         return result
       }
-      let previous = currentVersion(in: folder)
+      let previous = folder.currentVersion
       result.previous = previous
-      if let previous, previous == version, folder.exists(versionName), readRecord(folder, version)?.sha256 == sha {
+      if let previous, previous == version, folder.hasVersion(versionName), folder.record(for: version)?.sha256 == sha {
         result.action = .alreadyCurrent
         result.path = productPath + "/" + versionName
-        result.removed = try prune(folder, keep: options.keep, current: version)
+        result.removed = try folder.prune(keep: options.keep, current: version)
         return result
       }
       if let previous, version < previous, !options.allowDowngrade {
@@ -222,19 +201,8 @@ public enum Install {
       }
       return nil
     }
-    // Product IDs that differ only by case share one folder on APFS (and NTFS): refuse to mix
-    // two products, on every file system alike.
-    if let other = try? docs.list().first(where: {
-      !$0.name.utf8.elementsEqual(product.utf8) && NameEquivalence.areEquivalent($0.name, product)
-    }) {
-      throw OperationError(
-        "cannot install \(product) into '\(documents)': it holds '\(other.name)', which is the same folder name on case-insensitive file systems (APFS, NTFS)",
-        hint: "product IDs that differ only by case cannot share one folder; install into another folder")
-    }
-    if docs.exists(product) {
-      try lockProductFolder()
-      if let answer = try decided(productFolder!) { return answer }
-    }
+    try ProductFolder.checkName(product, in: docs, documentsPath: documents)
+    if docs.exists(product), let answer = try decided(try lockProductFolder()) { return answer }
 
     // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
     var unpackOptions = Unpack.Options()
@@ -249,14 +217,10 @@ public enum Install {
       return result
     }
     defer { staging.discard() }
-    if productFolder == nil {
-      try lockProductFolder()
-      if let answer = try decided(productFolder!) { return answer }
-    }
+    if productFolder == nil, let answer = try decided(try lockProductFolder()) { return answer }
     guard let productFolder else { throw OperationError("cannot open '\(productPath)'") }
-    PendingFolder.removeStale(in: productFolder, for: versionName)
-    PendingFolder.removeStale(in: productFolder, for: currentLink)
-    let oldRecord = productFolder.exists(versionName) ? readRecord(productFolder, version) : nil
+    productFolder.removeStale(for: versionName)
+    let oldRecord = productFolder.hasVersion(versionName) ? productFolder.record(for: version) : nil
 
     // Written to while it was read: what was hashed may not be what was unpacked.
     guard (try? packageFile.changeStamp()) == stamp else {
@@ -275,26 +239,21 @@ public enum Install {
     do {
       // The same version from another package is swapped out in one step, and goes with the
       // staging folder.
-      if try staging.publish("Contents", as: versionName, in: productFolder), oldRecord?.sha256 != sha {
+      if try productFolder.publish("Contents", of: staging, as: versionName), oldRecord?.sha256 != sha {
         result.action = .replaced
         result.replacedSHA256 = oldRecord?.sha256
       }
-      try writeRecord(
-        productFolder,
+      try productFolder.write(
         Record(
           productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha,
           installedAt: ISO8601DateFormatter().string(from: Date())))
-      if let catalog = options.catalog, catalog.sequence > (readCatalogSequence(productFolder) ?? -1) {
-        try writeRecordFile(productFolder, catalogSequenceFile, Array("\(catalog.sequence)\n".utf8))
-      }
-      // The switch: a new symlink renamed over `current`, atomically.
-      try PendingFile.switchSymlink(currentLink, to: versionName, in: productFolder)
-      productFolder.sync()
+      if let catalog = options.catalog { try productFolder.raiseCatalogSequence(to: catalog.sequence) }
+      try productFolder.switchCurrent(to: versionName)
     } catch let error as SystemError {
       throw OperationError.writing(productPath, error)
     }
     result.path = productPath + "/" + versionName
-    result.removed = try prune(productFolder, keep: options.keep, current: version)
+    result.removed = try productFolder.prune(keep: options.keep, current: version)
     return result
   }
 
@@ -304,64 +263,8 @@ public enum Install {
     return Result(action: .invalid, inspection: inspection)
   }
 
-  /// The record of an installed version.
+  /// The record of an installed version, in the product folder open as `productFolder`.
   package static func readRecord(_ productFolder: DirectoryHandle, _ version: ContentVersion) -> Record? {
-    guard let folder = try? productFolder.openDirectory(recordFolder),
-      let file = try? folder.openFile("\(version).json"),
-      let bytes = try? file.read(count: 1 << 16, at: 0)
-    else { return nil }
-    return try? JSONDecoder().decode(Record.self, from: Data(bytes))
-  }
-
-  /// The product's record folder, made when missing.
-  static func openRecordFolder(in productFolder: DirectoryHandle) throws -> DirectoryHandle {
-    if !productFolder.exists(recordFolder) {
-      do { try productFolder.createDirectory(recordFolder) } catch let error as SystemError where error.code == EEXIST {
-      }
-    }
-    return try productFolder.openDirectory(recordFolder)
-  }
-
-  private static func writeRecord(_ productFolder: DirectoryHandle, _ record: Record) throws {
-    try writeRecordFile(productFolder, "\(record.contentVersion).json", try JSONText.bytes(record))
-  }
-
-  /// Writes `name` in the record folder, whole or not at all.
-  private static func writeRecordFile(_ productFolder: DirectoryHandle, _ name: String, _ bytes: [UInt8]) throws {
-    try PendingFile.write(bytes, to: name, in: openRecordFolder(in: productFolder))
-  }
-
-  /// The highest catalog sequence an install of this product used, if any.
-  package static func readCatalogSequence(_ productFolder: DirectoryHandle) -> Int64? {
-    guard let folder = try? productFolder.openDirectory(recordFolder),
-      let file = try? folder.openFile(catalogSequenceFile),
-      let bytes = try? file.read(count: 64, at: 0)
-    else { return nil }
-    return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-  }
-
-  /// Removes versions beyond the newest `keep` (never the current one); returns their names.
-  static func prune(_ productFolder: DirectoryHandle, keep: Int?, current: ContentVersion) throws -> [String] {
-    guard let keep else { return [] }
-    let versions = try productFolder.list().compactMap { name, _ -> ContentVersion? in
-      guard let v = ContentVersion(name), v.description == name,
-        Paths.isDirectoryMode((try? productFolder.status(name))?.st_mode ?? 0)
-      else { return nil }
-      return v
-    }.sorted(by: >)
-    var kept = [current]
-    var removed: [String] = []
-    for v in versions where v != current {
-      if kept.count < max(1, keep) {
-        kept.append(v)
-      } else {
-        try productFolder.removeTree(v.description)
-        if let records = try? productFolder.openDirectory(recordFolder), records.exists("\(v).json") {
-          try? records.removeTree("\(v).json")
-        }
-        removed.append(v.description)
-      }
-    }
-    return removed
+    ProductFolder(handle: productFolder, path: "").record(for: version)
   }
 }
