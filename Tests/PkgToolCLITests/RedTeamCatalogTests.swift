@@ -171,4 +171,24 @@ import Testing
     #expect(!run.stdout.split(separator: "\n").contains { $0.hasPrefix("signed by key 0000") }, "\(run.stdout)")
     #expect(run.stdout.contains(#"com.example.book\nsigned by key 0000"#), "\(run.stdout)")
   }
+
+  /// A catalog at sequence 2^53 - 1 is not signed again past it (the result would verify
+  /// nowhere), and the message says why (it was a decoder's "data corrupted … no fractions").
+  @Test func theSequenceStopsAtTheLargestExactInteger() throws {
+    let s = try setup()
+    let resigned = try runProcess(
+      "/usr/bin/env",
+      [
+        "python3", repositoryRoot + "/scripts/catalog-crosscheck.py", "resign", "catalog.json", "top.key",
+        "9007199254740991",
+      ], in: s.dir.path)
+    #expect(resigned.status == 0, "\(resigned.stderr)")
+    let before = try readFile(s.catalog)
+    #expect(
+      try pkgtool(["catalog", "verify", "catalog.json", "--public-key", "top.key.pub"], in: s.dir.path).status == 0)
+    let renewed = try pkgtool(["catalog", "renew", "catalog.json", "--key", "top.key"], in: s.dir.path)
+    #expect(renewed.status == 2, "\(renewed.stdout)\(renewed.stderr)")
+    #expect(renewed.stderr.contains("past 2^53 - 1"), "\(renewed.stderr)")
+    #expect(try readFile(s.catalog) == before)
+  }
 }

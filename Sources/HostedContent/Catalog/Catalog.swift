@@ -232,6 +232,13 @@ public enum CatalogFile {
   /// The file's bytes: `signed` and `signatures`, keys sorted, indented, so that publishing a
   /// new version changes only the lines it adds.
   public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
+    // Past 2^53 - 1 the catalog would be signed but no reader (pkgtool, JavaScript, Python's
+    // check) could verify it: refused before anything is written.
+    guard catalog.sequence <= JSONValue.largestExactInteger else {
+      throw OperationError(
+        "the catalog's sequence would be \(catalog.sequence), past 2^53 - 1, which JSON numbers hold exactly",
+        hint: "start a new catalog with a new key, and ship that key's .pub to the apps")
+    }
     let signed = try JSONValue(encoding: catalog).canonicalBytes
     let signature = Signature(
       keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try key.signature(for: signed)))
