@@ -62,10 +62,10 @@ package enum Interruption {
 
   /// Runs `body`, which creates a temporary file or folder at `path` (as the process names it)
   /// or throws, and records `path` once it is made, so that making a temporary and the removal
-  /// of temporaries on an interruption exclude each other: a temporary made is always seen by the removal, and once an
-  /// interruption has begun no new one is made (the thread waits for the interruption to end
-  /// the process). Registering first and creating afterwards left a window in which the
-  /// removal found nothing at the name and the file then appeared.
+  /// of temporaries on an interruption exclude each other: a temporary made is always seen by
+  /// the removal, and once an interruption has begun no new one is made (the thread waits for
+  /// the interruption to end the process). Registering first and creating afterwards left a
+  /// window in which the removal found nothing at the name and the file then appeared.
   package static func creating<T>(_ path: String, _ body: () throws -> T) rethrows -> T {
     try uninterrupted {
       // Registered only once made: a name that was already there (EEXIST) is somebody else's.

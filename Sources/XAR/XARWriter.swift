@@ -90,7 +90,8 @@ package final class XARWriter {
 
   /// The heap file beside the output; when the TOC can be put in front of it, it becomes the archive.
   var pendingHeap: PendingFile?  // nil once published or cancelled
-  var heap: FileDescriptor?  // pendingHeap's descriptor; nil once published or cancelled
+  /// The heap file's descriptor; nil once published or cancelled.
+  var heap: FileDescriptor? { pendingHeap?.descriptor }
 
   /// The heap's size in the archive: the TOC checksum's room, then the data added so far
   /// (grown through ``growHeap(by:)``).
@@ -139,9 +140,7 @@ package final class XARWriter {
   package init(path: String, options: Options = Options()) throws {
     self.path = path
     self.options = options
-    let pendingHeap = try PendingFile(beside: path, purpose: "heap")
-    self.pendingHeap = pendingHeap
-    heap = pendingHeap.descriptor
+    pendingHeap = try PendingFile(beside: path, purpose: "heap")
     dataSpill = DataSpill(beside: path, digestSize: options.checksum.digestSize)
     // The heap starts with the TOC checksum; file data follows it.
     heapSize = UInt64(options.checksum.digestSize)
@@ -154,7 +153,6 @@ package final class XARWriter {
 
   /// Abandons the archive: removes the temporary heap. Nothing appears at ``path``.
   package func cancel() {
-    heap = nil
     pendingHeap?.discard()
     pendingHeap = nil
     dataSpill.remove()
@@ -344,8 +342,7 @@ package final class XARWriter {
       try heap.setMode(0o644)
       // Renamed over the output (or, without `overwrite`, linked into place).
       try pendingHeap?.commit(replace: options.overwrite)
-      self.heap = nil  // published: nothing to remove
-      pendingHeap = nil
+      pendingHeap = nil  // published: nothing to remove
       return Summary(size: size, sha256: digest.finalize())
     }
     // Discarded by its deinit if anything below fails.

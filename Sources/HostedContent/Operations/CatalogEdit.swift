@@ -77,10 +77,7 @@ public enum CatalogEdit {
     }
     let previous = catalog.sequence
     try change(&catalog)
-    catalog.sequence += 1
-    catalog.setExpiry(lifetime: lifetime)
-    catalog.sort()
-    try Publish.write(try CatalogFile.encode(catalog, signedWith: key), to: path)
+    try Publish.signAgain(&catalog, key: key, lifetime: lifetime, to: path)
     return Result(catalog: catalog, previousSequence: previous)
   }
 

@@ -131,10 +131,7 @@ public enum Publish {
     guard !added.isEmpty || raisedByPrevious else {
       return Result(catalog: catalog, added: [], refused: [], written: false)
     }
-    catalog.sequence += 1
-    catalog.setExpiry(lifetime: options.lifetime)
-    catalog.sort()
-    try write(try CatalogFile.encode(catalog, signedWith: key), to: output)
+    try signAgain(&catalog, key: key, lifetime: options.lifetime, to: output)
     return Result(catalog: catalog, added: added, refused: [], written: true)
   }
 
@@ -183,6 +180,15 @@ public enum Publish {
         hint: "leave the query out; sign URLs at the server or CDN instead")
     }
     return String(url)
+  }
+
+  /// The next version of `catalog`: sequence + 1, a new expiry, products and versions in their
+  /// stable order, signed with `key` and written over `path` (publish and every catalog edit).
+  static func signAgain(_ catalog: inout Catalog, key: CatalogSigningKey, lifetime: Int64, to path: String) throws {
+    catalog.sequence += 1
+    catalog.setExpiry(lifetime: lifetime)
+    catalog.sort()
+    try write(try CatalogFile.encode(catalog, signedWith: key), to: path)
   }
 
   /// Beside, then renamed over: the catalog appears whole.

@@ -87,7 +87,8 @@ final class DownloadedPackage {
 /// 18, 52, 55, 56, 16 or 92) and the response carried a strong `ETag`, the next request asks
 /// for the rest: `Range: bytes=N-` and `If-Range: <that ETag>`. What comes back is kept as
 /// follows:
-/// - 206 whose `Content-Range` starts at N (and whose ETag, if any, is the same): appended;
+/// - 206 with the same strong ETag whose `Content-Range` runs from N to the end of the same
+///   total: appended;
 /// - 200: the file changed (or the server ignores ranges): its bytes replace what was there,
 ///   from offset 0; bytes of two different files are never put together;
 /// - anything else (a 206 at another offset, 416): thrown away, and the next request starts
@@ -221,11 +222,14 @@ struct ResumingDownload {
 
   /// Runs `body`, a write to the temporary file; its error names the URL, never the file.
   private func writing(_ body: () throws -> Void) throws {
-    do { try body() } catch {
-      throw OperationError(
-        "cannot download '\(address)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
-        hint: "free some space in the temporary folder, or set TMPDIR to another folder")
-    }
+    do { try body() } catch { throw writeFailure(error) }
+  }
+
+  /// The error for a failed write to the temporary file: it names the URL, never the file.
+  private func writeFailure(_ error: Error) -> OperationError {
+    OperationError(
+      "cannot download '\(address)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
+      hint: "free some space in the temporary folder, or set TMPDIR to another folder")
   }
 
   /// Waits before the next attempt, or throws when the retries are used up.
@@ -324,11 +328,7 @@ struct ResumingDownload {
     try? body.fileHandleForReading.close()
     curl.waitUntilExit()
     readerDone.wait()
-    if let writeError {
-      throw OperationError(
-        "cannot download '\(address)': cannot write the temporary file: \((writeError as? SystemError)?.reason ?? "\(writeError)")",
-        hint: "free some space in the temporary folder, or set TMPDIR to another folder")
-    }
+    if let writeError { throw writeFailure(writeError) }
     attempt.exitStatus = curl.terminationReason == .exit ? curl.terminationStatus : nil
     var lines: [Substring] = []
     for line in String(decoding: collected.withLock { $0 }, as: UTF8.self).split(separator: "\n") {
