@@ -63,4 +63,35 @@ import Testing
     #expect(trees[0].count > 300)
     for tree in trees.dropFirst() { #expect(tree == trees[0]) }
   }
+
+  /// `install --jobs` installs the same files for any number, and refuses a damaged package
+  /// (leaving nothing) for any number.
+  @Test(arguments: [false, true])
+  func installIsTheSameForAnyNumber(damaged: Bool) throws {
+    let dir = try TemporaryDirectory()
+    let package = try Self.package(in: dir, damage: damaged)
+    var trees: [[String: SnapshotNode]] = []
+    for jobs in [1, 2, 8] {
+      let docs = dir.appending("docs-\(jobs)")
+      try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: false)
+      let install = try pkgtool(["install", package, "--into", docs, "--jobs", String(jobs), "--json"])
+      #expect(install.status == (damaged ? 1 : 0), "--jobs \(jobs): \(install.stderr)")
+      let installed = docs + "/com.example.threads/1.0"
+      if damaged {
+        #expect(!FileManager.default.fileExists(atPath: installed), "--jobs \(jobs)")
+        continue
+      }
+      trees.append(
+        try snapshot(installed).mapValues { node in
+          var node = node
+          node.inode = 0
+          return node
+        })
+    }
+    if !damaged {
+      #expect(trees[0]["media/m17.bin"] != nil)
+      #expect(trees[0].count > 300)
+      for tree in trees.dropFirst() { #expect(tree == trees[0]) }
+    }
+  }
 }

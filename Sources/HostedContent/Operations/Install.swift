@@ -17,6 +17,8 @@ public enum Install {
     public var validation = ValidationOptions()
     /// Bounds on what the reader accepts.
     public var limits = ReaderLimits()
+    /// Threads writing files (see ``Unpack/Options/threads``).
+    public var threads = 1
     /// How long to wait, in seconds, for another install into the same product folder.
     public var lockTimeout: Double = 60
     /// A catalog already verified with the publisher's key (``CatalogFile/verify(_:publicKey:)``):
@@ -208,6 +210,7 @@ public enum Install {
     var unpackOptions = Unpack.Options()
     unpackOptions.validation = options.validation
     unpackOptions.limits = options.limits
+    unpackOptions.threads = options.threads
     let staged = try Unpack.stage(
       source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName,
       progress: progress)

@@ -38,34 +38,28 @@ package final class PackageInspector {
 
   /// Runs the rules over `source`, passing entries to `sink`. Throws only for I/O failures
   /// (`SystemError`); a damaged package is an `archive-integrity` finding.
+  ///
+  /// Two parts do the work: a ``RuleRunner`` (which rules apply, what they find, the cap) and an
+  /// ``EntryDataCopier`` (each entry's bytes to the sink within the budget). This loop joins
+  /// them: it indexes the paths, keeps `--keep-going`'s account of what was skipped, and turns
+  /// a reading error into an `archive-integrity` finding.
   package func run(_ source: EntrySource, into sink: EntrySink = NullSink()) throws -> InspectionResult {
     // Rules that cannot apply do not run (and reports show them as skipped, not passed).
     var context = self.context
     context.sourceFormat = source.format
-    var skippedRules: [String: String] = [:]
-    for type in ruleTypes {
-      if source.isUnreadable && type != ArchiveIntegrityRule.self {
-        skippedRules[type.description.id] = "the file is not a package"
-      } else if let reason = type.skipReason(context) {
-        skippedRules[type.description.id] = reason
-      }
-    }
-    let rules = ruleTypes.filter { skippedRules[$0.description.id] == nil }.map { $0.init(context: context) }
-    var findings: [Finding] = []
-    var cap = FindingCap(limit: maxFindingsPerRule)
+    var runner = RuleRunner(
+      context: context, types: ruleTypes, isUnreadable: source.isUnreadable, maxFindingsPerRule: maxFindingsPerRule)
+    var copier = EntryDataCopier(chunkSize: PackageInspector.chunkSize, maxSize: context.options.maxSize)
     var entries: [PackageEntry] = []
     var count = 0
     var files = 0
     var contentSize: UInt64 = 0
-    var produced: UInt64 = 0
     var contentInfoBytes: [UInt8]?
     var integrityFailed = false
     var contentLimitExceeded = false
-    var buffer = [UInt8](repeating: 0, count: PackageInspector.chunkSize)
     let paths = PathIndex()
     if let count = source.entryCountHint { paths.reserve(count: count) }
     sink.share(paths)
-    let maxSize = context.options.maxSize
     // The total, for progress only: asking may cost a walk of a folder.
     var expected = progress == nil ? nil : source.expectedDataSize
     let expectedMayArrive = progress != nil && expected == nil && source.expectedDataSizeMayArrive
@@ -99,18 +93,12 @@ package final class PackageInspector {
     /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
     func inspect(_ entry: PackageEntry, _ data: EntryData?) throws -> Int {
       var first = 0
-      if entry.kind == .file, let data {
-        first = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-      }
+      if entry.kind == .file, let data { first = try copier.readFirst(data) }
       // A slice shares the buffer; it is gone before the buffer is written again.
-      let start = findings.count
-      let inspected = InspectedEntry(entry: entry, head: buffer[..<min(first, buffer.count)], paths: paths)
-      for rule in rules { rule.inspect(inspected, into: &findings) }
+      let errors = runner.inspect(
+        InspectedEntry(entry: entry, head: copier.buffer[..<min(first, copier.buffer.count)], paths: paths))
       flagged = nil
       if skipEntriesWithErrors {
-        let errors = findings[start...].filter {
-          $0.severity.effective(strict: self.context.options.strict) == .error
-        }
         if let error = errors.first {
           flagged = "\(error.message) [\(error.ruleID)]"
         } else if let folder = skippedAncestor(entry.path) {
@@ -120,7 +108,6 @@ package final class PackageInspector {
           if let path = finding.path, !path.isEmpty, skippedTrees[path] == nil { skippedTrees[path] = finding.message }
         }
       }
-      cap.admit(&findings, from: start)
       return first
     }
 
@@ -130,11 +117,7 @@ package final class PackageInspector {
         // Seen by the rules and read to the end (checksums), but not content: not counted,
         // not indexed, never written.
         let first = try inspect(entry, data)
-        if let data {
-          try drain(
-            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-            maxSize: maxSize)
-        }
+        if let data { try copier.drain(data, of: entry, initial: first) }
         return
       }
       count += 1
@@ -148,27 +131,18 @@ package final class PackageInspector {
 
       if skipEntriesWithErrors, let reason = flagged {
         skip(entry, because: reason)
-        if let data {
-          try drain(
-            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-            maxSize: maxSize)
-        }
+        if let data { try copier.drain(data, of: entry, initial: first) }
         return
       }
       if let refusal = try sinkCall({ try sink.begin(entry) }) {
-        if !findings.contains(where: { $0.path == entry.path && $0.severity == .error }) {
-          findings.append(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
-          cap.admit(&findings, from: findings.count - 1)
+        if !runner.hasError(at: entry.path) {
+          runner.add(PathSafetyRule.finding(forSinkRefusal: refusal, at: entry.path))
         }
         if skipEntriesWithErrors {
           skip(entry, because: refusal)
           if entry.kind == .directory { skippedTrees[entry.path] = refusal }
         }
-        if let data {
-          try drain(
-            data, declared: entry.size, path: entry.path, initial: first, buffer: &buffer, produced: &produced,
-            maxSize: maxSize)
-        }
+        if let data { try copier.drain(data, of: entry, initial: first) }
         return
       }
       guard entry.kind == .file, let data else {
@@ -178,37 +152,20 @@ package final class PackageInspector {
       open = entry
       let wantsPlist = entry.path == ContentInfo.fileName
       var plistBytes: [UInt8] = []
-      var total: UInt64 = 0
       var hasher = onFileDigest == nil ? nil : XARHasher(.sha256)
-      var n = first
-      while n > 0 {
-        total += UInt64(n)
-        produced += UInt64(n)
-        guard total <= entry.size else {
-          throw XARError.dataLongerThanDeclared(path: entry.path, declared: entry.size)
-        }
-        if produced > maxSize {
-          // A fact for the size-limit rule; reading on would only cost time.
-          throw ContentLimit()
-        }
-        try buffer.withUnsafeBytes { raw in
-          let chunk = UnsafeRawBufferPointer(rebasing: raw[..<n])
+      try copier.copy(
+        data, of: entry, initial: first, to: { chunk in try sinkCall { try sink.write(chunk) } },
+        each: { chunk, produced in
           hasher?.update(chunk)
-          try sinkCall { try sink.write(chunk) }
-        }
-        if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += buffer[..<n] }
-        if let progress {
-          if expectedMayArrive && expected == nil && produced >= nextExpectedCheck {
-            expected = source.expectedDataSize
-            nextExpectedCheck = produced + (16 << 20)
+          if wantsPlist && plistBytes.count <= PropertyList.maxEncodedSize { plistBytes += chunk }
+          if let progress {
+            if expectedMayArrive && expected == nil && produced >= nextExpectedCheck {
+              expected = source.expectedDataSize
+              nextExpectedCheck = produced + (16 << 20)
+            }
+            progress(produced, expected)
           }
-          progress(produced, expected)
-        }
-        n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-      }
-      guard total == entry.size else {
-        throw XARError.dataSizeMismatch(path: entry.path, declared: entry.size, actual: total)
-      }
+        })
       if wantsPlist { contentInfoBytes = plistBytes }
       if let hasher { onFileDigest?(entry, hasher.finalize().hex) }
       open = nil
@@ -221,7 +178,9 @@ package final class PackageInspector {
         guard skipEntriesWithErrors, !entry.isWrapperMember else { return try visitEntry(entry, data) }
         do {
           try visitEntry(entry, data)
-        } catch let error where !(error is ContentLimit || error is SinkFailure || error is SystemError) {
+        } catch let error
+          where !(error is EntryDataCopier.BudgetExceeded || error is SinkFailure || error is SystemError)
+        {
           // --keep-going: this entry's data did not read back (a checksum, a size, a cut); it
           // is taken back from the sink, listed, and the next entry is read.
           if let entry = open { sink.abandon(entry) }
@@ -234,14 +193,13 @@ package final class PackageInspector {
             skip(entry, because: ArchiveIntegrityRule.pastTheCut(truncation))
           } else {
             let finding = ArchiveIntegrityRule.finding(for: error)
-            findings.append(finding)
-            cap.admit(&findings, from: findings.count - 1)
+            runner.add(finding)
             skip(entry, because: finding.message)
           }
           if entry.kind == .directory { skippedTrees[entry.path] = "unreadable" }
         }
       }
-    } catch is ContentLimit {
+    } catch is EntryDataCopier.BudgetExceeded {
       contentLimitExceeded = true
       integrityFailed = true
     } catch let failure as SinkFailure {
@@ -252,7 +210,7 @@ package final class PackageInspector {
       throw error
     } catch {
       integrityFailed = true
-      findings.append(ArchiveIntegrityRule.finding(for: error))
+      runner.add(ArchiveIntegrityRule.finding(for: error))
     }
     // A file whose reading stopped half way is taken back from the sink.
     var incomplete: String?
@@ -276,19 +234,7 @@ package final class PackageInspector {
     summary.leftOut = source.leftOut
     summary.truncation = truncation
     summary.entriesPastTheCut = entriesPastTheCut
-    let start = findings.count
-    for rule in rules { rule.finish(summary, into: &findings) }
-    // What was not read is never passed: a stop at the limit is an error whatever the rule set.
-    if contentLimitExceeded
-      && !findings[start...].contains(where: {
-        $0.ruleID == SizeLimitRule.description.id && $0.severity == .error
-      })
-    {
-      findings.append(SizeLimitRule.finding(stoppedAt: maxSize))
-      skippedRules[SizeLimitRule.description.id] = nil
-    }
-    cap.admit(&findings, from: start)
-    findings += cap.closingFindings()
+    let findings = runner.finish(summary, maxSize: copier.maxSize)
     let contentInfo = contentInfoBytes.flatMap { try? ContentInfo(decoding: $0) }
     var result = InspectionResult(
       format: source.format, location: source.location, packageSize: source.packageSize,
@@ -297,27 +243,7 @@ package final class PackageInspector {
     result.fileCount = files
     result.skippedEntries = skipped
     result.incompleteEntry = incomplete
-    result.skippedRules = skippedRules
+    result.skippedRules = runner.skippedRules
     return result
   }
-
-  private func drain(
-    _ data: EntryData, declared: UInt64, path: String, initial: Int, buffer: inout [UInt8],
-    produced: inout UInt64, maxSize: UInt64
-  ) throws {
-    var total = UInt64(initial)
-    var n = initial
-    while n > 0 {
-      guard total <= declared else { throw XARError.dataLongerThanDeclared(path: path, declared: declared) }
-      // Bytes decoded and thrown away cost the same as bytes written: one budget for both,
-      // so a refused or skipped entry cannot make a command inflate more than validate does.
-      produced += UInt64(n)
-      if produced > maxSize { throw ContentLimit() }
-      n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-      total += UInt64(n)
-    }
-  }
-
-  /// Thrown when the bytes decoded pass `--max-size`: reading stops there.
-  private struct ContentLimit: Error {}
 }

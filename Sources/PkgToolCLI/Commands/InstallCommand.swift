@@ -50,6 +50,12 @@ struct InstallCommand: ParsableCommand {
       valueName: "seconds"))
   var lockTimeout: Double = 60
 
+  @Option(
+    help: ArgumentHelp(
+      "Threads writing files (default 1) and decoding data (default: one per processor). Same files for any n.",
+      valueName: "n"))
+  var jobs: Int?
+
   @Flag(help: "Print the result as JSON.")
   var json = false
 
@@ -85,6 +91,10 @@ struct InstallCommand: ParsableCommand {
     options.lockTimeout = lockTimeout
     options.validation = rules.validationOptions
     options.limits = limits.limits
+    if let jobs {
+      options.threads = min(max(1, jobs), 64)
+      options.limits.decodeThreads = max(1, jobs)
+    }
     options.catalog = try catalogOptions.verified(for: "install")
     let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
     if download.path != package { options.displayName = package }
