@@ -66,7 +66,9 @@ let package = Package(
     // The Apple Archive format: entry headers and blobs, the pbz* framing. Knows nothing of
     // plists or rules.
     .target(
-      name: "AppleArchive", dependencies: ["SystemIO", "LZFSE", "CZlib", "CLZMA"], swiftSettings: instrumented),
+      name: "AppleArchive",
+      dependencies: ["SystemIO", "LZFSE", "CZlib", "CLZMA", .product(name: "Crypto", package: "swift-crypto")],
+      swiftSettings: instrumented),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
     // are registered at build time from the files in Rules/ (RuleRegistry).
     .target(
