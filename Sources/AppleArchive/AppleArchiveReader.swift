@@ -67,6 +67,13 @@ package final class AppleArchiveReader {
       return
     }
     if magic == Array("AEA1".utf8) { throw AppleArchiveError(.encrypted) }
+    // A file cut inside its first 4 bytes: say so, rather than "not an archive".
+    if magic.count < 4 {
+      if Array("AA01".utf8).starts(with: magic) || Array("YAA1".utf8).starts(with: magic) {
+        throw AppleArchiveError(.truncatedHeader(needed: 6, available: magic.count), entry: 1)
+      }
+      if Array("pbz".utf8).starts(with: magic) { throw AppleArchiveError(.truncatedFraming(available: magic.count)) }
+    }
     guard starts("pbz"), magic.count == 4 else { throw AppleArchiveError(.notAppleArchive(found: magic)) }
     switch magic[3] {
     case UInt8(ascii: "e"): compression = .lzfse

@@ -145,11 +145,13 @@ enum BlockCodec {
       }
       out.removeLast()
       return out
-    case LZMA_BUF_ERROR where outPos > rawSize:
+    case LZMA_BUF_ERROR:
+      // The whole stream is given, so only a full output buffer stops it here (liblzma does not
+      // say how far it got: out_pos moves only on success).
       throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
-    case LZMA_BUF_ERROR, LZMA_DATA_ERROR:
+    case LZMA_DATA_ERROR:
       throw AppleArchiveError(
-        .corruptBlock(block: block, algorithm: "xz", message: "the stream is damaged or ends early (after \(outPos) bytes)"))
+        .corruptBlock(block: block, algorithm: "xz", message: "the stream is damaged or ends early"))
     case LZMA_FORMAT_ERROR:
       throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "no xz stream header"))
     case LZMA_MEMLIMIT_ERROR:
