@@ -237,6 +237,52 @@ let hostileCases: [HostileCase] = {
     }
   }
 
+  /// Data half read when `next()` is called is hashed to its end on the way past, and checked.
+  @Test func halfReadDataIsStillChecked() throws {
+    var bad = SHA256Digest.of(Array(repeating: 5, count: 1_000))
+    bad[31] ^= 0x80
+    let bytes = fileEntry("f", Array(repeating: 5, count: 1_000), extra: [field("SH2H", bad)]) + directoryEntry("d")
+    let reader = try AppleArchiveReader(bytes: bytes)
+    _ = try reader.next()
+    var buffer = [UInt8](repeating: 0, count: 100)
+    #expect(try buffer.withUnsafeMutableBytes { try reader.readData(into: $0) } == 100)
+    let error = archiveError { _ = try reader.next() }
+    guard case .hashMismatch("SH2", _, _)? = error?.reason else {
+      Issue.record("expected an SH2 mismatch, got \(String(describing: error))")
+      return
+    }
+    #expect(error?.entry == 1)
+  }
+
+  /// Thousands of damaged copies of good archives (bytes flipped, cut, repeated): each is read
+  /// or refused with an AppleArchiveError; none crashes, hangs or throws anything else.
+  @Test(arguments: [AppleArchiveCompression.none, .zlib, .lzma])
+  func damagedCopiesAreReadOrRefused(compression: AppleArchiveCompression) throws {
+    let good = try writeTree(testTree(seed: 51, files: 12), compression: compression, blockSize: 1_024)
+    var random = SeededBytes(state: 77)
+    var refused = 0
+    for round in 0..<1_500 {
+      var bytes = good
+      for _ in 0..<(1 + Int(random.next() % 4)) {
+        let at = Int(random.next() % UInt64(bytes.count))
+        switch random.next() % 4 {
+        case 0: bytes[at] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+        case 1: bytes[at] = [0x00, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
+        case 2: bytes.removeSubrange(at...)
+        default: bytes.insert(contentsOf: bytes[at..<min(bytes.count, at + 16)], at: at)
+        }
+        if bytes.isEmpty { break }
+      }
+      do {
+        let reader = try AppleArchiveReader(bytes: bytes)
+        _ = try readEverything(reader, chunk: 1 + round % 300)
+      } catch is AppleArchiveError {
+        refused += 1
+      }
+    }
+    #expect(refused > 1_000)
+  }
+
   @Test func legacyMagicAccepted() throws {
     let archive = header([typD, pat("")], magic: "YAA1")
     let entry = try #require(try AppleArchiveReader(bytes: archive).next())
