@@ -167,7 +167,8 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
     switch letter {
     case UInt8(ascii: "4"): return "LZ4-compressed Apple Archive (pbz4)"
     case UInt8(ascii: "b"): return "LZBITMAP-compressed Apple Archive (pbzb)"
-    default: return "Apple Archive compressed with unknown algorithm '\(printable([letter]))' (pbz\(printable([letter])))"
+    default:
+      return "Apple Archive compressed with unknown algorithm '\(printable([letter]))' (pbz\(printable([letter])))"
     }
   }
 
@@ -191,9 +192,11 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
     case .truncatedBlock(let block, let declared, let available):
       return "block \(block) is truncated: it declares \(declared) compressed bytes, the file holds \(available)"
     case .emptyBlock(let block, let raw, let compressed):
-      return "block \(block) declares \(raw) bytes of data in \(compressed) compressed bytes; a block holds at least one byte"
+      return
+        "block \(block) declares \(raw) bytes of data in \(compressed) compressed bytes; a block holds at least one byte"
     case .compressedLargerThanRaw(let block, let raw, let compressed):
-      return "block \(block) declares \(compressed) compressed bytes for \(raw) bytes of data (more than stored would take)"
+      return
+        "block \(block) declares \(compressed) compressed bytes for \(raw) bytes of data (more than stored would take)"
     case .rawLargerThanBlockSize(let block, let raw, let blockSize):
       return "block \(block) declares \(raw) bytes of data, over the block size of \(blockSize)"
     case .shortBlockNotLast(let block, let raw, let blockSize):

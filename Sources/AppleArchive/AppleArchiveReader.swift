@@ -218,7 +218,11 @@ package final class AppleArchiveReader {
 
   private func advanceBlob() {
     blobIndex += 1
-    if let entry = current, blobIndex < entry.blobs.count { blobLeft = entry.blobs[blobIndex].size } else { blobLeft = 0 }
+    if let entry = current, blobIndex < entry.blobs.count {
+      blobLeft = entry.blobs[blobIndex].size
+    } else {
+      blobLeft = 0
+    }
   }
 
   /// The data has been read to its end: check its hashes, move past it.

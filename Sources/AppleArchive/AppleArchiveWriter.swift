@@ -50,7 +50,9 @@ package final class AppleArchiveWriter {
     pending.reserveCapacity(compression == .none ? 64 << 10 : blockSize)
     if let letter = compression.letter {
       var framing = Array("pbz".utf8) + [letter]
-      for shift in stride(from: 56, through: 0, by: -8) { framing.append(UInt8(truncatingIfNeeded: UInt64(blockSize) >> UInt64(shift))) }
+      for shift in stride(from: 56, through: 0, by: -8) {
+        framing.append(UInt8(truncatingIfNeeded: UInt64(blockSize) >> UInt64(shift)))
+      }
       try framing.withUnsafeBytes { try sink($0) }
     }
   }
@@ -183,12 +185,16 @@ package final class AppleArchiveWriter {
     if let link {
       let limit = AppleArchiveLimits().maxPathBytes
       if link.isEmpty || link.contains(0) || link.count > limit {
-        let why = link.isEmpty ? "it is empty" : link.contains(0) ? "it holds a NUL byte" : "it is \(link.count) bytes long; the limit is \(limit)"
+        let why =
+          link.isEmpty
+          ? "it is empty"
+          : link.contains(0) ? "it holds a NUL byte" : "it is \(link.count) bytes long; the limit is \(limit)"
         throw AppleArchiveError(.invalidLinkTarget(reason: why), entry: number, path: path)
       }
     }
     guard mode <= 0o7777 else {
-      throw AppleArchiveError(.writerMisuse("mode 0o\(String(mode, radix: 8)) is over 0o7777"), entry: number, path: path)
+      throw AppleArchiveError(
+        .writerMisuse("mode 0o\(String(mode, radix: 8)) is over 0o7777"), entry: number, path: path)
     }
     if let time, time.nanoseconds >= 1_000_000_000 {
       throw AppleArchiveError(.invalidTime(key: "MTM", nanoseconds: time.nanoseconds), entry: number, path: path)
@@ -265,7 +271,9 @@ package final class AppleArchiveWriter {
     let stored = encoded.count >= pending.count
     var header: [UInt8] = []
     for value in [UInt64(pending.count), UInt64(stored ? pending.count : encoded.count)] {
-      for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+      for shift in stride(from: 56, through: 0, by: -8) {
+        header.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+      }
     }
     try header.withUnsafeBytes { try sink($0) }
     try (stored ? pending : encoded).withUnsafeBytes { try sink($0) }

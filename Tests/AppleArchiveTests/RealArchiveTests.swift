@@ -41,7 +41,8 @@ import Testing
 
     // Python's hashlib over the same bytes of the file: where the data starts is the header's end.
     let start = wflow.payloadOffset + UInt64(wflow.headerSize)
-    let script = "import hashlib,sys; d=open(sys.argv[1],'rb').read(); print(hashlib.sha256(d[\(start):\(start + 145_199)]).hexdigest())"
+    let script =
+      "import hashlib,sys; d=open(sys.argv[1],'rb').read(); print(hashlib.sha256(d[\(start):\(start + 145_199)]).hexdigest())"
     let python = try run("/usr/bin/env", ["python3", "-c", script, path])
     #expect(python.status == 0, "\(python.stderr)")
     let theirs = String(decoding: python.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -198,7 +198,9 @@ func checkTree(_ bytes: [UInt8], _ nodes: [TreeNode], chunk: Int = 64 << 10) thr
       try writer.finish()
     }
     let reader = try AppleArchiveReader(file: try FileDescriptor.open(reading: path))
-    let files = nodes.compactMap { node -> [UInt8]? in if case .file(_, let b, _) = node { return b } else { return nil } }
+    let files = nodes.compactMap { node -> [UInt8]? in
+      if case .file(_, let b, _) = node { return b } else { return nil }
+    }
     #expect(try readEverything(reader).map { $0.data ?? [] } == files)
   }
 
@@ -276,7 +278,8 @@ func checkTree(_ bytes: [UInt8], _ nodes: [TreeNode], chunk: Int = 64 << 10) thr
     #expect(archiveError { try short.endFile() }?.reason == .dataSizeMismatch(declared: 3, written: 0))
     let long = try AppleArchiveWriter { out += $0 }
     try long.beginFile(Array("a".utf8), size: 1)
-    #expect(archiveError { try ([1, 2] as [UInt8]).withUnsafeBytes { try long.writeData($0) } }?.reason
+    #expect(
+      archiveError { try ([1, 2] as [UInt8]).withUnsafeBytes { try long.writeData($0) } }?.reason
         == .dataSizeMismatch(declared: 1, written: 2))
     let wrong = try AppleArchiveWriter { out += $0 }
     try wrong.beginFile(Array("a".utf8), size: 1, sha256: SHA256Digest.of([7]))
@@ -294,7 +297,8 @@ func checkTree(_ bytes: [UInt8], _ nodes: [TreeNode], chunk: Int = 64 << 10) thr
       return
     }
     let link = try AppleArchiveWriter { out += $0 }
-    #expect(archiveError { try link.addSymlink(Array("l".utf8), target: []) }?.reason
+    #expect(
+      archiveError { try link.addSymlink(Array("l".utf8), target: []) }?.reason
         == .invalidLinkTarget(reason: "it is empty"))
   }
 }

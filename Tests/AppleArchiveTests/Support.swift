@@ -97,7 +97,9 @@ func le(_ value: UInt64, _ count: Int) -> [UInt8] {
 }
 
 /// Big-endian 8 bytes of `value`.
-func be64(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
+func be64(_ value: UInt64) -> [UInt8] {
+  (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+}
 
 /// A field: its key and subtype, then its value.
 func field(_ keyAndSubtype: String, _ value: [UInt8]) -> [UInt8] { Array(keyAndSubtype.utf8) + value }
@@ -125,7 +127,9 @@ func fileEntry(_ path: String, _ data: [UInt8], extra: [[UInt8]] = []) -> [UInt8
 }
 
 /// A `pbz*` framing around `blocks` (raw size, compressed size, bytes), as given.
-func framed(_ letter: String, blockSize: UInt64, _ blocks: [(raw: UInt64, compressed: UInt64, bytes: [UInt8])]) -> [UInt8] {
+func framed(_ letter: String, blockSize: UInt64, _ blocks: [(raw: UInt64, compressed: UInt64, bytes: [UInt8])])
+  -> [UInt8]
+{
   var out = Array(("pbz" + letter).utf8) + be64(blockSize)
   for block in blocks { out += be64(block.raw) + be64(block.compressed) + block.bytes }
   return out

@@ -155,7 +155,8 @@ enum BlockCodec {
     case LZMA_FORMAT_ERROR:
       throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "no xz stream header"))
     case LZMA_MEMLIMIT_ERROR:
-      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "it needs more than 256 MiB to decode"))
+      throw AppleArchiveError(
+        .corruptBlock(block: block, algorithm: "xz", message: "it needs more than 256 MiB to decode"))
     default:
       throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "liblzma error \(status.rawValue)"))
     }
@@ -168,7 +169,8 @@ enum BlockCodec {
     var out = [UInt8](repeating: 0, count: bound)
     let status = input.withUnsafeBufferPointer { inBuf in
       out.withUnsafeMutableBufferPointer { outBuf in
-        lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nil, inBuf.baseAddress, inBuf.count, outBuf.baseAddress, &outPos, bound)
+        lzma_easy_buffer_encode(
+          6, LZMA_CHECK_CRC64, nil, inBuf.baseAddress, inBuf.count, outBuf.baseAddress, &outPos, bound)
       }
     }
     precondition(status == LZMA_OK, "lzma_easy_buffer_encode failed: \(status.rawValue)")

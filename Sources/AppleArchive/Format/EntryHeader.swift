@@ -125,7 +125,8 @@ enum EntryHeader {
           if bytes.isEmpty { throw fail(.invalidLinkTarget(reason: "it is empty")) }
           if bytes.contains(0) { throw fail(.invalidLinkTarget(reason: "it holds a NUL byte")) }
           if bytes.count > limits.maxPathBytes {
-            throw fail(.invalidLinkTarget(reason: "it is \(bytes.count) bytes long; the limit is \(limits.maxPathBytes)"))
+            throw fail(
+              .invalidLinkTarget(reason: "it is \(bytes.count) bytes long; the limit is \(limits.maxPathBytes)"))
           }
           entry.linkTarget = bytes
         default: break
