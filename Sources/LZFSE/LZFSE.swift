@@ -5,6 +5,7 @@ package enum LZFSE {
   package struct DecodeError: Error, CustomStringConvertible, Equatable {
     /// What was wrong, for people (no offsets a user cannot act on).
     package var description: String
+    /// An error with this message.
     package init(_ description: String) { self.description = description }
   }
 
@@ -12,11 +13,50 @@ package enum LZFSE {
   /// the stream is damaged, when it ends early, when bytes follow its end marker, or when it
   /// would decode to more than `limit` bytes (before decoding past it).
   package static func decode(_ input: [UInt8], limit: Int) throws(DecodeError) -> [UInt8] {
-    throw DecodeError("LZFSE decoding is not written yet")
+    try input.withUnsafeBufferPointer { (src) throws(DecodeError) -> [UInt8] in
+      let blocks = try scanBlocks(src, limit: limit)
+      let total = blocks.reduce(0) { $0 + $1.rawBytes }
+      guard total > 0, let base = src.baseAddress else { return [] }
+      var failure: DecodeError?
+      let output = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+        var decoder = StreamDecoder(src: base, dst: buffer.baseAddress!)
+        do throws(DecodeError) {
+          for block in blocks { try decoder.decode(block) }
+          count = decoder.produced
+        } catch {
+          failure = error
+          count = 0
+        }
+      }
+      if let failure { throw failure }
+      guard output.count == total else { throw .sizeMismatch }
+      return output
+    }
   }
 
-  /// Encodes `input` as one LZFSE stream. The same input always gives the same bytes.
+  /// Encodes `input` as one LZFSE stream: `bvx2` blocks (`bvx-` where a block would not shrink),
+  /// then `bvx$`. The same input always gives the same bytes.
   package static func encode(_ input: [UInt8]) -> [UInt8] {
-    fatalError("LZFSE encoding is not written yet")
+    var output: [UInt8] = []
+    output.reserveCapacity(input.count / 2 + 64)
+    if input.isEmpty {
+      // As Apple's encoder writes it: an empty raw block, then the end marker.
+      appendLE32(&output, BlockMagic.uncompressed)
+      appendLE32(&output, 0)
+    }
+    input.withUnsafeBufferPointer { src in
+      var encoder = StreamEncoder(src: src)
+      encoder.run(into: &output)
+    }
+    appendLE32(&output, BlockMagic.endOfStream)
+    return output
   }
+}
+
+/// Appends a little-endian 32-bit value.
+func appendLE32(_ out: inout [UInt8], _ value: UInt32) {
+  out.append(UInt8(truncatingIfNeeded: value))
+  out.append(UInt8(truncatingIfNeeded: value >> 8))
+  out.append(UInt8(truncatingIfNeeded: value >> 16))
+  out.append(UInt8(truncatingIfNeeded: value >> 24))
 }
