@@ -16,9 +16,10 @@ package enum LZFSE {
     try input.withUnsafeBufferPointer { (src) throws(DecodeError) -> [UInt8] in
       let blocks = try scanBlocks(src, limit: limit)
       let total = blocks.reduce(0) { $0 + $1.rawBytes }
-      guard total > 0, let base = src.baseAddress else { return [] }
+      guard let base = src.baseAddress else { throw .empty }
       var failure: DecodeError?
-      let output = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+      // Blocks that declare no output are decoded (checked) too: at least one byte of room.
+      let output = [UInt8](unsafeUninitializedCapacity: max(total, 1)) { buffer, count in
         var decoder = StreamDecoder(src: base, dst: buffer.baseAddress!)
         do throws(DecodeError) {
           for block in blocks { try decoder.decode(block) }
