@@ -14,15 +14,18 @@ package enum LZFSE {
   /// would decode to more than `limit` bytes (before decoding past it).
   package static func decode(_ input: [UInt8], limit: Int) throws(DecodeError) -> [UInt8] {
     try input.withUnsafeBufferPointer { (src) throws(DecodeError) -> [UInt8] in
-      let blocks = try scanBlocks(src, limit: limit)
-      let total = blocks.reduce(0) { $0 + $1.rawBytes }
+      let total = try declaredSize(src, limit: limit)
       guard let base = src.baseAddress else { throw .empty }
       var failure: DecodeError?
       // Blocks that declare no output are decoded (checked) too: at least one byte of room.
       let output = [UInt8](unsafeUninitializedCapacity: max(total, 1)) { buffer, count in
         var decoder = StreamDecoder(src: base, dst: buffer.baseAddress!)
         do throws(DecodeError) {
-          for block in blocks { try decoder.decode(block) }
+          var position = 0
+          while let block = try blockAt(base, count: src.count, position: position) {
+            try decoder.decode(block)
+            position += block.size
+          }
           count = decoder.produced
         } catch {
           failure = error

@@ -45,53 +45,58 @@ struct BlockExtent {
   var rawBytes: Int
 }
 
-/// Walks the block headers only: every block must lie within the input, the stream must end
-/// with `bvx$` and nothing after it, and the declared output must stay within `limit`.
-func scanBlocks(_ src: UnsafeBufferPointer<UInt8>, limit: Int) throws(LZFSE.DecodeError) -> [BlockExtent] {
+/// Reads the block header at `position`: where the block lies and what it declares. Nil for the
+/// end-of-stream marker, which must be the input's last four bytes.
+func blockAt(_ p: UnsafePointer<UInt8>, count n: Int, position: Int) throws(LZFSE.DecodeError) -> BlockExtent? {
+  guard n - position >= 4 else { throw .truncated }
+  let magic = load32(p, position)
+  let size: Int
+  var raw = 0
+  switch magic {
+  case BlockMagic.endOfStream:
+    guard position + 4 == n else { throw .trailing }
+    return nil
+  case BlockMagic.uncompressed:
+    guard n - position >= 8 else { throw .truncated }
+    raw = Int(load32(p, position + 4))
+    size = 8 + raw
+  case BlockMagic.compressedLZVN:
+    guard n - position >= 12 else { throw .truncated }
+    raw = Int(load32(p, position + 4))
+    size = 12 + Int(load32(p, position + 8))
+  case BlockMagic.compressedV1:
+    guard n - position >= v1HeaderSize else { throw .truncated }
+    raw = Int(load32(p, position + 4))
+    size = v1HeaderSize + Int(load32(p, position + 20)) + Int(load32(p, position + 24))
+  case BlockMagic.compressedV2:
+    guard n - position >= 32 else { throw .truncated }
+    raw = Int(load32(p, position + 4))
+    let v0 = load64(p, position + 8)
+    let v1 = load64(p, position + 16)
+    let v2 = load64(p, position + 24)
+    let headerSize = Int(v2 & 0xffff_ffff)
+    guard headerSize >= 32 else { throw .damagedHeader }
+    size = headerSize + Int((v0 >> 20) & 0xfffff) + Int((v1 >> 40) & 0xfffff)
+  default:
+    throw .damagedHeader
+  }
+  guard size <= n - position else { throw .truncated }
+  return BlockExtent(magic: magic, start: position, size: size, rawBytes: raw)
+}
+
+/// Walks the block headers only and returns the declared output size: every block must lie
+/// within the input, the stream must end with `bvx$` and nothing after it, and the declared
+/// output must stay within `limit`.
+func declaredSize(_ src: UnsafeBufferPointer<UInt8>, limit: Int) throws(LZFSE.DecodeError) -> Int {
   guard let p = src.baseAddress, src.count > 0 else { throw .empty }
-  let n = src.count
   var position = 0
   var total = 0
-  var blocks: [BlockExtent] = []
-  while true {
-    guard n - position >= 4 else { throw .truncated }
-    let magic = load32(p, position)
-    let size: Int
-    var raw = 0
-    switch magic {
-    case BlockMagic.endOfStream:
-      guard position + 4 == n else { throw .trailing }
-      return blocks
-    case BlockMagic.uncompressed:
-      guard n - position >= 8 else { throw .truncated }
-      raw = Int(load32(p, position + 4))
-      size = 8 + raw
-    case BlockMagic.compressedLZVN:
-      guard n - position >= 12 else { throw .truncated }
-      raw = Int(load32(p, position + 4))
-      size = 12 + Int(load32(p, position + 8))
-    case BlockMagic.compressedV1:
-      guard n - position >= v1HeaderSize else { throw .truncated }
-      raw = Int(load32(p, position + 4))
-      size = v1HeaderSize + Int(load32(p, position + 20)) + Int(load32(p, position + 24))
-    case BlockMagic.compressedV2:
-      guard n - position >= 32 else { throw .truncated }
-      raw = Int(load32(p, position + 4))
-      let v0 = load64(p, position + 8)
-      let v1 = load64(p, position + 16)
-      let v2 = load64(p, position + 24)
-      let headerSize = Int(v2 & 0xffff_ffff)
-      guard headerSize >= 32 else { throw .damagedHeader }
-      size = headerSize + Int((v0 >> 20) & 0xfffff) + Int((v1 >> 40) & 0xfffff)
-    default:
-      throw .damagedHeader
-    }
-    guard size <= n - position else { throw .truncated }
-    total += raw
+  while let block = try blockAt(p, count: src.count, position: position) {
+    total += block.rawBytes
     guard total <= limit else { throw .tooLarge }
-    blocks.append(BlockExtent(magic: magic, start: position, size: size, rawBytes: raw))
-    position += size
+    position += block.size
   }
+  return total
 }
 
 /// The fields of a compressed block header, v1 and v2 alike.
@@ -192,7 +197,7 @@ func parseV1Header(_ p: UnsafePointer<UInt8>, at start: Int) -> CompressedHeader
   return h
 }
 
-/// Decodes the blocks `scanBlocks` found into an output buffer of exactly their declared size.
+/// Decodes the blocks `blockAt` finds into an output buffer of exactly their declared size.
 struct StreamDecoder {
   let src: UnsafePointer<UInt8>
   let dst: UnsafeMutablePointer<UInt8>

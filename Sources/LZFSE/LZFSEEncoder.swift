@@ -298,7 +298,7 @@ struct StreamEncoder {
         UInt64(s0) | UInt64(s1) << 10 | UInt64(s2) << 20 | UInt64(s3) << 30 | UInt64(lmdPayload) << 40
         | UInt64(lmdFinal + 7) << 60
       let v2 = UInt64(headerSize) | UInt64(lState) << 32 | UInt64(mState) << 42 | UInt64(dState) << 52
-      var fields: [UInt64] = [
+      let fields: [UInt64] = [
         UInt64(BlockMagic.compressedV2) | UInt64(rawBytes) << 32, v0, v1, v2,
       ]
       for w in 0..<4 {
@@ -306,7 +306,6 @@ struct StreamEncoder {
           b[w * 8 + byte] = UInt8(truncatingIfNeeded: fields[w] >> UInt64(8 * byte))
         }
       }
-      fields.removeAll()
       return lmdBits.position
     }
   }
