@@ -42,6 +42,9 @@ let package = Package(
     .systemLibrary(
       name: "CArchive", path: "Sources/CArchive", pkgConfig: "libarchive",
       providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
+    .systemLibrary(
+      name: "CLZMA", path: "Sources/CLZMA", pkgConfig: "liblzma",
+      providers: [.apt(["liblzma-dev"]), .brew(["xz"])]),
 
     // The system layer: descriptors, folder handles, atomic files, temporary names, renames,
     // locks, SystemError. Every POSIX call of the project goes through here.
@@ -56,6 +59,15 @@ let package = Package(
         "SystemIO", "ArchiveIO", "CLibXML2", "CZlib", "CDeflate",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
+      swiftSettings: instrumented),
+    // LZFSE, our own Swift code (encoder and decoder): Apple Archive's default compression.
+    // Optimised even in debug builds, so the tests can check 100 MB against the reference.
+    .target(name: "LZFSE", swiftSettings: instrumented + [.unsafeFlags(["-O"])]),
+    // The Apple Archive format: entry headers and blobs, the pbz* framing. Knows nothing of
+    // plists or rules.
+    .target(
+      name: "AppleArchive",
+      dependencies: ["SystemIO", "LZFSE", "CZlib", "CLZMA", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: instrumented),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
     // are registered at build time from the files in Rules/ (RuleRegistry).
@@ -113,6 +125,8 @@ let package = Package(
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["SystemIO", "XAR", "TestSupport"]),
+    .testTarget(name: "LZFSETests", dependencies: ["LZFSE", "TestSupport"]),
+    .testTarget(name: "AppleArchiveTests", dependencies: ["AppleArchive", "LZFSE", "SystemIO", "TestSupport"]),
     .testTarget(
       name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
       exclude: ["Golden", "Schemas"]),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what pkgtool needs to build and test, if it is missing:
 #   Debian/Ubuntu: libarchive-dev (headers, pkg-config file), libarchive-tools (bsdtar),
-#                  libxml2-dev, zlib1g-dev, libdeflate-dev, pkg-config, curl (unpack/install of a URL),
+#                  libxml2-dev, zlib1g-dev, libdeflate-dev, liblzma-dev (Apple Archive's pbzx), pkg-config, curl (unpack/install of a URL),
 #                  unicode-data (CaseFolding.txt and NormalizationTest.txt, which the name tests check against)
 #                  strace (tests that count the opens and writes of the real binary),
 #                  groff-base (the manual test renders the man page's added sections)
@@ -32,6 +32,7 @@ need_debian_packages() {
   pkg-config --exists libxml-2.0 2>/dev/null || missing+=(libxml2-dev)
   pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
   pkg-config --exists libdeflate 2>/dev/null || missing+=(libdeflate-dev)
+  pkg-config --exists liblzma 2>/dev/null || missing+=(liblzma-dev)
   command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
   [ -f /usr/share/unicode/CaseFolding.txt ] || missing+=(unicode-data)
@@ -68,4 +69,11 @@ esac
 if command -v python3 >/dev/null 2>&1 && ! python3 -c "import jsonschema" >/dev/null 2>&1; then
   echo "bootstrap: installing the Python package jsonschema" >&2
   python3 -m pip install -q jsonschema >&2 || echo "bootstrap: could not install jsonschema; the SARIF schema test will fail" >&2
+fi
+
+# The LZFSE tests check our own encoder and decoder against the reference C code, which PyPI's
+# lzfse package wraps (Debian does not package it).
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lzfse" >/dev/null 2>&1; then
+  echo "bootstrap: installing the Python package lzfse" >&2
+  python3 -m pip install -q lzfse >&2 || echo "bootstrap: could not install lzfse; the LZFSE tests will fail" >&2
 fi

@@ -1,0 +1,180 @@
+import CLZMA
+import CZlib
+import LZFSE
+
+// The one file of this module that calls zlib and liblzma: one whole block in, one whole block out.
+
+/// Decodes and encodes one block of the `pbz*` framing.
+enum BlockCodec {
+  /// Decodes `input`, a whole compressed block, to exactly `rawSize` bytes.
+  static func decode(
+    _ input: [UInt8], rawSize: Int, compression: AppleArchiveCompression, block: Int
+  ) throws(AppleArchiveError) -> [UInt8] {
+    switch compression {
+    case .none: return input
+    case .zlib: return try inflate(input, rawSize: rawSize, block: block)
+    case .lzma: return try unxz(input, rawSize: rawSize, block: block)
+    case .lzfse:
+      let out: [UInt8]
+      do {
+        out = try LZFSE.decode(input, limit: rawSize)
+      } catch {
+        throw AppleArchiveError(.corruptBlock(block: block, algorithm: "LZFSE", message: error.description))
+      }
+      guard out.count == rawSize else {
+        throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: UInt64(out.count)))
+      }
+      return out
+    }
+  }
+
+  /// Encodes one block; the caller stores it instead when this is not shorter.
+  static func encode(_ input: [UInt8], compression: AppleArchiveCompression) -> [UInt8] {
+    switch compression {
+    case .none: return input
+    case .zlib: return deflate(input)
+    case .lzma: return xz(input)
+    case .lzfse: return LZFSE.encode(input)
+    }
+  }
+
+  // MARK: zlib
+
+  /// True when the two bytes are a zlib (RFC 1950) header: DEFLATE, a window up to 32 KiB, no
+  /// preset dictionary, and the check bits right.
+  static func isZlibHeader(_ cmf: UInt8, _ flg: UInt8) -> Bool {
+    cmf & 0x0F == 8 && cmf >> 4 <= 7 && flg & 0x20 == 0 && (UInt16(cmf) << 8 | UInt16(flg)) % 31 == 0
+  }
+
+  private static func inflate(_ input: [UInt8], rawSize: Int, block: Int) throws(AppleArchiveError) -> [UInt8] {
+    guard input.count >= 2, isZlibHeader(input[0], input[1]) else {
+      throw AppleArchiveError(.notZlibStream(block: block, found: Array(input.prefix(2))))
+    }
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    guard pkgtool_inflateInit2(stream, 15) == Z_OK else {
+      stream.deallocate()
+      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "zlib", message: "inflateInit2 failed"))
+    }
+    defer {
+      inflateEnd(stream)
+      stream.deinitialize(count: 1)
+      stream.deallocate()
+    }
+    // One byte more than declared: a block that decodes to more stops there.
+    var out = [UInt8](repeating: 0, count: rawSize + 1)
+    let (status, used, made) = input.withUnsafeBytes { inBuf in
+      out.withUnsafeMutableBytes { outBuf in
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress!.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(inBuf.count)
+        stream.pointee.next_out = outBuf.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(outBuf.count)
+        let status = CZlib.inflate(stream, Z_FINISH)
+        return (status, inBuf.count - Int(stream.pointee.avail_in), outBuf.count - Int(stream.pointee.avail_out))
+      }
+    }
+    switch status {
+    case Z_STREAM_END:
+      guard made == rawSize else {
+        throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: UInt64(made)))
+      }
+      guard used == input.count else {
+        throw AppleArchiveError(.junkAfterBlockStream(block: block, count: input.count - used))
+      }
+      out.removeLast()
+      return out
+    case Z_BUF_ERROR where made > rawSize:
+      throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
+    case Z_BUF_ERROR:
+      throw AppleArchiveError(
+        .corruptBlock(block: block, algorithm: "zlib", message: "the stream ends early (after \(made) bytes)"))
+    default:
+      let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
+      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "zlib", message: message))
+    }
+  }
+
+  /// A zlib stream at level 5, Apple's level for `pbzz`.
+  private static func deflate(_ input: [UInt8]) -> [UInt8] {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    let status = pkgtool_deflateInit2(stream, 5, 15)
+    precondition(status == Z_OK, "deflateInit2 failed: \(status)")
+    defer {
+      deflateEnd(stream)
+      stream.deinitialize(count: 1)
+      stream.deallocate()
+    }
+    let bound = Int(deflateBound(stream, uLong(input.count)))
+    return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+      input.withUnsafeBytes { inBuf in
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(inBuf.count)
+        stream.pointee.next_out = buffer.baseAddress
+        stream.pointee.avail_out = uInt(bound)
+        let status = CZlib.deflate(stream, Z_FINISH)
+        precondition(status == Z_STREAM_END, "deflate into deflateBound space failed: \(status)")
+        count = bound - Int(stream.pointee.avail_out)
+      }
+    }
+  }
+
+  // MARK: xz
+
+  private static func unxz(_ input: [UInt8], rawSize: Int, block: Int) throws(AppleArchiveError) -> [UInt8] {
+    var memlimit: UInt64 = 256 << 20
+    var inPos = 0
+    var outPos = 0
+    var out = [UInt8](repeating: 0, count: rawSize + 1)
+    let status = input.withUnsafeBufferPointer { inBuf in
+      out.withUnsafeMutableBufferPointer { outBuf in
+        lzma_stream_buffer_decode(
+          &memlimit, 0, nil, inBuf.baseAddress, &inPos, inBuf.count, outBuf.baseAddress, &outPos, outBuf.count)
+      }
+    }
+    switch status {
+    case LZMA_OK:
+      guard outPos == rawSize else {
+        if outPos > rawSize {
+          throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
+        }
+        throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: UInt64(outPos)))
+      }
+      guard inPos == input.count else {
+        throw AppleArchiveError(.junkAfterBlockStream(block: block, count: input.count - inPos))
+      }
+      out.removeLast()
+      return out
+    case LZMA_BUF_ERROR:
+      // The whole stream is given, so only a full output buffer stops it here (liblzma does not
+      // say how far it got: out_pos moves only on success).
+      throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
+    case LZMA_DATA_ERROR:
+      throw AppleArchiveError(
+        .corruptBlock(block: block, algorithm: "xz", message: "the stream is damaged or ends early"))
+    case LZMA_FORMAT_ERROR:
+      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "no xz stream header"))
+    case LZMA_MEMLIMIT_ERROR:
+      throw AppleArchiveError(
+        .corruptBlock(block: block, algorithm: "xz", message: "it needs more than 256 MiB to decode"))
+    default:
+      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "xz", message: "liblzma error \(status.rawValue)"))
+    }
+  }
+
+  /// An xz stream at preset 6 with a CRC-64 check (xz's defaults; Apple's `pbzx` uses preset 6).
+  private static func xz(_ input: [UInt8]) -> [UInt8] {
+    let bound = lzma_stream_buffer_bound(input.count)
+    var outPos = 0
+    var out = [UInt8](repeating: 0, count: bound)
+    let status = input.withUnsafeBufferPointer { inBuf in
+      out.withUnsafeMutableBufferPointer { outBuf in
+        lzma_easy_buffer_encode(
+          6, LZMA_CHECK_CRC64, nil, inBuf.baseAddress, inBuf.count, outBuf.baseAddress, &outPos, bound)
+      }
+    }
+    precondition(status == LZMA_OK, "lzma_easy_buffer_encode failed: \(status.rawValue)")
+    out.removeSubrange(outPos...)
+    return out
+  }
+}
