@@ -74,7 +74,7 @@ let package = Package(
     .target(
       name: "HostedContent",
       dependencies: [
-        "SystemIO", "ArchiveIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
+        "SystemIO", "ArchiveIO", "XAR", "AppleArchive", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ],

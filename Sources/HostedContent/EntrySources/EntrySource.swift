@@ -16,6 +16,9 @@ public enum PackageFormat: String, Codable, Sendable {
   case directory
   /// A Background Assets asset-pack source folder: `Manifest.json` and the files it selects.
   case assetPack = "asset-pack"
+  /// An Apple Archive (`.aar`): a Background Assets asset pack, raw `AA01` entries or `pbz*`
+  /// compressed blocks of them.
+  case appleArchive = "apple-archive"
   /// A file that is none of these (or whose index cannot be read at all).
   case unknown
 
@@ -28,6 +31,7 @@ public enum PackageFormat: String, Codable, Sendable {
     case .tar: return "tar"
     case .directory: return "content folder"
     case .assetPack: return "asset-pack folder (Background Assets)"
+    case .appleArchive: return "Apple Archive (.aar)"
     case .unknown: return "not a package"
     }
   }

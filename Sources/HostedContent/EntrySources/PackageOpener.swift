@@ -1,3 +1,4 @@
+import AppleArchive
 import SystemIO
 import XAR
 
@@ -78,6 +79,20 @@ package enum PackageOpener {
       source.otherForms = Array(forms.dropFirst())
       source.decodeThreads = limits.decodeThreads
       return source
+    }
+    if forms.first == .appleArchive {
+      do {
+        return try AppleArchiveSource(file: file, size: size, limits: limits, otherForms: Array(forms.dropFirst()))
+      } catch let error as AppleArchiveError {
+        throw OpenError.notAPackage(path: path, reason: error.description)
+      }
+    }
+    if magic == Array("AEA1".utf8) {
+      throw OpenError.notAPackage(
+        path: path,
+        reason:
+          "it is an Apple Encrypted Archive (AEA1, signed or encrypted), which pkgtool does not open; on a Mac, `aea decrypt` gives the Apple Archive inside"
+      )
     }
     if let first = forms.first {
       let source = ZipPackageSource(file: file, size: size, format: first, otherForms: Array(forms.dropFirst()))
@@ -192,6 +207,13 @@ package enum PackageOpener {
   static func sniff(_ head: [UInt8]) -> [PackageFormat] {
     var forms: [PackageFormat] = []
     if head.starts(with: Array("xar!".utf8)) { forms.append(.xar) }
+    // Apple Archive: raw entries (`AA01`, legacy `YAA1`) or `pbz` and an algorithm letter (an
+    // unknown letter is still claimed, so the codec names it).
+    if head.starts(with: Array("AA01".utf8)) || head.starts(with: Array("YAA1".utf8))
+      || (head.count >= 4 && head.starts(with: Array("pbz".utf8)))
+    {
+      forms.append(.appleArchive)
+    }
     if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
       forms.append(.zip)
     }

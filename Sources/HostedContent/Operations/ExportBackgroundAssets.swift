@@ -1,3 +1,4 @@
+import AppleArchive
 import SystemIO
 import XAR
 
@@ -21,16 +22,42 @@ public enum ExportBackgroundAssets {
     public var validation = ValidationOptions()
     /// What the package reader accepts.
     public var limits = ReaderLimits()
-    /// Replace an existing folder at the destination (swapped atomically, the old one removed).
+    /// Replace an existing folder at the destination (swapped atomically, the old one removed),
+    /// or an existing archive when the destination is one.
     public var force = false
+    /// How an Apple Archive destination (a name ending in `.aar`) is compressed: LZFSE, what
+    /// Apple's `aa` uses by default.
+    public var archiveCompression = ArchiveCompression.lzfse
+
+    /// How the entries of an exported `.aar` are stored.
+    public enum ArchiveCompression: String, Sendable, CaseIterable {
+      /// `pbze` blocks of LZFSE (pkgtool's own encoder).
+      case lzfse
+      /// `pbzz` blocks of zlib.
+      case zlib
+      /// `pbzx` blocks of LZMA (xz).
+      case lzma
+      /// Raw entries.
+      case none
+    }
     /// The defaults: prefetch at first installation and on updates, iOS.
     public init() {}
   }
 
+  /// True when `destination` names an Apple Archive (`.aar`, any case): the export then writes
+  /// the asset pack as one archive instead of a folder.
+  public static func writesArchive(_ destination: String) -> Bool {
+    Paths.name(of: destination).lowercased().hasSuffix(".aar")
+  }
+
   /// What an export did.
   public struct Result {
-    /// The folder written; nil when a rule failed.
+    /// The folder (or `.aar` archive) written; nil when a rule failed.
     public var output: String?
+    /// For an archive: its size in bytes and SHA-256.
+    public var archiveSize: UInt64?
+    /// See ``archiveSize``.
+    public var archiveSHA256: String?
     /// The package's (or project's) inspection.
     public var inspection: InspectionResult
     /// The exported folder's inspection under the asset-pack rules, when it got that far.
@@ -114,7 +141,14 @@ public enum ExportBackgroundAssets {
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
       throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o MyPack")
     }
-    if let existing = Paths.status(destination) {
+    let archive = writesArchive(destination)
+    if archive, Paths.status(destination) != nil {
+      guard options.force, Paths.isRegularFile(destination) else {
+        throw OperationError(
+          "'\(destination)' already exists",
+          hint: options.force ? "--force replaces a file only" : "export to a new name, or pass --force to replace it")
+      }
+    } else if let existing = Paths.status(destination) {
       guard options.force, Paths.isDirectoryMode(existing.st_mode) else {
         throw OperationError(
           "'\(destination)' already exists",
@@ -181,14 +215,85 @@ public enum ExportBackgroundAssets {
     try folder.createFile(AssetPackManifest.fileName).write(manifest.encoded)
     result.manifest = manifest
 
-    // Checked as an asset pack, through the same rules `validate` runs on such a folder.
+    // Checked as an asset pack, through the same rules `validate` runs on such a folder (the
+    // files' SHA-256 taken on the way, for an archive's headers).
+    var digests: [String: String] = [:]
     let check = try Validation.run(
-      path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits)
+      path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits,
+      onFileDigest: archive ? { digests[$0] = $1 } : nil)
     result.assetPackInspection = check
     guard !check.failed(strict: options.validation.strict) else { return result }
-    do { try staging.publish(as: name, replace: options.force) } catch { throw OperationError.wrap(error) }
-    result.output = destination
     result.fileCount = check.fileCount - 1  // the manifest
+    if archive {
+      let written = try writeArchive(
+        of: parentPath + "/" + staging.name, digests: digests, to: destination, expected: check, options: options)
+      result.archiveSize = written.size
+      result.archiveSHA256 = written.sha256
+    } else {
+      do { try staging.publish(as: name, replace: options.force) } catch { throw OperationError.wrap(error) }
+    }
+    result.output = destination
     return result
+  }
+
+  /// Writes the checked asset-pack folder at `folder` as an Apple Archive at `destination`
+  /// (whole or not at all): its entries in ``DirectorySource``'s order (depth first, names
+  /// sorted by their bytes), through an ``AppleArchiveSink``. Before it is put in place, the
+  /// archive is read back through ``AppleArchiveSource`` and the asset-pack rules, and must show
+  /// the same entries and bytes as the folder (`expected`).
+  static func writeArchive(
+    of folder: String, digests: [String: String], to destination: String, expected: InspectionResult,
+    options: Options
+  ) throws -> WrittenPackage {
+    let compression: AppleArchiveCompression
+    switch options.archiveCompression {
+    case .lzfse: compression = .lzfse
+    case .zlib: compression = .zlib
+    case .lzma: compression = .lzma
+    case .none: compression = .none
+    }
+    let sink: AppleArchiveSink
+    do { sink = try AppleArchiveSink(path: destination, overwrite: options.force, compression: compression) } catch {
+      throw OperationError.writing(destination, error)
+    }
+    defer { sink.discard() }
+    var copier = EntryDataCopier(chunkSize: PackageInspector.chunkSize, maxSize: .max)
+    do {
+      try DirectorySource(path: folder, format: .assetPack).forEachEntry { entry, data in
+        var entry = entry
+        if entry.kind == .file, let digest = digests[entry.path] {
+          entry.storage = PackageEntry.Storage(storedSize: entry.size, encoding: "none", checksum: "sha256:" + digest)
+        }
+        if let refusal = try sink.begin(entry) {
+          throw OperationError("'\(entry.path.debugEscaped)' cannot go into the archive: \(refusal)")
+        }
+        if let data {
+          let first = try copier.readFirst(data)
+          try copier.copy(data, of: entry, initial: first, to: { try sink.write($0) }, each: { _, _ in })
+        }
+        try sink.end(entry)
+      }
+    } catch let error as OperationError {
+      throw error
+    } catch let error as SystemError {
+      throw OperationError.writing(destination, error)
+    } catch {
+      throw OperationError(
+        "the asset pack could not be written as '\(destination)': \(error); nothing was written",
+        hint: "export it again; if it fails again, report it as a pkgtool bug")
+    }
+    do { try sink.finishWriting() } catch { throw OperationError.writing(destination, error) }
+    // Read back as any reader of the .aar will: the same rules, the same entries.
+    let back = try Validation.run(
+      path: destination, file: sink.pendingFile, options: options.validation, limits: options.limits)
+    guard !back.failed(strict: options.validation.strict), back.entryCount == expected.entryCount,
+      back.fileCount == expected.fileCount, back.contentSize == expected.contentSize
+    else {
+      let why = back.findings.first.map { $0.message } ?? "its entries differ from the folder's"
+      throw OperationError(
+        "the archive written for '\(destination)' did not read back as the asset pack: \(why); nothing was written",
+        hint: "report it as a pkgtool bug; exporting to a folder (no .aar) still works")
+    }
+    do { return try sink.commit() } catch { throw OperationError.writing(destination, error) }
   }
 }

@@ -1,3 +1,4 @@
+import AppleArchive
 import ArchiveIO
 import XAR
 
@@ -100,6 +101,19 @@ package final class ArchiveIntegrityRule: Rule {
       // A tar or zip that ends early (libarchive: "Truncated tar archive", "Truncated input file").
       message = "\(error)"
       hint = fetchAgain
+    case let aar as AppleArchiveError:
+      message = aar.description
+      if let p = aar.path, !p.isEmpty { entryPath = entryPath ?? AppleArchiveError.printable(p) }
+      switch aar.reason {
+      case .truncatedFraming, .truncatedBlock, .truncatedHeader, .truncatedBlob: hint = fetchAgain
+      case .ratioTooHigh:
+        hint =
+          "a decompression bomb, or a genuine block that compresses extremely well: raise the limit with --max-ratio"
+      case .tooManyEntries: hint = "if the archive is genuine, raise the limit with --max-entries"
+      case .unsupportedCompression:
+        hint = "recompress the archive with LZFSE, zlib or LZMA (on a Mac: aa archive -a lzfse …)"
+      default: hint = "the archive is damaged or was not made by an Apple Archive tool; make it again from its sources"
+      }
     case let zip as ZipDirectory.Inconsistency where zip.cutOff:
       message = zip.description
       hint = fetchAgain

@@ -50,13 +50,17 @@ package final class PackageFormRule: Rule {
 
   package init(context: RuleContext) { fileName = context.packageFileName }
 
-  package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
+  /// A folder has no name to agree with; an Apple Archive does (`.aar`).
+  package static func skipReason(_ context: RuleContext) -> String? {
+    context.sourceFormat == .assetPack ? context.hostedContentOnly : nil
+  }
 
   /// What a file named `fileName` must be, in words, or nil for any name.
   static func expectedForms(for fileName: String) -> (forms: Set<PackageFormat>, words: String)? {
     let lower = fileName.lowercased()
     if lower.hasSuffix(".pkg") { return ([.xar, .flatPackage], "a XAR package (plain or an Apple flat package)") }
     if lower.hasSuffix(".zip") { return ([.zip], "the delivery zip") }
+    if lower.hasSuffix(".aar") { return ([.appleArchive], "an Apple Archive (a Background Assets asset pack)") }
     return nil
   }
 
@@ -84,14 +88,22 @@ package final class PackageFormRule: Rule {
         finding(
           nil,
           "'\(fileName)' is a \(summary.format.displayName), but a package file must be named .pkg (a XAR) or .zip (the delivery zip)",
-          hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
+          hint: Self.renameHint(summary.format)))
       return
     }
     if !expected.forms.contains(summary.format) {
       findings.append(
         finding(
           nil, "'\(fileName)' is named as \(expected.words), but its bytes are a \(summary.format.displayName)",
-          hint: summary.format == .zip ? "rename it to end in .zip" : "rename it to end in .pkg"))
+          hint: Self.renameHint(summary.format)))
+    }
+  }
+
+  private static func renameHint(_ format: PackageFormat) -> String {
+    switch format {
+    case .zip: return "rename it to end in .zip"
+    case .appleArchive: return "rename it to end in .aar"
+    default: return "rename it to end in .pkg"
     }
   }
 }

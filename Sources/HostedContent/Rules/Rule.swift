@@ -134,10 +134,10 @@ public struct RuleContext: Sendable {
   /// The format of the source being inspected (set by the inspector before the rules start).
   public var sourceFormat: PackageFormat?
 
-  /// True when the input is a Background Assets asset-pack folder, where the hosted-content
-  /// rules (layout, content-info, package-form, size, versions, symlinks into Contents/) do not
-  /// apply and the asset-pack rules do.
-  public var isAssetPack: Bool { sourceFormat == .assetPack }
+  /// True when the input is a Background Assets asset pack (a source folder, or an Apple Archive
+  /// of one), where the hosted-content rules (layout, content-info, size, versions, symlinks
+  /// into Contents/) do not apply and the asset-pack rules do.
+  public var isAssetPack: Bool { sourceFormat == .assetPack || sourceFormat == .appleArchive }
 
   /// The skip reason of a hosted-content rule on an asset pack.
   public var hostedContentOnly: String? { isAssetPack ? "applies to hosted-content packages, not asset packs" : nil }

@@ -2,6 +2,8 @@ import ArgumentParser
 import HostedContent
 import SystemIO
 
+extension ExportBackgroundAssets.Options.ArchiveCompression: ExpressibleByArgument {}
+
 extension AssetPackManifest.Policy: ExpressibleByArgument {
   public init?(argument: String) {
     switch argument {
@@ -17,7 +19,7 @@ extension AssetPackManifest.Policy: ExpressibleByArgument {
 struct BackgroundAssetsExportCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "background-assets",
-    abstract: "Write an asset-pack source folder for Apple's ba-package from a package or project.",
+    abstract: "Write an asset pack (a folder for ba-package, or a .aar archive) from a package or project.",
     discussion: """
       The package is validated and unpacked as a device would; its Contents/ folder goes into \
       DIR as it is (so the app finds each file at the same relative path), beside a \
@@ -31,8 +33,16 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
       inside the project exported. Then, on a Mac: cd DIR && xcrun ba-package Manifest.json \
       -o ../DIR.aar (docs/migration.md).
 
+      With -o NAME.aar, the same checked folder is written as one Apple Archive instead, \
+      without a Mac: a root entry, then Manifest.json and Contents/ depth first, names sorted \
+      by their bytes, each with its type, path, mode (0755 folders, 0644 files), SHA-256 and \
+      data, in LZFSE blocks of 4 MiB (--aar-compression); the same input gives the same bytes. \
+      The archive is read back through the asset-pack rules before it appears. That App Store \
+      Connect accepts it is not verified here (docs/migration.md).
+
       Examples:
         pkgtool export background-assets com.example.book-1.1.pkg -o BookPack
+        pkgtool export background-assets com.example.book-1.1.pkg -o BookPack.aar
         pkgtool export background-assets MyBook -o BookPack --policy on-demand \\
             --platforms iOS,macOS
         pkgtool validate BookPack
@@ -41,8 +51,15 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The package (or content project).", valueName: "package"))
   var source: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The asset-pack folder to create.", valueName: "dir"))
+  @Option(
+    name: [.short, .long],
+    help: ArgumentHelp("The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"))
   var output: String
+
+  @Option(
+    name: .customLong("aar-compression"),
+    help: ArgumentHelp("With -o NAME.aar: lzfse (default, as Apple's aa), zlib, lzma or none.", valueName: "algorithm"))
+  var archiveCompression: ExportBackgroundAssets.Options.ArchiveCompression?
 
   @Option(
     name: .customLong("asset-pack-id"),
@@ -88,7 +105,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     }
   }
 
-  @Flag(help: "Replace DIR if it is a folder (swapped whole; the old one is removed).")
+  @Flag(help: "Replace DIR if it is a folder (swapped whole; the old one is removed), or NAME.aar if it is a file.")
   var force = false
 
   func validate() throws {
@@ -98,6 +115,9 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
       )
     }
     if try parsedEvents().isEmpty { throw ValidationError("--events names no event") }
+    if archiveCompression != nil && !ExportBackgroundAssets.writesArchive(output) {
+      throw ValidationError("--aar-compression applies to an archive: name the output NAME.aar, or leave it out")
+    }
     if try parsedPlatforms().isEmpty { throw ValidationError("--platforms names no platform") }
   }
 
@@ -110,6 +130,9 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     var replacedSymlinks: [String]
     var replacedHardLinks: [String]
     var leftOutJunk: [String]
+    /// With -o NAME.aar: the archive's size and SHA-256.
+    var archiveSize: UInt64?
+    var archiveSHA256: String?
     var findings: [Finding]
   }
 
@@ -121,6 +144,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     options.platforms = try parsedPlatforms()
     options.validation = rules.validationOptions
     options.force = force
+    if let archiveCompression { options.archiveCompression = archiveCompression }
     let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
     let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
     if json {
@@ -130,7 +154,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
             output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
             policy: result.manifest?.policy.rawValue, files: result.fileCount,
             replacedSymlinks: result.replacedSymlinks, replacedHardLinks: result.replacedHardLinks,
-            leftOutJunk: result.leftOutJunk, findings: findings)))
+            leftOutJunk: result.leftOutJunk, archiveSize: result.archiveSize, archiveSHA256: result.archiveSHA256,
+            findings: findings)))
     } else {
       let failed = result.output == nil
       if !result.inspection.findings.isEmpty && !(quiet && !failed) {
@@ -149,9 +174,15 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
         for junk in result.leftOutJunk {
           Terminal.standardOutput("left out: \(junk.debugEscapedForTerminal) (junk)\n")
         }
+        if let size = result.archiveSize, let sha = result.archiveSHA256 {
+          Terminal.standardOutput(
+            "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) as \(written): Contents/ (\(result.fileCount) files) and Manifest.json, \(size) bytes, sha256 \(sha)\nnext: upload it with Transporter (docs/migration.md)\n"
+          )
+        } else {
         Terminal.standardOutput(
           "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"
         )
+        }
       }
     }
     if result.output == nil {

@@ -1,0 +1,122 @@
+import AppleArchive
+import SystemIO
+
+/// An Apple Archive (`.aar`), such as a Background Assets asset pack: its entries as the codec
+/// reads them, one pass, in archive order (the format has no index). Each file's bytes stream
+/// out of the archive as they are decoded; hashes the header declares are checked at their end.
+///
+/// The root entry Apple's writers put first (a folder with an empty path) is the archive itself,
+/// not content: it is passed over. Any other entry with an empty path is damage.
+package final class AppleArchiveSource: EntrySource {
+  package let format = PackageFormat.appleArchive
+  package let location: String
+  package let packageSize: UInt64?
+  package let otherForms: [PackageFormat]
+  package var checksumStyle: String {
+    "per-file hashes (CKS, SH1/SH2/SH3/SH5) where the writer put them; " + compressionName
+  }
+  private let reader: AppleArchiveReader
+  private var compressionName: String {
+    reader.compression == .none ? "raw entries" : "pbz* blocks of \(reader.compression.name)"
+  }
+
+  /// The archive open as `file`, read under `limits` (the entry count, the path length and the
+  /// expansion ratio carry over; the content limit is the inspector's). Throws
+  /// ``AppleArchiveError`` when its first bytes are not a framing the codec reads (AEA, LZ4,
+  /// LZBITMAP, a cut or oversized framing).
+  package init(file: FileDescriptor, size: UInt64, limits: ReaderLimits, otherForms: [PackageFormat] = []) throws {
+    location = file.path
+    packageSize = size
+    self.otherForms = otherForms
+    var codec = AppleArchiveLimits()
+    codec.maxEntries = limits.maxEntries
+    codec.maxPathBytes = min(limits.maxPathBytes, Int(UInt16.max))
+    codec.maxRatio = max(1, limits.maxExpansionRatio)
+    reader = try AppleArchiveReader(file: file, limits: codec)
+  }
+
+  /// An entry's data, read from the archive as it is decoded.
+  private final class Data: EntryData {
+    let reader: AppleArchiveReader
+    init(_ reader: AppleArchiveReader) { self.reader = reader }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try reader.readData(into: buffer) }
+  }
+
+  /// Reads the entries (once: the archive is a stream).
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    let data = Data(reader)
+    var first = true
+    while let x = try reader.next() {
+      defer { first = false }
+      if x.path.isEmpty {
+        guard first, x.kind == .directory, x.dataSize == nil else {
+          throw AppleArchiveSourceError.emptyPath(entry: x.number, kind: x.kind.name)
+        }
+        continue
+      }
+      let entry = Self.entry(from: x)
+      try visit(entry, entry.kind == .file ? data : nil)
+    }
+  }
+
+  /// The engine's view of one Apple Archive entry.
+  static func entry(from x: AppleArchiveEntry) -> PackageEntry {
+    let kind: EntryKind
+    switch x.kind {
+    case .file: kind = .file
+    case .directory: kind = .directory
+    case .symlink: kind = .symlink
+    case .fifo: kind = .fifo
+    case .charDevice: kind = .characterDevice
+    case .blockDevice: kind = .blockDevice
+    case .socket: kind = .socket
+    case .whiteout, .door, .port, .metadata: kind = .other
+    }
+    let path = text(x.path)
+    let target = x.linkTarget.map(text)
+    return PackageEntry(
+      path: PackageEntry.normalizedSourcePath(path.text),
+      kind: kind,
+      // MOD carries the permission and special bits; without one, what extractors use.
+      mode: x.mode.map { UInt32(truncatingIfNeeded: $0) & 0o7777 } ?? (kind == .directory ? 0o755 : 0o644),
+      size: kind == .file ? (x.dataSize ?? 0) : 0,
+      linkTarget: kind == .symlink ? target?.text : nil,
+      // No storage: the format keeps no per-entry stored size (blocks are shared), so none is
+      // made up; the compression shows in ``checksumStyle``.
+      pathIsValidUTF8: path.valid && (target?.valid ?? true))
+  }
+}
+
+/// Why an Apple Archive's entries do not make a package.
+package enum AppleArchiveSourceError: Error, CustomStringConvertible {
+  /// An entry other than the first folder has an empty path.
+  case emptyPath(entry: Int, kind: String)
+
+  package var description: String {
+    switch self {
+    case .emptyPath(let entry, let kind):
+      return
+        "Apple Archive entry \(entry) (a \(kind)) has an empty path: only the archive's first entry, a folder, may stand for its root"
+    }
+  }
+}
+
+/// `bytes` as text, and whether they were valid UTF-8 (if not, U+FFFD stands for each bad
+/// sequence, and `path-safety` refuses the name).
+private func text(_ bytes: [UInt8]) -> (text: String, valid: Bool) {
+  if let valid = String(validating: bytes, as: UTF8.self) { return (valid, true) }
+  return (String(decoding: bytes, as: UTF8.self), false)
+}
+
+extension [UInt8] {
+  fileprivate var hex: String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(count * 2)
+    for byte in self {
+      out.append(digits[Int(byte >> 4)])
+      out.append(digits[Int(byte & 15)])
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+}
