@@ -49,6 +49,11 @@ package final class PathIndex {
   /// True if `path` is an entry's path.
   package func containsEntry(_ path: String) -> Bool { number(of: path) != nil }
 
+  /// True if the path stored as `number` is also a folder that a longer path implies.
+  package func isImpliedFolder(_ number: Int32) -> Bool {
+    number >= 0 && Int(number) < roles.count && roles[Int(number)] & PathIndex.implied != 0
+  }
+
   /// Marks a stored entry path (the unpack sink marks the files it wrote, so it keeps no
   /// second set of paths); false if `path` is not an entry's.
   @discardableResult
@@ -161,7 +166,11 @@ package final class PathIndex {
 
   /// The number of the folder `path`; with `creating`, missing folders are added as implied.
   private func folder(_ path: UnsafeBufferPointer<UInt8>, creating: Bool) -> Int32? {
-    if lastFolderNumber != -2 && path.elementsEqual(lastFolder) { return lastFolderNumber }
+    if lastFolderNumber != -2 && path.elementsEqual(lastFolder) {
+      // (A lookup may have cached it: a folder found for a longer path is implied from now on.)
+      if creating && lastFolderNumber >= 0 { roles[Int(lastFolderNumber)] |= PathIndex.implied }
+      return lastFolderNumber
+    }
     var parent: Int32 = -1
     var start = 0
     while true {
@@ -169,6 +178,7 @@ package final class PathIndex {
       let name = UnsafeBufferPointer(rebasing: path[start..<end])
       if let n = lookup(parent: parent, name: name) {
         parent = n
+        if creating { roles[Int(n)] |= PathIndex.implied }
       } else if creating {
         parent = add(parent: parent, name: name, role: PathIndex.implied)
       } else {

@@ -338,6 +338,33 @@ public enum PackageDiff {
         "the content differs but ContentVersion is \(version) in both: devices that have \(version) never fetch it again (raise it with pkgtool bump)"
       )
     }
+    result.warnings += assetPackWarnings(old: a.format, new: b.format, removed: removed, changed: changed)
     return result
+  }
+
+  /// Between two versions of an asset pack (folders or `.aar`): files removed or changed in
+  /// place. An asset-pack update reaches apps that are already installed, and those may still
+  /// open the old paths or expect the old bytes.
+  static func assetPackWarnings(old: String, new: String, removed: [Change], changed: [Change]) -> [String] {
+    let packs: Set<String> = [PackageFormat.assetPack.rawValue, PackageFormat.appleArchive.rawValue]
+    guard packs.contains(old), packs.contains(new) else { return [] }
+    func listed(_ paths: [String]) -> String {
+      let shown = paths.prefix(5).map { "'\($0.debugEscaped)'" }.joined(separator: ", ")
+      return paths.count > 5 ? shown + " and \(paths.count - 5) more" : shown
+    }
+    var warnings: [String] = []
+    let gone = removed.filter { $0.kind == EntryKind.file.rawValue }.map(\.path)
+    if !gone.isEmpty {
+      warnings.append(
+        "\(gone.count) \(gone.count == 1 ? "file is" : "files are") removed from the asset pack (\(listed(gone))): the update reaches apps already installed, which may still open them; keep them until every app version in use stops reading them"
+      )
+    }
+    let edited = changed.filter { $0.what.contains("content") || $0.what.contains("kind") }.map(\.path)
+    if !edited.isEmpty {
+      warnings.append(
+        "\(edited.count) \(edited.count == 1 ? "file changes" : "files change") in place (\(listed(edited))): apps already installed get the new bytes under the old path; make sure every app version in use reads them"
+      )
+    }
+    return warnings
   }
 }

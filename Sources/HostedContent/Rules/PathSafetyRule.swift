@@ -1,4 +1,5 @@
-/// `path-safety`: every path is relative, plain and printable, and no entry lies under a symlink.
+/// `path-safety`: every path is relative, plain and printable, and no entry lies under a symlink
+/// or under an entry that is not a folder.
 package final class PathSafetyRule: Rule {
   /// Longest name (one component) accepted, in UTF-8 bytes.
   package static let maxNameBytes = 255
@@ -8,7 +9,7 @@ package final class PathSafetyRule: Rule {
   package static let description = RuleDescription(
     id: "path-safety", name: "Path safety", category: .paths,
     summary:
-      "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink.",
+      "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink or under a file.",
     rationale:
       "Such paths let an unpacker write outside its destination or create names the device's file system cannot hold.",
     securitySeverity: 9.1,
@@ -43,6 +44,16 @@ package final class PathSafetyRule: Rule {
     ])
 
   private var symlinks: Set<String> = []
+  /// The path numbers (in the run's ``PathIndex``) of entries that are not folders; the last
+  /// one is known by its path until it is indexed (after the rules saw it).
+  private var nonFolders: [Int32] = []
+  private var pendingNonFolder: String?
+
+  private func settlePending(_ paths: PathIndex) {
+    guard let path = pendingNonFolder else { return }
+    pendingNonFolder = nil
+    if let number = paths.number(of: path) { nonFolders.append(number) }
+  }
 
   package init(context: RuleContext) {}
 
@@ -101,6 +112,11 @@ package final class PathSafetyRule: Rule {
   package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     if entry.kind == .symlink && !entry.isWrapperMember { symlinks.insert(SymlinkResolver.fold(entry.path)) }
+    if !entry.isWrapperMember {
+      settlePending(inspected.paths)
+      // (Entries under a symlink have a finding of their own, below.)
+      if entry.kind != .directory && entry.kind != .symlink { pendingNonFolder = entry.path }
+    }
     if let problem = PathSafetyRule.problem(with: entry.path, validUTF8: entry.pathIsValidUTF8) {
       findings.append(finding(entry.path, problem, hint: "use plain relative names inside Contents/"))
     }
@@ -113,6 +129,14 @@ package final class PathSafetyRule: Rule {
   }
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
+    settlePending(summary.paths)
+    for number in nonFolders where summary.paths.isImpliedFolder(number) {
+      let path = summary.paths.path(number)
+      findings.append(
+        finding(
+          path, "'\(path.debugEscaped)' is not a folder, but other entries lie under it: no reader can write both",
+          hint: "rename the file, or move the entries under it elsewhere"))
+    }
     guard !symlinks.isEmpty else { return }
     for path in summary.paths.entryPaths.sorted() {
       if let link = PathSafetyRule.symlinkedAncestor(of: path, in: symlinks) {
