@@ -54,8 +54,11 @@ package enum CraftedAAR {
   package static func framed(_ raw: [UInt8], letter: Character, compressed: [UInt8], blockSize: UInt64 = 4 << 20)
     -> [UInt8]
   {
-    func be(_ value: UInt64) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
-    return Array("pbz".utf8) + [letter.asciiValue!] + be(blockSize) + be(UInt64(raw.count)) + be(UInt64(compressed.count))
+    func be(_ value: UInt64) -> [UInt8] {
+      (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
+    }
+    return Array("pbz".utf8) + [letter.asciiValue!] + be(blockSize) + be(UInt64(raw.count))
+      + be(UInt64(compressed.count))
       + compressed
   }
 }

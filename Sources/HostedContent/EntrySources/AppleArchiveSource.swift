@@ -16,6 +16,7 @@ package final class AppleArchiveSource: EntrySource {
     "per-file hashes (CKS, SH1/SH2/SH3/SH5) where the writer put them; " + compressionName
   }
   private let reader: AppleArchiveReader
+  private let maxDepth: Int
   private var compressionName: String {
     reader.compression == .none ? "raw entries" : "pbz* blocks of \(reader.compression.name)"
   }
@@ -32,6 +33,7 @@ package final class AppleArchiveSource: EntrySource {
     codec.maxEntries = limits.maxEntries
     codec.maxPathBytes = min(limits.maxPathBytes, Int(UInt16.max))
     codec.maxRatio = max(1, limits.maxExpansionRatio)
+    maxDepth = limits.maxDepth
     reader = try AppleArchiveReader(file: file, limits: codec)
   }
 
@@ -53,6 +55,10 @@ package final class AppleArchiveSource: EntrySource {
           throw AppleArchiveSourceError.emptyPath(entry: x.number, kind: x.kind.name)
         }
         continue
+      }
+      let depth = x.path.reduce(1) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+      guard depth <= maxDepth else {
+        throw AppleArchiveSourceError.tooDeep(entry: x.number, depth: depth, limit: maxDepth)
       }
       let entry = Self.entry(from: x)
       try visit(entry, entry.kind == .file ? data : nil)
@@ -91,12 +97,16 @@ package final class AppleArchiveSource: EntrySource {
 package enum AppleArchiveSourceError: Error, CustomStringConvertible {
   /// An entry other than the first folder has an empty path.
   case emptyPath(entry: Int, kind: String)
+  /// An entry's path is nested deeper than ``ReaderLimits/maxDepth``.
+  case tooDeep(entry: Int, depth: Int, limit: Int)
 
   package var description: String {
     switch self {
     case .emptyPath(let entry, let kind):
       return
         "Apple Archive entry \(entry) (a \(kind)) has an empty path: only the archive's first entry, a folder, may stand for its root"
+    case .tooDeep(let entry, let depth, let limit):
+      return "Apple Archive entry \(entry) is nested \(depth) folders deep; the limit is \(limit)"
     }
   }
 }

@@ -74,7 +74,10 @@ package final class AssetPackManifestRule: Rule {
     }
     guard let bytes = manifestBytes else {
       if !summary.integrityFailed, !summary.paths.contains(AssetPackManifest.fileName) {
-        let what = summary.format == .appleArchive ? "the archive has no Manifest.json at its root: it is not an asset pack" : "the asset-pack folder has no Manifest.json"
+        let what =
+          summary.format == .appleArchive
+          ? "the archive has no Manifest.json at its root: it is not an asset pack"
+          : "the asset-pack folder has no Manifest.json"
         findings.append(finding(nil, what, hint: "pkgtool export background-assets writes one"))
       }
       return

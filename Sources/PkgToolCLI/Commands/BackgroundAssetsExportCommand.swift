@@ -53,7 +53,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"))
+    help: ArgumentHelp(
+      "The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"))
   var output: String
 
   @Option(
@@ -179,9 +180,9 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
             "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) as \(written): Contents/ (\(result.fileCount) files) and Manifest.json, \(size) bytes, sha256 \(sha)\nnext: upload it with Transporter (docs/migration.md)\n"
           )
         } else {
-        Terminal.standardOutput(
-          "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"
-        )
+          Terminal.standardOutput(
+            "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"
+          )
         }
       }
     }
