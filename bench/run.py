@@ -18,7 +18,14 @@ same way (docs/performance.md: bsdtar 2.2 -> 27.6 s, pkgtool 1.6 -> 27.1 s on a 
 image, 50,000 files); with a journal neither slows down. The delete mode measures that day as it
 is; the keep mode measures the tools.
 
-  bench/run.py [--size-mb 512] [--small-files 50000] [--pairs 5] [--big] [--only mixed|small]
+Apple Archive (`--only aar`, or by default after the others): on the mixed corpus, pkgtool
+writes an asset pack (`export background-assets -o X.aar`, LZFSE) and reads it (`validate`),
+against the reference: scripts/aar_oracle.py, which frames the same raw archive in LZFSE blocks
+with Apple's reference C code (PyPI's `lzfse`) and reads an archive back decoding every block
+and hashing every file. pkgtool's export also validates the input, stages and reads the archive
+back, so its row does more work than the peer's.
+
+  bench/run.py [--size-mb 512] [--small-files 50000] [--pairs 5] [--big] [--only mixed|small|aar]
                [--modes keep,delete]
 """
 import argparse, os, shutil, statistics, subprocess, sys, time, json, platform
@@ -116,12 +123,33 @@ def profile(label, corpus, pkgtool, n, modes, sevenzip):
             results.append(rounds(f"{label}: unpack {which} ({mode} mode)", makers, n))
     return results
 
+def apple_archive(corpus, pkgtool, n):
+    """Writing and reading an asset pack (.aar, LZFSE), pkgtool against the reference code."""
+    work = fresh(os.path.join(OUT, "work-aar"))
+    oracle = os.path.join(ROOT, "scripts", "aar_oracle.py")
+    ours = os.path.join(work, "p.aar")
+    raw = os.path.join(work, "raw.aar")
+    ref = os.path.join(work, "ref.aar")
+    subprocess.run([pkgtool, "export", "background-assets", corpus, "-o", raw, "--aar-compression", "none", "-q"],
+                   check=True)
+    results = [rounds("Apple Archive: write (LZFSE)", [
+        ("pkgtool", lambda i: [pkgtool, "export", "background-assets", corpus, "-o", ours, "--force", "-q"]),
+        ("reference", lambda i: [sys.executable, oracle, "frame", raw, "e", str(4 << 20), ref]),
+    ], n)]
+    results[-1]["sizes"] = {"pkgtool": os.path.getsize(ours), "reference": os.path.getsize(ref)}
+    for which, archive in (("pkgtool's archive", ours), ("the reference's archive", ref)):
+        results.append(rounds(f"Apple Archive: read {which}", [
+            ("pkgtool", lambda i, archive=archive: [pkgtool, "validate", archive]),
+            ("reference", lambda i, archive=archive: [sys.executable, oracle, archive]),
+        ], n))
+    return results
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--size-mb", type=int, default=512)
     p.add_argument("--small-files", type=int, default=50_000)
     p.add_argument("--pairs", type=int, default=5)
-    p.add_argument("--only", choices=["mixed", "small"])
+    p.add_argument("--only", choices=["mixed", "small", "aar"])
     p.add_argument("--big", action="store_true", help="also measure memory on a ~2 GB package (needs ~7 GB of disk)")
     p.add_argument("--settle", type=int, default=40, help="seconds to wait after removing an earlier run's outputs")
     p.add_argument("--modes", default="keep,delete", help="unpack modes: keep (new folders), delete (each output deleted before the next run)")
@@ -155,6 +183,12 @@ def main():
         if not os.path.exists(corpus):
             subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "small", corpus, "--files", str(a.small_files)], check=True)
         results += profile(f"{a.small_files} small files", corpus, pkgtool, a.pairs, modes, sevenzip)
+    aar = []
+    if a.only in (None, "aar"):
+        corpus = os.path.join(OUT, f"corpus-mixed-{a.size_mb}")
+        if not os.path.exists(corpus):
+            subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "mixed", corpus, "--size-mb", str(a.size_mb)], check=True)
+        aar = apple_archive(corpus, pkgtool, a.pairs)
     big = None
     if a.big:
         corpus = os.path.join(OUT, "corpus-big")
@@ -190,6 +224,16 @@ def main():
               f"| {seven} | {ratio7} "
               f"| {r['pkgtool_cpu']:.2f} / {r['bsdtar_cpu']:.2f} "
               f"| {r['pkgtool_rss_mib']:.1f} / {r['bsdtar_rss_mib']:.1f}{rss7} |")
+    if aar:
+        print("\n| Apple Archive | pkgtool s (min–max) | reference s (min–max) | ratio (rounds) | CPU/wall pkgtool / reference | peak MiB pkgtool / reference |")
+        print("|---|---|---|---|---|---|")
+        for r in aar:
+            print(f"| {r['name']} | {r['pkgtool']:.2f} ({r['pkgtool_min']:.2f}–{r['pkgtool_max']:.2f}) "
+                  f"| {r['reference']:.2f} ({r['reference_min']:.2f}–{r['reference_max']:.2f}) "
+                  f"| **{r['ratio_reference']:.2f}** ({r['ratio_reference_min']:.2f}–{r['ratio_reference_max']:.2f}) "
+                  f"| {r['pkgtool_cpu']:.2f} / {r['reference_cpu']:.2f} | {r['pkgtool_rss_mib']:.1f} / {r['reference_rss_mib']:.1f} |")
+        s = aar[0]["sizes"]
+        print(f"\nApple Archive sizes: pkgtool {s['pkgtool']:,} bytes, reference {s['reference']:,} ({100 * (s['pkgtool'] / s['reference'] - 1):+.2f}%)")
     for r in results:
         if "sizes" in r:
             s = r["sizes"]
@@ -197,7 +241,7 @@ def main():
     if big:
         print(f"\n~2 GB package ({big['size']:,} bytes): build {big['build'][0]:.1f} s / {big['build'][1] / 1024:.1f} MiB, validate {big['validate'][0]:.1f} s / {big['validate'][1] / 1024:.1f} MiB, unpack {big['unpack'][0]:.1f} s / {big['unpack'][1] / 1024:.1f} MiB")
     with open(os.path.join(OUT, "results.json"), "w") as f:
-        json.dump({"results": results, "big": big}, f, indent=1)
+        json.dump({"results": results, "aar": aar, "big": big}, f, indent=1)
 
 if __name__ == "__main__":
     main()

@@ -107,6 +107,10 @@ import Testing
     #expect(head == Array(magic.utf8))
 
     #expect(try pkgtool(["validate", archive]).status == 0)
+    // The folder and the archive hold the same files (info on an asset-pack folder used to fail).
+    let same = try pkgtool(["diff", folder, archive])
+    #expect(same.status == 0, "\(same.stderr)")
+    #expect(same.stdout.contains("0 added, 0 removed, 0 changed"), "\(same.stdout)")
     let out = dir.appending("out")
     let unpack = try pkgtool(["unpack", archive, "-o", out])
     #expect(unpack.status == 0, "\(unpack.stderr)")

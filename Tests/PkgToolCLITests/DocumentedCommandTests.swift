@@ -123,7 +123,6 @@ import Testing
     "docs/ci.md: scripts/release.sh": .outsideTheSuite,
     "docs/ci.md: docker build": .outsideTheSuite,
     "docs/migration.md: pkgtool export background-assets": .afterReadmeUse,
-    "docs/migration.md: cd BookPack && xcrun ba-package": .afterReadmeUse,
   ]
 
   static func scenario(for block: Block) -> Scenario? {

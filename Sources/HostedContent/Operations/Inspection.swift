@@ -99,8 +99,11 @@ public enum PackageInfo {
     let result = try inspector.run(source)
     let checksumStyle = source.checksumStyle
     var sha: String?
-    if source.format != .directory {
-      sha = try PackageDigest.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
+    // A package file is hashed; a folder (content or asset pack) has no such digest.
+    if let file {
+      sha = try PackageDigest.sha256(of: file)
+    } else if !Paths.isDirectory(path) {
+      sha = try PackageDigest.sha256(of: try FileDescriptor.open(regularFile: path))
     }
     let rows = result.entries.map { e in
       FileRow(
