@@ -122,6 +122,12 @@ let package = Package(
       name: "FuzzArchive", dependencies: ["FuzzSupport", "HostedContent", "XAR"], path: "Fuzzing/Sources/FuzzArchive",
       swiftSettings: instrumented, linkerSettings: fuzzerLinked),
 
+    // docs/catalog.md's client example (Foundation and swift-crypto only): built with the package
+    // so that the documented code compiles, and run by CatalogClientExampleTests.
+    .executableTarget(
+      name: "catalog-client-example", dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+      path: "Examples/CatalogClient"),
+
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),
     .testTarget(name: "XARTests", dependencies: ["SystemIO", "XAR", "TestSupport"]),
