@@ -112,6 +112,9 @@ let package = Package(
       name: "FuzzXARReader", dependencies: ["FuzzSupport", "XAR"], path: "Fuzzing/Sources/FuzzXARReader",
       swiftSettings: instrumented, linkerSettings: fuzzerLinked),
     .executableTarget(
+      name: "FuzzAppleArchiveReader", dependencies: ["FuzzSupport", "AppleArchive"],
+      path: "Fuzzing/Sources/FuzzAppleArchiveReader", swiftSettings: instrumented, linkerSettings: fuzzerLinked),
+    .executableTarget(
       name: "FuzzPropertyList", dependencies: ["FuzzSupport", "HostedContent"],
       path: "Fuzzing/Sources/FuzzPropertyList",
       swiftSettings: instrumented, linkerSettings: fuzzerLinked),

@@ -8,6 +8,10 @@ does not share the Swift reader's table of keys.
 
 usage: aar_oracle.py ARCHIVE   ->  {"container": ..., "entries": [{type, path, link, mode, size, sha256}]}
 Paths and link targets are hex (they are bytes). Exits 1 with a message on anything it cannot read.
+
+       aar_oracle.py frame RAW ALGORITHM BLOCK_SIZE OUT
+Frames a raw archive in pbz blocks (ALGORITHM z, x or e), compressed by Python's zlib and lzma and
+PyPI's lzfse: compressed archives made by other encoders than the Swift writer's.
 """
 import hashlib
 import json
@@ -102,7 +106,31 @@ def entries(data):
         }
 
 
+def frame(raw_path, algorithm, block_size, out_path):
+    with open(raw_path, "rb") as f:
+        raw = f.read()
+    if algorithm == "z":
+        squeeze = zlib.compress
+    elif algorithm == "x":
+        squeeze = lambda b: lzma.compress(b, format=lzma.FORMAT_XZ)
+    else:
+        import lzfse
+        squeeze = lzfse.compress
+    out = bytearray(b"pbz" + algorithm.encode() + struct.pack(">Q", block_size))
+    for at in range(0, len(raw), block_size):
+        chunk = raw[at:at + block_size]
+        packed = squeeze(chunk)
+        if len(packed) >= len(chunk):
+            packed = chunk
+        out += struct.pack(">QQ", len(chunk), len(packed)) + packed
+    with open(out_path, "wb") as f:
+        f.write(out)
+
+
 def main():
+    if sys.argv[1] == "frame":
+        frame(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        return
     with open(sys.argv[1], "rb") as f:
         data = f.read()
     try:

@@ -72,7 +72,8 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import jsonschema" >/dev/
 fi
 
 # The LZFSE tests check our own encoder and decoder against the reference C code, which PyPI's
-# lzfse package wraps (Debian does not package it).
+# lzfse package wraps (Debian does not package it). The Apple Archive tests use it too, through
+# scripts/aar_oracle.py (pbze); PyPI has no Apple Archive reader (its "aarpy" is a REST client).
 if command -v python3 >/dev/null 2>&1 && ! python3 -c "import lzfse" >/dev/null 2>&1; then
   echo "bootstrap: installing the Python package lzfse" >&2
   python3 -m pip install -q lzfse >&2 || echo "bootstrap: could not install lzfse; the LZFSE tests will fail" >&2

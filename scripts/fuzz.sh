@@ -18,13 +18,13 @@ python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
 # build folder of their own, so the normal build is untouched.
 export PKGTOOL_FUZZING=1
 flags=(--scratch-path .build-fuzz -c debug)
-for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
+for target in FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive; do
   swift build "${flags[@]}" --product "$target" >&2
 done
 bin="$(swift build "${flags[@]}" --show-bin-path)"
 mkdir -p Fuzzing/crashes
 status=0
-for target in FuzzXARReader FuzzPropertyList FuzzValidate FuzzArchive; do
+for target in FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive; do
   corpus="$(mktemp -d)"
   cp Fuzzing/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
   cp Fuzzing/regressions/"$target"/* "$corpus"/ 2>/dev/null || true

@@ -4,7 +4,7 @@ flat-package shape), hand-made XAR variants, and XML/binary plists. Deterministi
 import io, os, plistlib, shutil, struct, subprocess, sys, tarfile, tempfile, zipfile, zlib, hashlib
 
 out = sys.argv[1] if len(sys.argv) > 1 else "Fuzzing/seeds"
-targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzPropertyList", "FuzzValidate", "FuzzArchive")}
+targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzAppleArchiveReader", "FuzzPropertyList", "FuzzValidate", "FuzzArchive")}
 for d in targets.values():
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -79,4 +79,33 @@ with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{comp}.xar")
         subprocess.run(["bsdtar", "--format", "xar", "--options", f"xar:compression={comp}", "-cf", path, "-C", src, "."], check=True)
         save("FuzzXARReader", f"{comp}.xar", open(path, "rb").read())
+
+# FuzzAppleArchiveReader: raw archives (AA01, YAA1) with every field shape, and the same payload in
+# pbzz/pbzx blocks (one stored block among them). Built here by hand from the format's layout.
+def aa_field(key, value):
+    return key.encode() + value
+
+def aa_entry(fields, blobs=b"", magic=b"AA01"):
+    body = b"".join(fields)
+    return magic + struct.pack("<H", 6 + len(body)) + body + blobs
+
+def aa_path(key, text):
+    raw = text.encode()
+    return aa_field(key + "P", struct.pack("<H", len(raw)) + raw)
+
+aa_data = b"level one\n" * 300
+aa_raw = (aa_entry([aa_field("TYP1", b"D"), aa_path("PAT", ""), aa_field("MOD2", struct.pack("<H", 0o755))])
+    + aa_entry([aa_field("TYP1", b"D"), aa_path("PAT", "Contents"), aa_field("MTMT", struct.pack("<qI", 1, 2))], magic=b"YAA1")
+    + aa_entry([aa_field("TYP1", b"F"), aa_path("PAT", "Contents/a.txt"), aa_field("MOD2", struct.pack("<H", 0o644)),
+                aa_field("SH2H", hashlib.sha256(aa_data).digest()), aa_field("XATA", struct.pack("<H", 4)),
+                aa_field("DATB", struct.pack("<I", len(aa_data)))], b"xatt" + aa_data)
+    + aa_entry([aa_field("TYP1", b"L"), aa_path("PAT", "Contents/l"), aa_path("LNK", "a.txt")]))
+save("FuzzAppleArchiveReader", "raw.aar", aa_raw)
+for letter, squeeze in (("z", lambda b: zlib.compress(b, 5)), ("x", lambda b: __import__("lzma").compress(b))):
+    framed = b"pbz" + letter.encode() + struct.pack(">Q", 1024)
+    for at in range(0, len(aa_raw), 1024):
+        chunk = aa_raw[at:at + 1024]
+        packed = squeeze(chunk) if at else chunk
+        framed += struct.pack(">QQ", len(chunk), len(packed)) + packed
+    save("FuzzAppleArchiveReader", f"pbz{letter}.aar", framed)
 print(f"seeds written to {out}", file=sys.stderr)

@@ -50,7 +50,7 @@ package struct AppleArchiveLimits: Equatable, Sendable {
   package var maxDecodedTotal: UInt64 = 4 << 30
   /// The most a block may expand: raw size over compressed size.
   package var maxRatio: UInt64 = 8_192
-  /// The largest block size a framing may declare.
+  /// The largest block size a framing may declare (at most 1 GiB: a block is held whole).
   package var maxBlockSize: UInt64 = 64 << 20
   /// The most entries.
   package var maxEntries = 1_000_000

@@ -5,6 +5,7 @@ package struct AppleArchiveTime: Equatable, Sendable {
   /// Nanoseconds, 0 to 999,999,999.
   package var nanoseconds: UInt32
 
+  /// A time of `seconds` since 1970 and `nanoseconds` (under 10^9).
   package init(seconds: Int64, nanoseconds: UInt32 = 0) {
     self.seconds = seconds
     self.nanoseconds = nanoseconds
@@ -15,17 +16,28 @@ package struct AppleArchiveTime: Equatable, Sendable {
 package struct AppleArchiveEntry: Equatable, Sendable {
   /// The entry type (`TYP1`), Apple's letters.
   package enum Kind: UInt8, Equatable, Sendable, CaseIterable {
-    case file = 0x46  // F
-    case directory = 0x44  // D
-    case symlink = 0x4C  // L
-    case fifo = 0x50  // P
-    case charDevice = 0x43  // C
-    case blockDevice = 0x42  // B
-    case socket = 0x53  // S
-    case whiteout = 0x57  // W
-    case door = 0x52  // R
-    case port = 0x54  // T
-    case metadata = 0x4D  // M
+    /// A regular file (`F`).
+    case file = 0x46
+    /// A directory (`D`).
+    case directory = 0x44
+    /// A symbolic link (`L`).
+    case symlink = 0x4C
+    /// A FIFO (`P`).
+    case fifo = 0x50
+    /// A character device (`C`).
+    case charDevice = 0x43
+    /// A block device (`B`).
+    case blockDevice = 0x42
+    /// A socket (`S`).
+    case socket = 0x53
+    /// A whiteout (`W`).
+    case whiteout = 0x57
+    /// A door (`R`).
+    case door = 0x52
+    /// A port (`T`).
+    case port = 0x54
+    /// Metadata, not a file-system object (`M`).
+    case metadata = 0x4D
 
     /// The name messages use.
     package var name: String {
@@ -58,6 +70,7 @@ package struct AppleArchiveEntry: Equatable, Sendable {
     /// See ``sha1``.
     package var sha512: [UInt8]?
 
+    /// No hash declared.
     package init() {}
 
     /// True when no hash is declared.

@@ -95,13 +95,21 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
 
   /// How a path breaks the codec's rules.
   package enum PathProblem: Equatable, Sendable {
+    /// Empty, on an entry other than the root directory.
     case empty
+    /// A NUL byte.
     case nulByte
+    /// Starts with `/`.
     case absolute
+    /// A `..` component.
     case dotDot
+    /// An empty component (`a//b`, `a/`).
     case emptyComponent
+    /// A `.` component.
     case dotComponent
+    /// A byte under 0x20, or 0x7F.
     case controlCharacter(UInt8)
+    /// Over ``AppleArchiveLimits/maxPathBytes``.
     case tooLong(length: Int, limit: Int)
   }
 
@@ -112,12 +120,14 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
   /// The entry's path, when it was read before the fault.
   package var path: [UInt8]?
 
+  /// An error for `reason`, in entry number `entry` (1-based) at `path` when known.
   package init(_ reason: Reason, entry: Int? = nil, path: [UInt8]? = nil) {
     self.reason = reason
     self.entry = entry
     self.path = path
   }
 
+  /// "Apple Archive entry N ('path'): what is wrong", or "Apple Archive: …" for the container.
   package var description: String {
     var place = "Apple Archive"
     if let entry {

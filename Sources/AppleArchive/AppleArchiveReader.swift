@@ -85,9 +85,9 @@ package final class AppleArchiveReader {
     guard framing.count == 12 else { throw AppleArchiveError(.truncatedFraming(available: framing.count)) }
     let size = framing[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     guard size > 0 else { throw AppleArchiveError(.zeroBlockSize) }
-    guard size <= limits.maxBlockSize else {
-      throw AppleArchiveError(.blockSizeTooLarge(size: size, limit: limits.maxBlockSize))
-    }
+    // A block is held whole in memory: past 1 GiB the limit is 1 GiB, whatever it is set to.
+    let maxBlockSize = min(limits.maxBlockSize, 1 << 30)
+    guard size <= maxBlockSize else { throw AppleArchiveError(.blockSizeTooLarge(size: size, limit: maxBlockSize)) }
     blockSize = size
     payload = Payload(input: input, compression: compression, blockSize: size, limits: limits)
   }

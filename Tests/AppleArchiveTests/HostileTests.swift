@@ -99,6 +99,15 @@ let hostileCases: [HostileCase] = {
   add(
     HostileCase(
       "block size 2^64 - 1", framed("x", blockSize: .max, []), .blockSizeTooLarge(size: .max, limit: 64 << 20)))
+  add(
+    HostileCase(
+      "block size 2^40 with the limit lifted", framed("z", blockSize: 1 << 40, []),
+      .blockSizeTooLarge(size: 1 << 40, limit: 1 << 30),
+      limits: {
+        var l = AppleArchiveLimits()
+        l.maxBlockSize = .max
+        return l
+      }()))
   // Blocks
   let stored = framed("z", blockSize: 1 << 20, [(UInt64(good.count), UInt64(good.count), good)])
   add(

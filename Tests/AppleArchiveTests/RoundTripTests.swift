@@ -302,3 +302,46 @@ func checkTree(_ bytes: [UInt8], _ nodes: [TreeNode], chunk: Int = 64 << 10) thr
         == .invalidLinkTarget(reason: "it is empty"))
   }
 }
+
+/// Compressed archives another encoder made: scripts/aar_oracle.py frames our raw bytes with
+/// Python's zlib and lzma, and PyPI's lzfse (the reference C code).
+@Suite struct ForeignEncoderTests {
+  func framedByPython(_ nodes: [TreeNode], letter: String, blockSize: Int) throws -> [UInt8] {
+    let folder = try ScratchFolder()
+    try Data(try writeTree(nodes, compression: .none)).write(to: URL(fileURLWithPath: folder.path + "/raw.aar"))
+    let result = try run(
+      "/usr/bin/env",
+      [
+        "python3", repositoryRoot + "/scripts/aar_oracle.py", "frame", folder.path + "/raw.aar", letter,
+        String(blockSize), folder.path + "/framed.aar",
+      ])
+    #expect(result.status == 0, "\(result.stderr)")
+    return Array(try Data(contentsOf: URL(fileURLWithPath: folder.path + "/framed.aar")))
+  }
+
+  @Test(arguments: ["z", "x"])
+  func readsBlocksPythonCompressed(letter: String) throws {
+    let nodes = testTree(seed: 61, files: 80, bigFile: 150_000)
+    let bytes = try framedByPython(nodes, letter: letter, blockSize: 32 << 10)
+    try checkTree(bytes, nodes)
+  }
+
+  @Test(.enabled(if: lzfseAvailable, lzfseMissing))
+  func readsBlocksReferenceLZFSECompressed() throws {
+    let nodes = testTree(seed: 62, files: 80, bigFile: 150_000)
+    let bytes = try framedByPython(nodes, letter: "e", blockSize: 32 << 10)
+    try checkTree(bytes, nodes)
+  }
+
+  /// A damaged LZFSE block is refused as corrupt LZFSE data, in the decoder's words.
+  @Test(.enabled(if: lzfseAvailable, lzfseMissing))
+  func damagedLZFSEBlockIsRefused() throws {
+    var bytes = try framedByPython(testTree(seed: 63, files: 10), letter: "e", blockSize: 1 << 20)
+    for i in 60..<90 { bytes[i] ^= 0x5A }
+    let error = firstError(bytes)
+    switch error?.reason {
+    case .corruptBlock(1, "LZFSE", _)?, .blockSizeMismatch(1, _, _)?: break
+    default: Issue.record("expected a corrupt LZFSE block, got \(String(describing: error))")
+    }
+  }
+}

@@ -55,18 +55,18 @@ final class SourceInput {
     return n
   }
 
-  /// Reads up to `count` bytes; fewer only at the end of the source.
+  /// Reads up to `count` bytes; fewer only at the end of the source. The array grows with what
+  /// arrives, so a block that declares 64 MiB in a short file costs what the file holds.
   func read(upTo count: Int) throws -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: count)
-    var filled = 0
-    try out.withUnsafeMutableBytes { raw in
-      while filled < count {
-        let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-        if n == 0 { break }
-        filled += n
-      }
+    var out: [UInt8] = []
+    out.reserveCapacity(min(count, 1 << 20))
+    var chunk = [UInt8](repeating: 0, count: min(count, 64 << 10))
+    while out.count < count {
+      let want = min(chunk.count, count - out.count)
+      let n = try chunk.withUnsafeMutableBytes { try read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want])) }
+      if n == 0 { break }
+      out += chunk[..<n]
     }
-    if filled < count { out.removeSubrange(filled...) }
     return out
   }
 }
