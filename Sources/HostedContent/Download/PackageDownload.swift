@@ -1,5 +1,4 @@
 import Foundation
-import HostedContent
 import SystemIO
 
 #if canImport(Glibc)
@@ -16,16 +15,20 @@ import SystemIO
 /// 9 MiB of memory before the first byte of a package is read, and it keeps the Swift runtime
 /// from being linked statically on Linux (docs/performance.md). Only `unpack` and `install` of a
 /// URL need it. A transfer cut part way is resumed (``ResumingDownload``).
-final class DownloadedPackage {
-  /// The local path to read.
-  let path: String
+public final class DownloadedPackage {
+  /// The local path to read: the download in its private folder, or `location` itself when it
+  /// is a local path or a `file://` URL.
+  public let path: String
   private let temporaryFolder: String?
 
   /// `location` is a local path, a `file://` URL, or an `http(s)://` URL. The download stops
   /// with an error past the size the catalog gives for the URL, or past `maxSize` (the command's
   /// `--max-size`: a package larger than that is refused anyway), so an endless answer never
   /// fills the disk.
-  init(_ location: String, catalog: Catalog?, maxSize: UInt64? = nil) throws {
+  ///
+  /// The private folder goes when this object does (or when the process is interrupted).
+  /// Throws ``OperationError`` with one line for people: the URL, why, and what to do.
+  public init(_ location: String, catalog: Catalog?, maxSize: UInt64? = nil) throws {
     let lower = location.lowercased()
     if lower.hasPrefix("file://") {
       guard let url = URL(string: location), url.isFileURL else {
@@ -96,19 +99,34 @@ final class DownloadedPackage {
 /// Without a strong ETag every retry starts from zero. At most ``maximumRetries`` retries in a
 /// row that bring no new byte, and ``maximumAttempts`` requests in all, with a short pause
 /// (0.25 s, doubling, at most 2 s) before each retry.
-struct ResumingDownload {
+public struct ResumingDownload {
   /// The URL, as curl is given it.
-  let address: String
+  public let address: String
   /// A size past which the download stops with an error, and what it is, for the message.
-  struct Limit {
-    var bytes: UInt64
-    var what: String
+  public struct Limit: Sendable {
+    /// The most bytes accepted.
+    public var bytes: UInt64
+    /// What the limit is, in words ("the 4324 bytes the catalog gives").
+    public var what: String
+    /// A limit of `bytes`, described as `what`.
+    public init(bytes: UInt64, what: String) {
+      self.bytes = bytes
+      self.what = what
+    }
   }
   /// Past this the download stops with an error (the size a catalog gives, or --max-size).
-  let limit: Limit?
+  public let limit: Limit?
 
-  static let maximumRetries = 5
-  static let maximumAttempts = 20
+  /// A download of `address` (http or https), stopped past `limit` when one is given.
+  public init(address: String, limit: Limit?) {
+    self.address = address
+    self.limit = limit
+  }
+
+  /// Retries in a row that bring no new byte, at most.
+  public static let maximumRetries = 5
+  /// Requests in all, at most.
+  public static let maximumAttempts = 20
   /// curl's exit statuses for a connection cut after it was made.
   static let cutStatuses: Set<Int32> = [16, 18, 52, 55, 56, 92]
 
@@ -129,8 +147,9 @@ struct ResumingDownload {
     var overLimit = false
   }
 
-  /// Fetches the whole file into `path` (created here, only this user can read it).
-  func run(into path: String) throws {
+  /// Fetches the whole file into `path` (created here, only this user can read it); throws
+  /// ``OperationError`` when the transfer cannot be completed.
+  public func run(into path: String) throws {
     let output: FileDescriptor
     do { output = try FileDescriptor.create(path, mode: 0o600) } catch {
       throw OperationError(
