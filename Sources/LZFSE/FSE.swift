@@ -89,7 +89,9 @@ enum FSE {
   /// Fills `table` (one entry per state) for the literal coder: bits to read in the low byte,
   /// the symbol in the next byte, the base of the next state in the high half. The frequencies
   /// must sum to `states` (the caller checked).
-  static func buildLiteralDecoder(states: Int, frequencies: UnsafeBufferPointer<UInt16>, into table: UnsafeMutablePointer<UInt32>) {
+  static func buildLiteralDecoder(
+    states: Int, frequencies: UnsafeBufferPointer<UInt16>, into table: UnsafeMutablePointer<UInt32>
+  ) {
     var index = 0
     for symbol in 0..<frequencies.count {
       let f = Int(frequencies[symbol])

@@ -174,6 +174,8 @@ import Testing
     expectRefused(lzvn(raw: 1, [0xe2, 0x61, 0x62] + eos), "literals past the block")
     expectRefused(lzvn(raw: 20, [0xef, 0x61] + eos), "literal longer than the payload")
     expectRefused(lzvn(raw: 0, []), "empty LZVN payload")
+    // Apple's decoder refuses an LZVN block declaring no output, even one holding only its end.
+    expectRefused(lzvn(raw: 0, eos), "LZVN block without output")
   }
 
   /// Random damage to valid streams over many seeds: never a crash; whatever we decode, the
@@ -182,7 +184,8 @@ import Testing
     let (threeBlockStream, _) = try threeBlocks()
     let v1 = try convertToV1(LZFSE.encode(Samples.text(20_000, seed: 41)))
     let seeds: [[UInt8]] = [
-      threeBlockStream, v1, LZFSE.encode(Samples.mixed(30_000, seed: 42)), try Reference.compress(Samples.text(1500, seed: 43)),
+      threeBlockStream, v1, LZFSE.encode(Samples.mixed(30_000, seed: 42)),
+      try Reference.compress(Samples.text(1500, seed: 43)),
       try Reference.compress(Samples.text(30_000, seed: 44)),
     ]
     var generator = SeededGenerator(seed: 2026)
@@ -214,7 +217,9 @@ import Testing
         // A random payload behind a plausible header.
         let kinds = ["bvxn", "bvx2", "bvx1", "bvx-"]
         let kind = Array(kinds[Int(generator.next() % 4)].utf8)
-        stream = kind + le32(UInt32(generator.next() % 2000)) + Samples.random(Int(generator.next() % 900), seed: generator.next())
+        stream =
+          kind + le32(UInt32(generator.next() % 2000))
+          + Samples.random(Int(generator.next() % 900), seed: generator.next())
         stream += Array("bvx$".utf8)
       }
       cases.append(stream)

@@ -61,7 +61,9 @@ import Testing
     var generator = SeededGenerator(seed: 9)
     var input: [UInt8] = []
     while input.count < 400_000 {
-      input += [UInt8(generator.next() % 4), UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "c"), UInt8(ascii: "d")]
+      input += [
+        UInt8(generator.next() % 4), UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "c"), UInt8(ascii: "d"),
+      ]
     }
     try checkBothWays(input, "many matches")
     #expect(blockKinds(LZFSE.encode(input)).filter { $0 == "bvx2" }.count > 1)
@@ -120,7 +122,8 @@ import Testing
     let decoded = try LZFSE.decode(theirs, limit: input.count)
     let decodeTime = ContinuousClock.now - clock
     #expect(decoded == input)
-    print("100 MB: ours \(ours.count) bytes in \(encodeTime); reference \(theirs.count) bytes; decoded in \(decodeTime)")
+    print(
+      "100 MB: ours \(ours.count) bytes in \(encodeTime); reference \(theirs.count) bytes; decoded in \(decodeTime)")
     #expect(encodeTime < .seconds(60))
   }
 }

@@ -24,7 +24,8 @@ enum Reference {
       data = open(sys.argv[1], 'rb').read()
       open(sys.argv[2], 'wb').write(lzfse.\(function)(data))
       """
-    let result = try runProcess("/usr/bin/env", ["python3", "-c", script, folder.appending("in"), folder.appending("out")])
+    let result = try runProcess(
+      "/usr/bin/env", ["python3", "-c", script, folder.appending("in"), folder.appending("out")])
     guard result.status == 0 else { throw TestFailure("reference \(function) failed: \(result.stderr)") }
     return try readFile(folder.appending("out"))
   }
@@ -90,7 +91,9 @@ enum Samples {
   /// English-like text: words from a fixed made-up vocabulary, common ones more often.
   static func text(_ count: Int, seed: UInt64) -> [UInt8] {
     var generator = SeededGenerator(seed: seed)
-    let syllables = ["ka", "lo", "mi", "ne", "the", "and", "ri", "su", "to", "ve", "qua", "ze", "pro", "ing", "er", "on"]
+    let syllables = [
+      "ka", "lo", "mi", "ne", "the", "and", "ri", "su", "to", "ve", "qua", "ze", "pro", "ing", "er", "on",
+    ]
     var vocabulary: [[UInt8]] = []
     for _ in 0..<600 {
       var word = ""
