@@ -152,6 +152,21 @@ import Testing
     }
   }
 
+  /// bvx2 blocks whose matches reach into blocks left out of the stream: the distances point
+  /// before the start of the output.
+  @Test func distanceBeforeTheStart() throws {
+    let a = Samples.random(100_000, seed: 34)
+    let stream = try Reference.compress(a + a)
+    let parts = blocks(stream)
+    #expect(parts.count >= 4 && parts.dropLast().allSatisfy { $0.kind == "bvx2" })
+    #expect(try LZFSE.decode(stream, limit: 2 * a.count) == a + a)
+    let end = Array("bvx$".utf8)
+    #expect(throws: LZFSE.DecodeError("LZFSE match refers to data before the start of the output")) {
+      try LZFSE.decode(Array(parts[parts.count - 2].bytes) + end, limit: 2 * a.count)
+    }
+    expectRefused(Array(parts[0].bytes + parts[parts.count - 2].bytes) + end, "the middle blocks left out")
+  }
+
   /// LZVN opcodes by hand: a distance before the start, a repeated distance with none before,
   /// undefined opcodes, no end-of-stream opcode, literals past the block.
   @Test func handMadeLZVN() throws {
