@@ -13,6 +13,7 @@ enum BlockMagic {
 /// Size of a v1 header as Apple's C structure lays it out (770 bytes of fields, padded to 772).
 let v1HeaderSize = 772
 
+/// The reasons a stream is refused, worded for people.
 extension LZFSE.DecodeError {
   static let empty = LZFSE.DecodeError("LZFSE stream is empty")
   static let damagedHeader = LZFSE.DecodeError("LZFSE block header is damaged")
@@ -25,14 +26,17 @@ extension LZFSE.DecodeError {
   static let sizeMismatch = LZFSE.DecodeError("LZFSE block does not decode to the size its header declares")
 }
 
+/// The little-endian 16-bit value at `at` (the caller checked the bounds).
 @inline(__always) func load16(_ p: UnsafePointer<UInt8>, _ at: Int) -> Int {
   Int(p[at]) | Int(p[at + 1]) << 8
 }
 
+/// The little-endian 32-bit value at `at` (the caller checked the bounds).
 @inline(__always) func load32(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt32 {
   UInt32(p[at]) | UInt32(p[at + 1]) << 8 | UInt32(p[at + 2]) << 16 | UInt32(p[at + 3]) << 24
 }
 
+/// The little-endian 64-bit value at `at` (the caller checked the bounds).
 @inline(__always) func load64(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 {
   UInt64(load32(p, at)) | UInt64(load32(p, at + 4)) << 32
 }
@@ -203,6 +207,7 @@ struct StreamDecoder {
   let dst: UnsafeMutablePointer<UInt8>
   /// Bytes of output written so far.
   var produced = 0
+  /// Decoding tables of the current block, and its literals once decoded.
   var literalTable = [UInt32](repeating: 0, count: FSE.literalStates)
   var lTable = [UInt64](repeating: 0, count: FSE.lStates)
   var mTable = [UInt64](repeating: 0, count: FSE.mStates)
@@ -214,6 +219,7 @@ struct StreamDecoder {
     self.dst = dst
   }
 
+  /// Decodes one block right after the output so far; it must produce exactly what it declares.
   mutating func decode(_ block: BlockExtent) throws(LZFSE.DecodeError) {
     let end = produced + block.rawBytes
     switch block.magic {
@@ -239,6 +245,8 @@ struct StreamDecoder {
     return used ? sum == states : sum <= states
   }
 
+  /// Decodes a bvx1 or bvx2 block: checks the header, builds the tables, decodes the literals,
+  /// then runs the L/M/D triples (literals, then a match) into the output.
   mutating func decodeCompressed(_ h: CompressedHeader, block: BlockExtent) throws(LZFSE.DecodeError) {
     let f = h.frequencies
     let lRange = 0..<FSE.lSymbols

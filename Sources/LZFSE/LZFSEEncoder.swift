@@ -15,10 +15,14 @@ struct StreamEncoder {
   var cursor = 0
   var scratch = [UInt8](repeating: 0, count: 1 << 17)
 
+  /// Match finder settings: hash table size, window (covers the largest distance), how many
+  /// earlier positions to try, and the length that is good enough to stop looking.
   static let hashBits = 16
   static let windowBits = 18
   static let maxChain = 24
   static let niceLength = 192
+  /// Matches this long are taken at once, without looking for a longer one a byte later.
+  static let lazyLength = 32
 
   init(src: UnsafeBufferPointer<UInt8>) {
     self.src = src
@@ -28,20 +32,24 @@ struct StreamEncoder {
     literals.reserveCapacity(FSE.maxLiteralsPerBlock + 4)
   }
 
+  /// Finds the matches of the whole input and appends its blocks to `out`.
+  ///
+  /// Positions are kept as 32-bit values: past 2 GiB of input no more matches are found (the
+  /// output stays correct, it just compresses less).
   mutating func run(into out: inout [UInt8]) {
     let n = src.count
     guard n > 0, let p = src.baseAddress else { return }
     var head = [Int32](repeating: -1, count: 1 << Self.hashBits)
     var chain = [Int32](repeating: -1, count: 1 << Self.windowBits)
     let windowMask = (1 << Self.windowBits) - 1
-    var literalStart = 0
-    var i = 0
     let last = n - 4  // the last position with four bytes to hash
-    var inserted = 0  // positions below this are in the chains
-    head.withUnsafeMutableBufferPointer { headBuffer in
-      chain.withUnsafeMutableBufferPointer { chainBuffer in
+    let literalsLeft = head.withUnsafeMutableBufferPointer { headBuffer in
+      chain.withUnsafeMutableBufferPointer { chainBuffer -> Int in
         let head = headBuffer.baseAddress!
         let chain = chainBuffer.baseAddress!
+        var literalStart = 0
+        var i = 0
+        var inserted = 0  // positions below this are in the chains
 
         @inline(__always) func hash(_ at: Int) -> Int {
           let word = UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self)
@@ -55,12 +63,11 @@ struct StreamEncoder {
         }
 
         /// The longest earlier match at `at` (length 0 when none of 4 bytes or more); inserts `at`.
-        func best(_ at: Int) -> (length: Int, distance: Int) {
+        @inline(__always) func best(_ at: Int) -> (length: Int, distance: Int) {
           let h = hash(at)
           var candidate = Int(head[h])
           chain[at & windowMask] = head[h]
           head[h] = Int32(truncatingIfNeeded: at)
-          inserted = at + 1
           let maxLength = n - at
           let first = UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self)
           var bestLength = 3
@@ -103,13 +110,15 @@ struct StreamEncoder {
 
         while i <= last {
           var (length, distance) = best(i)
+          inserted = i + 1
           if length == 0 {
             i += 1
             continue
           }
           // Lazy: a longer match one byte later is worth a literal.
-          while i + 1 <= last && length < Self.niceLength {
+          while i + 1 <= last && length < Self.lazyLength {
             let (nextLength, nextDistance) = best(i + 1)
+            inserted = i + 2
             if nextLength > length {
               i += 1
               length = nextLength
@@ -130,9 +139,10 @@ struct StreamEncoder {
           i = end
           literalStart = end
         }
+        return n - literalStart
       }
     }
-    if literalStart < n { emit(literalCount: n - literalStart, match: 0, distance: 0, into: &out) }
+    if literalsLeft > 0 { emit(literalCount: literalsLeft, match: 0, distance: 0, into: &out) }
     flushBlock(into: &out)
   }
 
@@ -152,6 +162,7 @@ struct StreamEncoder {
     if l > 0 || m > 0 { addTriple(l, m, distance, into: &out) }
   }
 
+  /// Adds one L/M/D triple (and its literals) to the block, writing the block first when full.
   mutating func addTriple(_ l: Int, _ m: Int, _ d: Int, into out: inout [UInt8]) {
     if lValues.count == FSE.maxMatchesPerBlock || literals.count + l > FSE.maxLiteralsPerBlock {
       flushBlock(into: &out)

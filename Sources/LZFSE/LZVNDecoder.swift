@@ -2,10 +2,13 @@
 
 /// Decodes the LZVN opcodes in `src[from..<to]` into `dst[at..<end]` and returns where the output
 /// ended. Matches may reach back to the start of the whole output (earlier blocks). The payload
-/// must end with the 8-byte end-of-stream opcode exactly at `to`, and fill the output exactly.
+/// must end with the 8-byte end-of-stream opcode exactly at `to`, and fill the output exactly
+/// (which must not be empty).
 func decodeLZVN(
   src: UnsafePointer<UInt8>, from: Int, to: Int, dst: UnsafeMutablePointer<UInt8>, at: Int, end: Int
 ) throws(LZFSE.DecodeError) -> Int {
+  // Apple's decoder does not even start a block that declares no output: it refuses it.
+  guard end > at else { throw .sizeMismatch }
   var s = from
   var o = at
   var distance = 0

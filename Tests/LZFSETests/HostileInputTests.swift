@@ -152,6 +152,61 @@ import Testing
     }
   }
 
+  /// The boundary between the literal and the L/M/D bit streams moved, one match too many or
+  /// too few: the bit streams over- or under-run, and the block is refused. Damage the format
+  /// cannot detect (literal bits shifted into different but valid literals) must at least be
+  /// read exactly as the reference reads it.
+  @Test func bitStreamOverAndUnderRun() throws {
+    let input = Samples.text(50_000, seed: 35)
+    let v1 = try convertToV1(LZFSE.encode(input))
+    func field(_ bytes: [UInt8], _ at: Int) -> Int {
+      Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+    }
+    func movedBoundary(_ delta: Int) -> [UInt8] {
+      var damaged = v1
+      set32(&damaged, at: 20, UInt32(field(v1, 20) + delta))
+      set32(&damaged, at: 24, UInt32(field(v1, 24) - delta))
+      return damaged
+    }
+    for delta in [-8, -1, 8] { expectRefused(movedBoundary(delta), "literal/LMD boundary moved by \(delta)") }
+    for delta in [-1, 1] {
+      var damaged = v1
+      set32(&damaged, at: 16, UInt32(field(v1, 16) + delta))
+      expectRefused(damaged, "n_matches changed by \(delta)")
+    }
+    // One byte more for the literals takes a padding byte of the L/M/D stream: the literals are
+    // then read shifted by 8 bits, and may still form a valid block. Likewise a changed count
+    // of unused bits in the last literal byte.
+    var undetectable = [movedBoundary(1)]
+    for offset in [28, 40] {
+      var damaged = v1
+      let bits = Int32(bitPattern: UInt32(field(v1, offset)))
+      set32(&damaged, at: offset, UInt32(bitPattern: bits == 0 ? -3 : 0))
+      undetectable.append(damaged)
+    }
+    let theirs = try Reference.verdicts(undetectable)
+    for (i, stream) in undetectable.enumerated() {
+      if let ours = try? LZFSE.decode(stream, limit: 1 << 20) {
+        #expect(theirs[i] == ours, "case \(i): decoded, but not as the reference does")
+      }
+    }
+  }
+
+  /// bvx2 blocks whose matches reach into blocks left out of the stream: the distances point
+  /// before the start of the output.
+  @Test func distanceBeforeTheStart() throws {
+    let a = Samples.random(100_000, seed: 34)
+    let stream = try Reference.compress(a + a)
+    let parts = blocks(stream)
+    #expect(parts.count >= 4 && parts.dropLast().allSatisfy { $0.kind == "bvx2" })
+    #expect(try LZFSE.decode(stream, limit: 2 * a.count) == a + a)
+    let end = Array("bvx$".utf8)
+    #expect(throws: LZFSE.DecodeError("LZFSE match refers to data before the start of the output")) {
+      try LZFSE.decode(Array(parts[parts.count - 2].bytes) + end, limit: 2 * a.count)
+    }
+    expectRefused(Array(parts[0].bytes + parts[parts.count - 2].bytes) + end, "the middle blocks left out")
+  }
+
   /// LZVN opcodes by hand: a distance before the start, a repeated distance with none before,
   /// undefined opcodes, no end-of-stream opcode, literals past the block.
   @Test func handMadeLZVN() throws {
@@ -174,6 +229,8 @@ import Testing
     expectRefused(lzvn(raw: 1, [0xe2, 0x61, 0x62] + eos), "literals past the block")
     expectRefused(lzvn(raw: 20, [0xef, 0x61] + eos), "literal longer than the payload")
     expectRefused(lzvn(raw: 0, []), "empty LZVN payload")
+    // Apple's decoder refuses an LZVN block declaring no output, even one holding only its end.
+    expectRefused(lzvn(raw: 0, eos), "LZVN block without output")
   }
 
   /// Random damage to valid streams over many seeds: never a crash; whatever we decode, the

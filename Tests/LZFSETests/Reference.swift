@@ -132,15 +132,18 @@ enum Samples {
 }
 
 /// The block kinds of a stream, in order ("bvx2", "bvxn", ...), read from its block headers.
-func blockKinds(_ stream: [UInt8]) -> [String] {
-  var kinds: [String] = []
+func blockKinds(_ stream: [UInt8]) -> [String] { blocks(stream).map(\.kind) }
+
+/// The blocks of a stream: each one's kind and its bytes (header included).
+func blocks(_ stream: [UInt8]) -> [(kind: String, bytes: ArraySlice<UInt8>)] {
+  var kinds: [(kind: String, bytes: ArraySlice<UInt8>)] = []
   var position = 0
   func u32(_ at: Int) -> Int {
     Int(stream[at]) | Int(stream[at + 1]) << 8 | Int(stream[at + 2]) << 16 | Int(stream[at + 3]) << 24
   }
   while position + 4 <= stream.count {
     let kind = String(decoding: stream[position..<(position + 4)], as: UTF8.self)
-    kinds.append(kind)
+    let start = position
     switch kind {
     case "bvx-": position += 8 + u32(position + 4)
     case "bvxn": position += 12 + u32(position + 8)
@@ -149,8 +152,11 @@ func blockKinds(_ stream: [UInt8]) -> [String] {
       let v0 = UInt64(u32(position + 8)) | UInt64(u32(position + 12)) << 32
       let v1 = UInt64(u32(position + 16)) | UInt64(u32(position + 20)) << 32
       position += u32(position + 24) + Int((v0 >> 20) & 0xfffff) + Int((v1 >> 40) & 0xfffff)
-    default: return kinds
+    default:
+      kinds.append((kind, stream[start..<min(stream.count, start + 4)]))
+      return kinds
     }
+    kinds.append((kind, stream[start..<min(stream.count, position)]))
   }
   return kinds
 }
