@@ -52,11 +52,7 @@ package final class AppleArchiveSink: PackageSink {
   @discardableResult
   package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
     try finishWriting()
-    let file = output.descriptor
-    let written = WrittenPackage(size: try file.size(), sha256: try PackageDigest.sha256(of: file))
-    try check?(written.size)
-    try output.commit(replace: overwrite)
-    return written
+    return try output.commitPackage(checkingSize: check, replace: overwrite)
   }
 
   /// Removes the temporary archive.

@@ -220,13 +220,20 @@ package final class ZipSink: PackageSink {
   @discardableResult
   package func commit(checkingSize check: ((UInt64) throws -> Void)? = nil) throws -> WrittenPackage {
     try writer.finish()
-    let file = output.descriptor
-    let written = WrittenPackage(size: try file.size(), sha256: try PackageDigest.sha256(of: file))
-    try check?(written.size)
-    try output.commit(replace: overwrite)
-    return written
+    return try output.commitPackage(checkingSize: check, replace: overwrite)
   }
 
   /// Removes the temporary zip (its ``PendingFile`` does, too, when the sink goes away).
   package func discard() { output.discard() }
+}
+
+extension PendingFile {
+  /// Puts a package written whole into this temporary in place (``commit(replace:)``), unless
+  /// `check`, given its size, throws; returns its size and SHA-256.
+  package func commitPackage(checkingSize check: ((UInt64) throws -> Void)?, replace: Bool) throws -> WrittenPackage {
+    let written = WrittenPackage(size: try descriptor.size(), sha256: try PackageDigest.sha256(of: descriptor))
+    try check?(written.size)
+    try commit(replace: replace)
+    return written
+  }
 }
