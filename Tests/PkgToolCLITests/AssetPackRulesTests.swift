@@ -224,7 +224,12 @@ import Testing
     let result = try pkgtool(["validate", pack, "--max-size", "1000000", "--json"])
     #expect(result.stdout.contains("\"asset-pack-size\""), "\(result.stdout)")
     #expect(result.stdout.contains("declare 200,000,000,00"), "\(result.stdout)")
-    let small = try pkgtool(["validate", try folder(dir, "Small", manifest: Self.manifest(Self.v1))])
-    #expect(!small.stdout.contains("[asset-pack-size]"), "\(small.stdout)")
+    let smallPack = try folder(dir, "Small", manifest: Self.manifest(Self.v1))
+    let small = try pkgtool(["validate", smallPack])
+    #expect(small.status == 0 && !small.stdout.contains("[asset-pack-size]"), "\(small.stdout)")
+    // The room the app's other packs leave: a warning past it, an error with --strict.
+    let tight = try pkgtool(["validate", smallPack, "--asset-pack-room", "1", "--strict"])
+    #expect(tight.status == 1, "\(tight.stdout)")
+    #expect(tight.stdout.contains("[asset-pack-size]") && tight.stdout.contains("--asset-pack-room"), "\(tight.stdout)")
   }
 }

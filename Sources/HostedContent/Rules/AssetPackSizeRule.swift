@@ -9,7 +9,7 @@ package final class AssetPackSizeRule: Rule {
       "App Store Connect counts the largest uploaded version of each asset pack against one 200 GB total per app; a pack that alone is near or over it leaves no room for the others, or cannot be uploaded.",
     severity: .warning,
     details: [
-      "Adds the declared sizes (each file entry's `size`: the folder's file sizes, or the sizes an `.aar` declares) without overflow and warns when the sum is over 200,000,000,000 bytes.",
+      "Adds the declared sizes (each file entry's `size`: the folder's file sizes, or the sizes an `.aar` declares) without overflow and warns when the sum is over 200,000,000,000 bytes, or over `--asset-pack-room` (the part of the 200 GB the app's other packs leave for this one).",
       "The figures are Apple's: App Store Connect Help, \"Apple-hosted asset pack size limits\" (developer.apple.com/help/app-store-connect/reference/apple-hosted-asset-pack-size-limits): the asset pack total is 200 GB per app (for each asset pack, the largest of its versions eligible for TestFlight or the App Store; the packs' largest sizes are added; an email comes at 80%), and an app has at most 100 asset packs. \"Creating managed asset packs\" says Apple-Hosted Background Assets hosts up to 200GB of compressed assets. Apple states no separate limit for one pack, so one pack is measured against the per-app total.",
       "A warning, not an error: Apple counts compressed bytes and `ba-package` compresses, so a pack whose declared (uncompressed) size is over may still fit; the total across packs and the count of packs need the whole app and are not checked here. The reading itself still stops at `--max-size` (size-limit).",
     ],
@@ -41,10 +41,14 @@ package final class AssetPackSizeRule: Rule {
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard declared > limit else { return }
     let size = declared == .max ? "more than \(groupedDigits(UInt64.max))" : groupedDigits(declared)
+    let over =
+      limit == ValidationOptions.appleHostedAssetPackTotal
+      ? "the \(groupedDigits(limit)) bytes App Store Connect allows for all of an app's Apple-hosted asset packs together (compressed)"
+      : "--asset-pack-room (\(groupedDigits(limit)) bytes left of the 200 GB App Store Connect allows for all of an app's Apple-hosted asset packs)"
     findings.append(
       finding(
         nil,
-        "the asset pack's files declare \(size) bytes, over the \(groupedDigits(limit)) bytes App Store Connect allows for all of an app's Apple-hosted asset packs together (compressed)",
+        "the asset pack's files declare \(size) bytes, over \(over)",
         hint: "split the content into several asset packs, or host it yourself (Managed Background Assets)"))
   }
 }
