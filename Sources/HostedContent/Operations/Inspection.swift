@@ -99,7 +99,8 @@ public enum PackageInfo {
     let result = try inspector.run(source)
     let checksumStyle = source.checksumStyle
     var sha: String?
-    if source.format != .directory {
+    // A folder (a content project or an asset-pack folder) has no package file to hash.
+    if source.format != .directory && source.format != .assetPack {
       sha = try PackageDigest.sha256(of: try file ?? FileDescriptor.open(regularFile: path))
     }
     let rows = result.entries.map { e in
