@@ -180,23 +180,23 @@ import Testing
 
   @Test func junitCountsAreComputedAndSkippedRulesAreSkipped() throws {
     let xml = JUnitReporter.render(Self.report)
-    // 14 rules: 9 pass, content-version-increase and the two asset-pack rules skipped,
+    // 16 rules: 11 pass, content-version-increase and the two asset-pack rules skipped,
     // no-executable and size-limit fail once each (junk-file is a warning: a passing case).
-    #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="14" failures="2" errors="0" skipped="3">"#))
+    #expect(xml.contains(#"<testsuites name="pkgtool validate" tests="16" failures="2" errors="0" skipped="3">"#))
     #expect(xml.contains(#"<skipped message="runs only with --against OLD"/>"#))
     #expect(xml.components(separatedBy: "<failure ").count - 1 == 2)
     var strict = Self.report
     strict.strict = true
-    #expect(JUnitReporter.render(strict).contains(#"tests="14" failures="3""#))
+    #expect(JUnitReporter.render(strict).contains(#"tests="16" failures="3""#))
     let error = JUnitReporter.render(
       ValidationReport(unreadable: "gone.pkg", error: "cannot open 'gone.pkg'", strict: false))
-    #expect(error.contains(#"tests="15" failures="0" errors="1" skipped="14""#))
+    #expect(error.contains(#"tests="17" failures="0" errors="1" skipped="16""#))
     // One failing case per finding when a rule finds several.
     var several = Self.report
     several.result.findings.append(
       Finding(
         ruleID: "no-executable", severity: .error, path: "Contents/b.bin", message: "the file is an ELF executable"))
-    #expect(JUnitReporter.render(several).contains(#"tests="15" failures="3""#))
+    #expect(JUnitReporter.render(several).contains(#"tests="17" failures="3""#))
   }
 
   @Test func githubAnnotatesRealFilesAndSummarizesAValidRun() {

@@ -106,6 +106,9 @@ import XAR
     if example.options.maxSize != ValidationOptions.defaultMaxSize {
       arguments += ["--max-size", String(example.options.maxSize)]
     }
+    if example.options.assetPackLimit != ValidationOptions.appleHostedAssetPackTotal {
+      arguments += ["--asset-pack-room", String(example.options.assetPackLimit)]
+    }
     if rule.description.severity == .warning { arguments.append("--strict") }
     let result = try pkgtool(arguments)
     #expect(result.status == 1, "\(ruleID): \(result.stdout)\(result.stderr)")

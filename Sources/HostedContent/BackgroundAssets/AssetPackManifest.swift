@@ -2,8 +2,24 @@ import Foundation
 
 /// The `Manifest.json` of a Background Assets asset-pack source folder, as Apple's `ba-package`
 /// reads it: `assetPackID`, `downloadPolicy` (one of `essential`, `prefetch`, `onDemand`),
-/// `fileSelectors` (relative `file` and `directory` paths) and `platforms`.
+/// `fileSelectors` and `platforms`, in either of two forms:
+///
+/// - 1.x: selectors are `{"file": p}` and `{"directory": p}`, relative to the folder `ba-package`
+///   runs in;
+/// - 2.x: a top-level `sourceRoot` (the folder the selectors are relative to), an optional
+///   `language`, and selectors `{"fileSource": p, "fileDestination": q}` that copy the file or
+///   folder `p` under `sourceRoot` to `q` inside the pack.
+///
+/// Both are read; ``form`` says which one a manifest uses. A manifest mixing the two is refused.
 public struct AssetPackManifest: Equatable, Sendable {
+  /// Which form of the manifest (see the type's documentation).
+  public enum Form: Int, CaseIterable, Sendable {
+    /// `file`/`directory` selectors.
+    case v1 = 1
+    /// `sourceRoot`, `fileSource`/`fileDestination` selectors.
+    case v2 = 2
+  }
+
   /// How the system downloads the pack.
   public enum Policy: String, CaseIterable, Sendable {
     /// During the app's installation; the app cannot open until it is done.
@@ -28,11 +44,14 @@ public struct AssetPackManifest: Equatable, Sendable {
     case file(String)
     /// A folder and everything in it.
     case directory(String)
+    /// (2.x) A file or folder at `source` under `sourceRoot`, copied to `destination` in the pack.
+    case copy(source: String, destination: String)
 
-    /// The selected path, relative to the folder.
+    /// The selected path, relative to the folder (for 2.x, to `sourceRoot`).
     public var path: String {
       switch self {
       case .file(let p), .directory(let p): return p
+      case .copy(let source, _): return source
       }
     }
   }
@@ -52,35 +71,80 @@ public struct AssetPackManifest: Equatable, Sendable {
   public var fileSelectors: [Selector]
   /// The platforms the pack is for.
   public var platforms: [String]
+  /// Which form the manifest is written in.
+  public var form: Form
+  /// (2.x) The folder the selectors are relative to, relative to the manifest's folder.
+  public var sourceRoot: String?
+  /// The pack's language (a BCP-47 language, optionally with script and region), if any.
+  public var language: String?
 
   package init(
     assetPackID: String, policy: Policy, installationEvents: [InstallationEvent], fileSelectors: [Selector],
-    platforms: [String]
+    platforms: [String], form: Form = .v1, sourceRoot: String? = nil, language: String? = nil
   ) {
     self.assetPackID = assetPackID
     self.policy = policy
     self.installationEvents = policy == .onDemand ? [] : installationEvents
     self.fileSelectors = fileSelectors
     self.platforms = platforms
+    self.form = form
+    self.sourceRoot = sourceRoot
+    self.language = language
   }
 
-  /// What is wrong with `id` as an asset-pack ID, or nil. pkgtool's reading, kept narrow: 1 to
-  /// 64 ASCII letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`.
+  /// The longest asset-pack ID pkgtool accepts, in bytes.
+  public static let maxAssetPackIDLength = 64
+
+  /// What is wrong with `id` as an asset-pack ID, or nil: 1 to 64 ASCII letters, digits, `-` and
+  /// `_`, starting with a letter or digit. App Store Connect refuses a dot in an asset-pack ID
+  /// (the rule `asset-pack-manifest` documents the sources).
   package static func problem(withAssetPackID id: String) -> String? {
     if id.isEmpty { return "the asset-pack ID is empty" }
-    if id.utf8.count > 64 { return "the asset-pack ID is \(id.utf8.count) bytes; at most 64" }
+    if id.utf8.count > maxAssetPackIDLength {
+      return "the asset-pack ID is \(id.utf8.count) bytes; at most \(maxAssetPackIDLength)"
+    }
+    if id.contains(".") {
+      return
+        "the asset-pack ID '\(id)' holds a '.'; App Store Connect refuses dots in an asset-pack ID (use '-' or '_', for example '\(suggestedAssetPackID(from: id))')"
+    }
     let allowed = id.utf8.allSatisfy { b in
-      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: ".")
-        || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: "-")
+        || b == UInt8(ascii: "_")
     }
     if !allowed {
-      return "the asset-pack ID '\(id)' holds characters other than ASCII letters, digits, '.', '-' and '_'"
+      return "the asset-pack ID '\(id)' holds characters other than ASCII letters, digits, '-' and '_'"
     }
-    if let first = id.utf8.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "-") || first == UInt8(ascii: "_")
-    {
+    if let first = id.utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "_") {
       return "the asset-pack ID '\(id)' must start with a letter or digit"
     }
-    if id.contains("..") { return "the asset-pack ID '\(id)' holds '..'" }
+    return nil
+  }
+
+  /// The asset-pack ID `export background-assets` derives from a product identifier: each `.`
+  /// becomes `-` (`com.example.book` → `com-example-book`).
+  public static func suggestedAssetPackID(from productIdentifier: String) -> String {
+    productIdentifier.replacingOccurrences(of: ".", with: "-")
+  }
+
+  /// What is wrong with `tag` as the manifest's `language`, or nil: a BCP-47 language tag of a
+  /// language (2 or 3 letters), an optional script (4 letters) and an optional region (2 letters
+  /// or 3 digits); Background Assets takes no variants or extensions.
+  package static func problem(withLanguage tag: String) -> String? {
+    let parts = tag.split(separator: "-", omittingEmptySubsequences: false)
+    func letters(_ s: Substring, _ counts: ClosedRange<Int>) -> Bool {
+      counts.contains(s.utf8.count) && s.utf8.allSatisfy { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A }
+    }
+    func digits(_ s: Substring) -> Bool { s.utf8.count == 3 && s.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+    guard let first = parts.first, letters(first, 2...3) else {
+      return "language '\(tag)' does not start with an ISO 639 language code (2 or 3 letters)"
+    }
+    var index = 1
+    if index < parts.count, letters(parts[index], 4...4) { index += 1 }
+    if index < parts.count, letters(parts[index], 2...2) || digits(parts[index]) { index += 1 }
+    if index < parts.count {
+      return
+        "language '\(tag)' has '\(parts[index])' after the language, script and region; Background Assets takes only those (no variants or extensions)"
+    }
     return nil
   }
 
@@ -90,7 +154,7 @@ public struct AssetPackManifest: Equatable, Sendable {
     if policy != .onDemand {
       policyValue["installationEventTypes"] = .array(installationEvents.map { .string($0.rawValue) })
     }
-    let value = JSONValue.object([
+    var members: [String: JSONValue] = [
       "assetPackID": .string(assetPackID),
       "downloadPolicy": .object([policy.rawValue: .object(policyValue)]),
       "fileSelectors": .array(
@@ -98,11 +162,15 @@ public struct AssetPackManifest: Equatable, Sendable {
           switch $0 {
           case .file(let p): return .object(["file": .string(p)])
           case .directory(let p): return .object(["directory": .string(p)])
+          case .copy(let source, let destination):
+            return .object(["fileSource": .string(source), "fileDestination": .string(destination)])
           }
         }),
       "platforms": .array(platforms.map { .string($0) }),
-    ])
-    return Array(JSONText.string(value).utf8) + [0x0A]
+    ]
+    if let sourceRoot { members["sourceRoot"] = .string(sourceRoot) }
+    if let language { members["language"] = .string(language) }
+    return Array(JSONText.string(JSONValue.object(members)).utf8) + [0x0A]
   }
 
   /// Parses manifest bytes; every problem found, or the manifest when there is none.
@@ -115,7 +183,9 @@ public struct AssetPackManifest: Equatable, Sendable {
     }
     guard let root = value.objectValue else { return (nil, ["Manifest.json is not a JSON object"], []) }
     var problems: [String] = []
-    let known: Set<String> = ["assetPackID", "downloadPolicy", "fileSelectors", "platforms"]
+    let known: Set<String> = [
+      "assetPackID", "downloadPolicy", "fileSelectors", "platforms", "sourceRoot", "language",
+    ]
     let unknown = root.keys.filter { !known.contains($0) }.sorted()
 
     var id = ""
@@ -155,24 +225,83 @@ public struct AssetPackManifest: Equatable, Sendable {
     }
 
     var selectors: [Selector] = []
+    var forms: Set<Form> = []
     if case .array(let items)? = root["fileSelectors"], !items.isEmpty {
       for item in items {
-        guard let fields = item.objectValue, fields.count == 1, let (key, path) = fields.first,
-          case .string(let text) = path
-        else {
+        guard let fields = item.objectValue else {
           problems.append(
-            "a file selector must be an object with one 'file' or 'directory' string, not \(describe(item))")
+            "a file selector must be an object ({\"file\": …}, {\"directory\": …}, or {\"fileSource\": …, \"fileDestination\": …}), not \(describe(item))"
+          )
+          continue
+        }
+        if fields["fileSource"] != nil || fields["fileDestination"] != nil {
+          forms.insert(.v2)
+          guard fields.count == 2, case .string(let source)? = fields["fileSource"],
+            case .string(let destination)? = fields["fileDestination"]
+          else {
+            problems.append(
+              "a 2.x file selector has exactly a 'fileSource' and a 'fileDestination' string, not \(describeKeys(fields))"
+            )
+            continue
+          }
+          selectors.append(.copy(source: source, destination: destination))
+          continue
+        }
+        guard fields.count == 1, let (key, path) = fields.first, case .string(let text) = path else {
+          problems.append(
+            "a file selector must be an object with one 'file' or 'directory' string (1.x) or a 'fileSource' and a 'fileDestination' (2.x), not \(describeKeys(fields))"
+          )
           continue
         }
         switch key {
-        case "file": selectors.append(.file(text))
-        case "directory": selectors.append(.directory(text))
-        default: problems.append("a file selector's key is 'file' or 'directory', not '\(key)'")
+        case "file":
+          forms.insert(.v1)
+          selectors.append(.file(text))
+        case "directory":
+          forms.insert(.v1)
+          selectors.append(.directory(text))
+        default:
+          problems.append(
+            "a file selector's key is 'file' or 'directory' (or 'fileSource' with 'fileDestination'), not '\(key)'")
         }
       }
     } else {
       problems.append(
         "fileSelectors must be a non-empty array\(root["fileSelectors"].map { ", not " + describe($0) } ?? "")")
+    }
+
+    // The form: 2.x when its selectors or its sourceRoot appear; never both forms at once.
+    var sourceRoot: String?
+    if let value = root["sourceRoot"] {
+      if case .string(let text) = value {
+        sourceRoot = text
+      } else {
+        problems.append("sourceRoot must be a string (a folder relative to Manifest.json), not \(describe(value))")
+      }
+    }
+    if forms.count > 1 {
+      problems.append(
+        "fileSelectors mixes the 1.x form ('file', 'directory') with the 2.x form ('fileSource', 'fileDestination'); use one form"
+      )
+    } else if forms == [.v1], root["sourceRoot"] != nil {
+      problems.append(
+        "sourceRoot belongs to the 2.x form, but the selectors are 1.x ('file', 'directory'); use 'fileSource' and 'fileDestination', or drop sourceRoot"
+      )
+    } else if forms == [.v2], root["sourceRoot"] == nil {
+      problems.append(
+        "a manifest with 'fileSource'/'fileDestination' selectors (2.x) needs a sourceRoot, the folder they are relative to (\".\" for the manifest's folder)"
+      )
+    }
+    let form: Form = forms.contains(.v2) || (forms.isEmpty && root["sourceRoot"] != nil) ? .v2 : .v1
+
+    var language: String?
+    if let value = root["language"] {
+      if case .string(let text) = value {
+        language = text
+        if let problem = problem(withLanguage: text) { problems.append(problem) }
+      } else {
+        problems.append("language must be a string (a BCP-47 tag such as 'ja' or 'zh-Hant'), not \(describe(value))")
+      }
     }
 
     var platforms: [String] = []
@@ -183,7 +312,8 @@ public struct AssetPackManifest: Equatable, Sendable {
       problems.append("platforms must be a non-empty array\(root["platforms"].map { ", not " + describe($0) } ?? "")")
     }
     let manifest = AssetPackManifest(
-      assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms)
+      assetPackID: id, policy: policy, installationEvents: events, fileSelectors: selectors, platforms: platforms,
+      form: form, sourceRoot: sourceRoot, language: language)
     return (problems.isEmpty ? manifest : nil, problems, unknown)
   }
 
@@ -276,6 +406,12 @@ public struct AssetPackManifest: Equatable, Sendable {
     // Characters, not bytes: UTF-8 continuation bytes do not start one.
     let column = bytes[lineStart..<offset].filter { $0 & 0xC0 != 0x80 }.count + 1
     return (line, column)
+  }
+
+  /// An object's keys, for a message: "an object with 'a', 'b'".
+  private static func describeKeys(_ fields: [String: JSONValue]) -> String {
+    fields.isEmpty
+      ? "an empty object" : "an object with " + fields.keys.sorted().map { "'\($0)'" }.joined(separator: ", ")
   }
 
   private static func describe(_ value: JSONValue) -> String {

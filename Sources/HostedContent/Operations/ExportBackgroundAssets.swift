@@ -10,8 +10,12 @@ import XAR
 public enum ExportBackgroundAssets {
   /// What the asset pack's manifest says, and how the input is checked.
   public struct Options: Sendable {
-    /// Nil: the product identifier.
+    /// Nil: derived from the product identifier, each `.` made a `-` (App Store Connect
+    /// refuses dots in an asset-pack ID): `com.example.book` becomes `com-example-book`.
     public var assetPackID: String?
+    /// The manifest's form: 1.x (`directory` selectors, the default) or 2.x (`sourceRoot` `.`
+    /// and a `fileSource`/`fileDestination` selector mapping `Contents` to `Contents`).
+    public var manifestForm = AssetPackManifest.Form.v1
     /// When the system downloads the pack.
     public var policy: AssetPackManifest.Policy = .prefetch
     /// For `essential` and `prefetch`.
@@ -208,10 +212,12 @@ public enum ExportBackgroundAssets {
         SizeLimitRule.finding(derivedSize: over.size, limit: options.validation.maxSize))
       return result
     }
+    let selectors: [AssetPackManifest.Selector] =
+      options.manifestForm == .v2 ? [.copy(source: "Contents", destination: "Contents")] : [.directory("Contents")]
     let manifest = AssetPackManifest(
-      assetPackID: options.assetPackID ?? info.productIdentifier, policy: options.policy,
-      installationEvents: options.installationEvents, fileSelectors: [.directory("Contents")],
-      platforms: options.platforms)
+      assetPackID: options.assetPackID ?? AssetPackManifest.suggestedAssetPackID(from: info.productIdentifier),
+      policy: options.policy, installationEvents: options.installationEvents, fileSelectors: selectors,
+      platforms: options.platforms, form: options.manifestForm, sourceRoot: options.manifestForm == .v2 ? "." : nil)
     try folder.createFile(AssetPackManifest.fileName).write(manifest.encoded)
     result.manifest = manifest
 

@@ -10,7 +10,7 @@ package final class NoExecutableRule: Rule {
     securitySeverity: 7.5,
     details: [
       "Looks at the first bytes of every file whatever its name: Mach-O `FEEDFACE`/`FEEDFACF` in both byte orders, universal `CAFEBABE` with a small architecture count (a Java class file has its version, 45 or more, there) and `CAFEBABF`, ELF `7F 45 4C 46`, PE (`MZ` whose `e_lfanew` points at `PE\\0\\0`), `!<arch>` static libraries and `#!` scripts; and any execute permission bit.",
-      "In a Background Assets asset-pack folder the rule follows Apple's \"Creating managed asset packs\": an asset pack may include CPU and GPU executables, but not macOS executables. There it reports only Mach-O code that may run on macOS: code whose LC_BUILD_VERSION or LC_VERSION_MIN load commands name macOS, Mac Catalyst, DriverKit or a simulator, or name no platform at all (every slice of a universal binary is checked). Packages keep the whole rule.",
+      "In a Background Assets asset-pack folder the rule follows Apple's \"Creating managed asset packs\": an asset pack may include CPU and GPU executables, but not macOS executables. There it reports only Mach-O code that may run on macOS: code whose LC_BUILD_VERSION or LC_VERSION_MIN load commands name macOS, Mac Catalyst, DriverKit or a simulator, or name no platform at all (every slice of a universal binary is checked). Packages keep the whole rule. Apple's wording was checked again for this release (developer.apple.com/documentation/backgroundassets/creating-managed-asset-packs, \"Identify asset packs and choose download policies\": \"You can also include CPU and GPU executables in an asset pack, but not macOS executables\") and is unchanged, so the rule is too.",
     ],
     triggering: [
       RuleExample.package(

@@ -160,6 +160,12 @@ public struct ValidationOptions: Sendable, Equatable {
   public var productIdentifier: String?
   /// Treat warnings as errors.
   public var strict = false
+  /// The size `asset-pack-size` measures an asset pack against: Apple's per-app total for
+  /// Apple-hosted asset packs (200 GB); lower only in tests and examples.
+  package var assetPackLimit: UInt64 = ValidationOptions.appleHostedAssetPackTotal
+
+  /// 200 GB, read strictly: App Store Connect's total for all of an app's Apple-hosted asset packs.
+  public static let appleHostedAssetPackTotal: UInt64 = 200_000_000_000
 
   /// 2 GB, read strictly: 2,000,000,000 bytes.
   public static let defaultMaxSize: UInt64 = 2_000_000_000

@@ -113,7 +113,7 @@ public struct RuleExample: Sendable {
 
   /// A valid asset-pack manifest selecting `levels/` and `intro.txt`.
   public static let assetPackManifest = """
-    {"assetPackID": "com.example.levels", "downloadPolicy": {"prefetch": {"installationEventTypes": ["firstInstallation", "subsequentUpdate"]}},
+    {"assetPackID": "com-example-levels", "downloadPolicy": {"prefetch": {"installationEventTypes": ["firstInstallation", "subsequentUpdate"]}},
      "fileSelectors": [{"directory": "levels"}, {"file": "intro.txt"}], "platforms": ["iOS", "macOS"]}
     """
 

@@ -23,8 +23,12 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     discussion: """
       The package is validated and unpacked as a device would; its Contents/ folder goes into \
       DIR as it is (so the app finds each file at the same relative path), beside a \
-      Manifest.json with assetPackID (the product id unless --asset-pack-id), the download \
-      policy, file selectors that cover exactly those files, and the platforms. A symlink or \
+      Manifest.json with assetPackID (unless --asset-pack-id: the product id with each '.' \
+      made a '-', com.example.book -> com-example-book, because App Store Connect refuses dots \
+      in an asset-pack ID), the download policy, file selectors that cover exactly those \
+      files, and the platforms. The manifest is written in the 1.x form ({"directory": \
+      "Contents"}) unless --manifest-format 2 asks for the 2.x form (sourceRoot "." and \
+      {"fileSource": "Contents", "fileDestination": "Contents"}). A symlink or \
       a hard link becomes a copy of the file it leads to (an asset pack carries no links), \
       counted against --max-size; junk (.DS_Store, ._*, Thumbs.db, …) is left out, and the \
       output lists both. The folder is then checked with the asset-pack rules (pkgtool rules \
@@ -64,8 +68,17 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
 
   @Option(
     name: .customLong("asset-pack-id"),
-    help: ArgumentHelp("The asset pack's ID (default: the product identifier).", valueName: "id"))
+    help: ArgumentHelp(
+      "The asset pack's ID: letters, digits, '-', '_' (default: the product identifier with each '.' made a '-').",
+      valueName: "id"))
   var assetPackID: String?
+
+  @Option(
+    name: .customLong("manifest-format"),
+    help: ArgumentHelp(
+      "The Manifest.json form: 1 (file/directory selectors, the default) or 2 (sourceRoot, fileSource/fileDestination).",
+      valueName: "1|2"))
+  var manifestFormat: Int = 1
 
   @Option(
     help: ArgumentHelp("When the system downloads the pack: essential, prefetch or on-demand.", valueName: "policy"))
@@ -120,6 +133,9 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
       throw ValidationError("--aar-compression applies to an archive: name the output NAME.aar, or leave it out")
     }
     if try parsedPlatforms().isEmpty { throw ValidationError("--platforms names no platform") }
+    if AssetPackManifest.Form(rawValue: manifestFormat) == nil {
+      throw ValidationError("--manifest-format: '\(manifestFormat)' is neither 1 nor 2")
+    }
   }
 
   struct Summary: Encodable {
@@ -140,6 +156,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   func run() throws {
     var options = ExportBackgroundAssets.Options()
     options.assetPackID = assetPackID
+    options.manifestForm = AssetPackManifest.Form(rawValue: manifestFormat) ?? .v1
     options.policy = policy
     options.installationEvents = try parsedEvents()
     options.platforms = try parsedPlatforms()

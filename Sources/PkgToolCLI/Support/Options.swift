@@ -66,9 +66,18 @@ struct RuleOptions: ParsableArguments {
   @Flag(help: "Treat warnings (such as junk files) as errors.")
   var strict = false
 
+  @Option(
+    name: .customLong("asset-pack-room"),
+    help: ArgumentHelp(
+      "For asset packs: the room left for this pack of the 200 GB App Store Connect allows for all of an app's Apple-hosted asset packs (default 200G); asset-pack-size warns past it.",
+      valueName: "bytes"), transform: ByteCount.parse)
+  var assetPackRoom: ByteCount?
+
   var validationOptions: ValidationOptions {
-    ValidationOptions(
+    var options = ValidationOptions(
       maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
+    if let room = assetPackRoom?.value { options.assetPackLimit = room }
+    return options
   }
 }
 
