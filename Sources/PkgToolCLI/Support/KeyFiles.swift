@@ -21,8 +21,9 @@ enum KeyFiles {
     for path in paths {
       let key = try secret(path, for: command)
       if let other = keys.first(where: { $0.key.publicKey == key.publicKey }) {
-        throw ValidationError(
-          "'\(other.path)' and '\(path)' hold the same key (\(key.publicKey.keyID)); each key signs once")
+        throw OperationError(
+          "'\(other.path)' and '\(path)' hold the same key (\(key.publicKey.keyID)); each key signs once",
+          hint: "give each distinct secret key one time")
       }
       keys.append((path, key))
     }
