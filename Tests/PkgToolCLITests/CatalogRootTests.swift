@@ -121,7 +121,8 @@ import Testing
     #expect(rotated.stdout.contains("root version 2, "), "\(rotated.stdout)")
     // Under root 2, the catalog signed by c1 and c2 no longer meets the threshold.
     let stale = try pkgtool(["catalog", "verify", "catalog.json", "--root", "roots"], in: s.dir.path)
-    #expect(stale.status == 1 && stale.stderr.contains("1 valid signature(s) by catalog keys of root version 2; 2 needed"))
+    #expect(
+      stale.status == 1 && stale.stderr.contains("1 valid signature(s) by catalog keys of root version 2; 2 needed"))
     let renewed = try pkgtool(
       ["catalog", "renew", "catalog.json", "--key", "c2.key", "--key", "c3.key", "--root", "roots"], in: s.dir.path)
     #expect(renewed.status == 0, "\(renewed.stderr)")
@@ -135,8 +136,10 @@ import Testing
 
     // A withdrawn version.
     let removed = try pkgtool(
-      ["catalog", "remove", "catalog.json", "com.example.book", "1.1", "--key", "c2.key", "--key", "c3.key", "--root",
-       "roots"], in: s.dir.path)
+      [
+        "catalog", "remove", "catalog.json", "com.example.book", "1.1", "--key", "c2.key", "--key", "c3.key", "--root",
+        "roots",
+      ], in: s.dir.path)
     #expect(removed.status == 0, "\(removed.stderr)")
     try expectValid(s, roots: ["roots"], sequence: 4, rootVersion: 2)
     let withdrawn = try pkgtool(
@@ -145,8 +148,10 @@ import Testing
 
     // An expiry.
     let short = try pkgtool(
-      ["catalog", "renew", "catalog.json", "--key", "c2.key", "--key", "c3.key", "--root", "roots", "--expires-in",
-       "1s"], in: s.dir.path)
+      [
+        "catalog", "renew", "catalog.json", "--key", "c2.key", "--key", "c3.key", "--root", "roots", "--expires-in",
+        "1s",
+      ], in: s.dir.path)
     #expect(short.status == 0, "\(short.stderr)")
     Thread.sleep(forTimeInterval: 2.2)
     let expired = try pkgtool(["catalog", "verify", "catalog.json", "--root", "roots"], in: s.dir.path)
@@ -167,7 +172,8 @@ import Testing
     try expectRefused(same, status: 2, "hold the same key", s, unchanged: before2)
     // Too few catalog keys for the root: refused before anything is written.
     let few = try publish(s, [s.packages[0]], keys: ["--key", "c1.key", "--root", "roots/root-1.json"])
-    try expectRefused(few, status: 2, "would carry 1 signature(s) by catalog keys of root version 1", s, unchanged: before2)
+    try expectRefused(
+      few, status: 2, "would carry 1 signature(s) by catalog keys of root version 1", s, unchanged: before2)
   }
 
   @Test func aTamperedRootIsRefused() throws {
@@ -213,8 +219,10 @@ import Testing
     let before = try snapshot(s.dir.path)
     try expectRefused(
       try pkgtool(
-        ["root", "rotate", "roots/root-1.json", "-o", "roots/root-2.json", "--key", "root-a.key", "--root-key",
-         "root-c.key", "--root-threshold", "1"], in: s.dir.path),
+        [
+          "root", "rotate", "roots/root-1.json", "-o", "roots/root-2.json", "--key", "root-a.key", "--root-key",
+          "root-c.key", "--root-threshold", "1",
+        ], in: s.dir.path),
       status: 2, "carry 1 signature(s) by root keys of the old root (version 1); its threshold is 2", s,
       unchanged: before)
     // A client given a version 2 signed only by its own new key (whoever holds root-c).
@@ -222,7 +230,8 @@ import Testing
     let forged = try Root(
       version: 2, rootKeys: [rootC.publicKey], rootThreshold: 1,
       catalogKeys: [try CatalogPublicKey(contentsOf: s.path("c3.key.pub"))], catalogThreshold: 1, lifetime: 86_400)
-    try Data(try RootFile.encode(forged, signedWith: [rootC])).write(to: URL(fileURLWithPath: s.path("roots/root-2.json")))
+    try Data(try RootFile.encode(forged, signedWith: [rootC])).write(
+      to: URL(fileURLWithPath: s.path("roots/root-2.json")))
     let before2 = try snapshot(s.dir.path)
     try expectRefused(
       try pkgtool(["root", "verify", "roots"], in: s.dir.path),
@@ -254,7 +263,8 @@ import Testing
       "root version 1 expired at 20", s, unchanged: before)
     #expect(try python(["verify-root", "catalog.json", "old-root.json"], in: s).status == 1)
     // The publisher can still rotate it: its keys sign the next version.
-    let rotated = try pkgtool(["root", "rotate", "old-root.json", "-o", "new-root.json", "--key", "root-a.key"], in: s.dir.path)
+    let rotated = try pkgtool(
+      ["root", "rotate", "old-root.json", "-o", "new-root.json", "--key", "root-a.key"], in: s.dir.path)
     #expect(rotated.status == 0, "\(rotated.stderr)")
     #expect(try pkgtool(["root", "verify", "old-root.json", "new-root.json"], in: s.dir.path).status == 0)
   }
@@ -320,8 +330,10 @@ import Testing
     try FileManager.default.copyItem(atPath: s.path("catalog.json"), toPath: s.path("catalog-v1.json"))
     #expect(
       try pkgtool(
-        ["root", "rotate", "roots/root-1.json", "-o", "roots/root-2.json", "--key", "root-a.key", "--key",
-         "root-b.key", "-q"], in: s.dir.path
+        [
+          "root", "rotate", "roots/root-1.json", "-o", "roots/root-2.json", "--key", "root-a.key", "--key",
+          "root-b.key", "-q",
+        ], in: s.dir.path
       ).status == 0)
     let installed = try pkgtool(
       ["install", s.packages[0], "--into", "docs", "--catalog", "catalog.json", "--root", "roots"], in: s.dir.path)

@@ -247,7 +247,8 @@ public enum CatalogFile {
     }
     let signed = try JSONValue(encoding: catalog).canonicalBytes
     let signatures = try keys.sorted { $0.publicKey.keyID < $1.publicKey.keyID }.map {
-      Signature(keyId: $0.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try $0.signature(for: signed)))
+      Signature(
+        keyId: $0.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try $0.signature(for: signed)))
     }
     return try JSONText.bytes(Document(signed: catalog, signatures: signatures))
   }
@@ -352,7 +353,7 @@ public enum CatalogFile {
     }
   }
 
-  static func bytes(of path: String) throws -> [UInt8] {
+  static func bytes(of path: String, what: String = "catalog") throws -> [UInt8] {
     do {
       let file = try FileDescriptor.open(regularFile: path)
       let size = try file.size()
@@ -361,7 +362,7 @@ public enum CatalogFile {
     } catch let error as CatalogError {
       throw error
     } catch {
-      throw OperationError("cannot read the catalog '\(path)': \(error)")
+      throw OperationError("cannot read the \(what) '\(path)': \(error)")
     }
   }
 }

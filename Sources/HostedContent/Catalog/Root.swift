@@ -71,7 +71,8 @@ public struct Root: Codable, Equatable, Sendable {
         if let other = seen[key.keyID] {
           throw CatalogError.malformed(
             other == key
-              ? "the \(role) role lists key \(key.keyID) twice" : "key-id collision: two different keys have the id \(key.keyID)"
+              ? "the \(role) role lists key \(key.keyID) twice"
+              : "key-id collision: two different keys have the id \(key.keyID)"
           )
         }
         seen[key.keyID] = key
@@ -149,7 +150,8 @@ public struct Root: Codable, Equatable, Sendable {
   /// Who may sign catalogs: the catalog role of this root.
   public var catalogTrust: CatalogTrust {
     CatalogTrust(
-      keys: Dictionary(uniqueKeysWithValues: roles.catalog.keyIds.compactMap { id in (try? publicKey(id)).map { (id, $0) } }),
+      keys: Dictionary(
+        uniqueKeysWithValues: roles.catalog.keyIds.compactMap { id in (try? publicKey(id)).map { (id, $0) } }),
       threshold: roles.catalog.threshold, name: "catalog keys of root version \(version)",
       rootOnly: Set(roles.root.keyIds).subtracting(roles.catalog.keyIds))
   }
@@ -216,10 +218,11 @@ public enum RootFile {
 
   /// Reads the root at `path` and checks its form (not its signatures).
   public static func parse(contentsOf path: String) throws -> Parsed {
-    let bytes = try CatalogFile.bytes(of: path)
+    let bytes = try CatalogFile.bytes(of: path, what: "root")
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch let refusal as StrictJSON.Refusal where refusal.isDuplicateName {
-      throw CatalogError.malformed("'\(path)' is refused: \(refusal) (two keys under one key id, or a field given twice)")
+      throw CatalogError.malformed(
+        "'\(path)' is refused: \(refusal) (two keys under one key id, or a field given twice)")
     } catch {
       throw CatalogError.malformed("'\(path)' is not JSON of the expected kind: \(error)")
     }
@@ -259,7 +262,8 @@ public enum RootFile {
       }
     }
     guard !paths.isEmpty else {
-      throw OperationError("no root file in \(arguments.joined(separator: ", "))", hint: "make one with pkgtool root init")
+      throw OperationError(
+        "no root file in \(arguments.joined(separator: ", "))", hint: "make one with pkgtool root init")
     }
     return paths
   }
@@ -341,7 +345,8 @@ public struct CatalogSigner: Sendable {
     guard listed.count >= root.roles.catalog.threshold else {
       throw OperationError(
         "the catalog would carry \(listed.count) signature(s) by catalog keys of root version \(root.version); its threshold is \(root.roles.catalog.threshold)",
-        hint: "give --key once for each catalog key to sign with (the root lists \(root.roles.catalog.keyIds.joined(separator: ", ")))"
+        hint:
+          "give --key once for each catalog key to sign with; the root lists \(root.roles.catalog.keyIds.joined(separator: ", "))"
       )
     }
   }

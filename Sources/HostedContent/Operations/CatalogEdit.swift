@@ -94,8 +94,7 @@ public enum CatalogEdit {
     let lock = try OperationError.turn(in: Paths.parent(of: path), for: command, timeout: 120)
     defer { withExtendedLifetime(lock) {} }
     var catalog: Catalog
-    do { catalog = try signer.existing(path) } catch let error as CatalogError
-    {
+    do { catalog = try signer.existing(path) } catch let error as CatalogError {
       throw OperationError(
         "the catalog '\(path)' cannot be changed: \(error)", hint: "sign with the key that signed it")
     }

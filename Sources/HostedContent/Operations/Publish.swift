@@ -47,7 +47,8 @@ public enum Publish {
     packages: [String], key: CatalogSigningKey, output: String, options: Options,
     progress: ((_ package: String) -> ProgressHandler?)? = nil
   ) throws -> Result {
-    try run(packages: packages, signer: CatalogSigner(keys: [key]), output: output, options: options, progress: progress)
+    try run(
+      packages: packages, signer: CatalogSigner(keys: [key]), output: output, options: options, progress: progress)
   }
 
   /// As ``run(packages:key:output:options:progress:)``, signed by every key of `signer`. An

@@ -164,7 +164,8 @@ struct CatalogVerifyCommand: ParsableCommand {
     } else {
       let root = try RootOptions.chain(roots, for: "catalog verify").last!
       trust = root.catalogTrust
-      signedBy = "root version \(root.version) (\(root.roles.catalog.threshold) of \(root.roles.catalog.keyIds.count) catalog keys)"
+      signedBy =
+        "root version \(root.version) (\(root.roles.catalog.threshold) of \(root.roles.catalog.keyIds.count) catalog keys)"
     }
     let verified: Catalog
     do {

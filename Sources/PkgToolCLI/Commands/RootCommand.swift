@@ -76,7 +76,7 @@ struct RootRoleOptions: ParsableArguments {
     if FileManager.default.fileExists(atPath: output) {
       throw OperationError(
         "'\(output)' already exists",
-        hint: "a root version is never overwritten (clients need every version); write the new one to a new file")
+        hint: "a root version is never overwritten, since clients need every version; write the new one to a new file")
     }
   }
 
@@ -101,7 +101,8 @@ struct RootInitCommand: ParsableCommand {
             --catalog-key content.key.pub --catalog-threshold 1 --expires-in 365d
       """)
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"))
+  @Option(
+    name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"))
   var output: String
 
   @OptionGroup var roles: RootRoleOptions
@@ -185,7 +186,7 @@ struct RootRotateCommand: ParsableCommand {
       guard count >= root.roles.root.threshold else {
         throw OperationError(
           "'\(output)' would carry \(count) signature(s) by root keys of \(what); its threshold is \(root.roles.root.threshold); nothing was written",
-          hint: "give --key once for each root key to sign with (\(root.roles.root.keyIds.joined(separator: ", ")))")
+          hint: "give --key once for each root key to sign with: \(root.roles.root.keyIds.joined(separator: ", "))")
       }
     }
     let used = signers.filter {

@@ -25,7 +25,8 @@ struct CatalogOptions: ParsableArguments {
   func validate() throws {
     if catalog != nil, (publicKey == nil) == roots.isEmpty {
       throw ValidationError(
-        "--catalog goes with --public-key or --root (one of them): a catalog is trusted only with the keys that signed it.")
+        "--catalog goes with --public-key or --root (one of them): a catalog is trusted only with the keys that signed it."
+      )
     }
     if catalog == nil, publicKey != nil || !roots.isEmpty {
       throw ValidationError(
