@@ -283,6 +283,18 @@ import Testing
       "2 needed", s, unchanged: before)
     let py = try python(["verify-root", "catalog.json", "roots/root-1.json"], in: s)
     #expect(py.status == 1 && py.stderr.contains("1 valid catalog signature(s); 2 needed"), "\(py.stderr)")
+    // The one signature listed twice still counts once: the threshold is of distinct keys.
+    var document = try #require(
+      try JSONSerialization.jsonObject(with: Data(try readFile(s.path("catalog.json")))) as? [String: Any])
+    let signatures = try #require(document["signatures"] as? [Any])
+    document["signatures"] = signatures + signatures
+    try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]).write(
+      to: URL(fileURLWithPath: s.path("doubled.json")))
+    let before1 = try snapshot(s.dir.path)
+    try expectRefused(
+      try pkgtool(["catalog", "verify", "doubled.json", "--root", "roots"], in: s.dir.path),
+      "carries 1 valid signature(s) by catalog keys of root version 1; 2 needed", s, unchanged: before1)
+    #expect(try python(["verify-root", "doubled.json", "roots/root-1.json"], in: s).status == 1)
     // A root key plus a catalog key: the root key does not count for catalogs.
     try FileManager.default.removeItem(atPath: s.path("catalog.json"))
     #expect(try publish(s, s.packages, keys: ["--key", "c1.key", "--key", "root-a.key"]).status == 0)
