@@ -18,6 +18,10 @@ sharing no code with pkgtool.
   catalog-crosscheck.py verify-root CATALOG ROOT [ROOT...]
       verifies the roots as above, then the catalog: valid signatures by at least the newest
       root's catalog threshold of distinct catalog keys, and not expired.
+  catalog-crosscheck.py make-root OUT ROOTKEY CATALOGKEY.pub
+      writes a version 1 root, one day long, with ROOTKEY's public half as the root role and
+      CATALOGKEY.pub as the catalog role (thresholds 1), signed with ROOTKEY: pkgtool must
+      accept it.
   catalog-crosscheck.py canonical FILE
       writes the RFC 8785 (JCS) form of the JSON value in FILE to standard output
   catalog-crosscheck.py keys KEY KEY.pub
@@ -301,7 +305,29 @@ def verify_root(catalog_path, root_paths):
     return 0
 
 
+def make_root(out_path, root_key_path, catalog_public_path):
+    private = load_private(root_key_path)
+    root_raw = raw_public(private.public_key())
+    catalog_raw = raw_public(load_public(catalog_public_path))
+    expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    signed = {
+        "type": "root", "version": 1, "expires": expires,
+        "keys": {key_id(raw): {"algorithm": "ed25519", "publicKey": base64.b64encode(raw).decode()}
+                 for raw in (root_raw, catalog_raw)},
+        "roles": {"root": {"keyIds": [key_id(root_raw)], "threshold": 1},
+                  "catalog": {"keyIds": [key_id(catalog_raw)], "threshold": 1}},
+    }
+    signature = private.sign(canonical(signed))
+    document = {"signed": signed, "signatures": [
+        {"keyId": key_id(root_raw), "algorithm": "ed25519", "signature": base64.b64encode(signature).decode()}]}
+    with open(out_path, "x", encoding="utf-8") as f:
+        json.dump(document, f, indent=1, ensure_ascii=False)
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[1] == "make-root":
+        sys.exit(make_root(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) >= 3 and sys.argv[1] == "roots":
         try:
             newest = roots(sys.argv[2:])

@@ -176,6 +176,21 @@ import Testing
       few, status: 2, "would carry 1 signature(s) by catalog keys of root version 1", s, unchanged: before2)
   }
 
+  /// The other way round: a root written and signed by Python (its own canonical form) verifies
+  /// in pkgtool, and a catalog signed under it installs.
+  @Test func aRootWrittenByPythonIsAccepted() throws {
+    let s = try setup()
+    let made = try python(["make-root", "py-root.json", "root-c.key", "c3.key.pub"], in: s)
+    #expect(made.status == 0, "\(made.stderr)")
+    let verified = try pkgtool(["root", "verify", "py-root.json"], in: s.dir.path)
+    #expect(verified.status == 0 && verified.stdout.hasPrefix("valid: root version 1, "), "\(verified.stderr)")
+    #expect(try publish(s, s.packages, keys: ["--key", "c3.key", "--root", "py-root.json"]).status == 0)
+    let installed = try pkgtool(
+      ["install", s.packages[1], "--into", "docs", "--catalog", "catalog.json", "--root", "py-root.json"],
+      in: s.dir.path)
+    #expect(installed.status == 0, "\(installed.stderr)")
+  }
+
   @Test func aTamperedRootIsRefused() throws {
     let s = try setup()
     #expect(try publish(s, s.packages, keys: underRoot1).status == 0)
