@@ -10,6 +10,18 @@ sharing no code with pkgtool.
       makes a new key pair (NEWKEY as PKCS#8 PEM, NEWKEY.pub as SubjectPublicKeyInfo PEM),
       optionally sets the sequence, and signs the catalog again with it: pkgtool must accept the
       result with NEWKEY.pub.
+  catalog-crosscheck.py roots ROOT [ROOT...]
+      verifies a chain of root documents (root.json): the lowest version is trusted as shipped
+      and must carry its own root threshold; each next must be exactly one higher and carry the
+      root threshold of the one before and its own; key ids must be the ids of their keys; the
+      newest must not have expired.
+  catalog-crosscheck.py verify-root CATALOG ROOT [ROOT...]
+      verifies the roots as above, then the catalog: valid signatures by at least the newest
+      root's catalog threshold of distinct catalog keys, and not expired.
+  catalog-crosscheck.py make-root OUT ROOTKEY CATALOGKEY.pub
+      writes a version 1 root, one day long, with ROOTKEY's public half as the root role and
+      CATALOGKEY.pub as the catalog role (thresholds 1), signed with ROOTKEY: pkgtool must
+      accept it.
   catalog-crosscheck.py canonical FILE
       writes the RFC 8785 (JCS) form of the JSON value in FILE to standard output
   catalog-crosscheck.py keys KEY KEY.pub
@@ -200,7 +212,132 @@ def resign(catalog_path, key_path, sequence=None):
     return 0
 
 
+def _moment(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+
+
+def _root_key(signed, key_ref):
+    entry = signed["keys"][key_ref]
+    if entry.get("algorithm") != "ed25519":
+        raise ValueError(f"key {key_ref} is not ed25519")
+    der = base64.b64decode(entry["publicKey"], validate=True)
+    if len(der) == 44:
+        key = serialization.load_der_public_key(der)
+        assert isinstance(key, Ed25519PublicKey), "not an Ed25519 public key"
+    else:
+        key = Ed25519PublicKey.from_public_bytes(der)
+    if key_id(raw_public(key)) != key_ref:
+        raise ValueError(f"key-id collision: {key_ref} lists a key whose id is {key_id(raw_public(key))}")
+    return key
+
+
+def _distinct_signers(document, signer_signed, role_name):
+    """The ids of distinct keys of signer_signed's role that signed document's `signed`."""
+    role = signer_signed["roles"][role_name]
+    payload = canonical(document["signed"])
+    good = set()
+    for signature in document["signatures"]:
+        ref = signature.get("keyId")
+        if ref not in role["keyIds"] or signature.get("algorithm") != "ed25519":
+            continue
+        try:
+            _root_key(signer_signed, ref).verify(base64.b64decode(signature["signature"], validate=True), payload)
+        except (InvalidSignature, ValueError):
+            continue
+        good.add(ref)
+    return good
+
+
+def _check_root_form(signed):
+    if signed.get("type") != "root" or not isinstance(signed.get("version"), int) or signed["version"] < 1:
+        raise ValueError("not a root (type 'root', version 1 or more)")
+    for ref in signed["keys"]:
+        _root_key(signed, ref)
+    for name in ("root", "catalog"):
+        role = signed["roles"][name]
+        if len(set(role["keyIds"])) != len(role["keyIds"]) or any(r not in signed["keys"] for r in role["keyIds"]):
+            raise ValueError(f"the {name} role lists a key twice or an unlisted key")
+        if not 1 <= role["threshold"] <= len(role["keyIds"]):
+            raise ValueError(f"the {name} role's threshold cannot be met")
+
+
+def roots(paths):
+    """The newest root's `signed`, after checking the chain; raises ValueError."""
+    documents = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            documents.append(load_strict(f))
+    documents.sort(key=lambda d: d["signed"]["version"])
+    previous = None
+    for document in documents:
+        signed = document["signed"]
+        _check_root_form(signed)
+        if previous is not None:
+            if signed["version"] != previous["version"] + 1:
+                raise ValueError(f"root version {signed['version']} does not follow {previous['version']}")
+            if len(_distinct_signers(document, previous, "root")) < previous["roles"]["root"]["threshold"]:
+                raise ValueError(f"root version {signed['version']} lacks the threshold of version {previous['version']}")
+        if len(_distinct_signers(document, signed, "root")) < signed["roles"]["root"]["threshold"]:
+            raise ValueError(f"root version {signed['version']} lacks its own root threshold")
+        previous = signed
+    if _moment(previous["expires"]) <= datetime.datetime.now(datetime.timezone.utc):
+        raise ValueError(f"root version {previous['version']} expired at {previous['expires']}")
+    return previous
+
+
+def verify_root(catalog_path, root_paths):
+    try:
+        root = roots(root_paths)
+    except (ValueError, KeyError, TypeError) as error:
+        print(f"root refused: {error}", file=sys.stderr)
+        return 1
+    with open(catalog_path, encoding="utf-8") as f:
+        document = load_strict(f)
+    signers = _distinct_signers(document, root, "catalog")
+    if len(signers) < root["roles"]["catalog"]["threshold"]:
+        print(f"the catalog carries {len(signers)} valid catalog signature(s); {root['roles']['catalog']['threshold']} needed", file=sys.stderr)
+        return 1
+    expires = document["signed"].get("expires")
+    if expires is not None and _moment(expires) <= datetime.datetime.now(datetime.timezone.utc):
+        print(f"the catalog expired at {expires}", file=sys.stderr)
+        return 1
+    print(f"verified: sequence {document['signed']['sequence']}, root version {root['version']}, {len(signers)} of {root['roles']['catalog']['threshold']} catalog signature(s)")
+    return 0
+
+
+def make_root(out_path, root_key_path, catalog_public_path):
+    private = load_private(root_key_path)
+    root_raw = raw_public(private.public_key())
+    catalog_raw = raw_public(load_public(catalog_public_path))
+    expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    signed = {
+        "type": "root", "version": 1, "expires": expires,
+        "keys": {key_id(raw): {"algorithm": "ed25519", "publicKey": base64.b64encode(raw).decode()}
+                 for raw in (root_raw, catalog_raw)},
+        "roles": {"root": {"keyIds": [key_id(root_raw)], "threshold": 1},
+                  "catalog": {"keyIds": [key_id(catalog_raw)], "threshold": 1}},
+    }
+    signature = private.sign(canonical(signed))
+    document = {"signed": signed, "signatures": [
+        {"keyId": key_id(root_raw), "algorithm": "ed25519", "signature": base64.b64encode(signature).decode()}]}
+    with open(out_path, "x", encoding="utf-8") as f:
+        json.dump(document, f, indent=1, ensure_ascii=False)
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[1] == "make-root":
+        sys.exit(make_root(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) >= 3 and sys.argv[1] == "roots":
+        try:
+            newest = roots(sys.argv[2:])
+        except (ValueError, KeyError, TypeError) as error:
+            print(f"root refused: {error}", file=sys.stderr)
+            sys.exit(1)
+        print(f"verified: root version {newest['version']}, expires {newest['expires']}")
+        sys.exit(0)
+    if len(sys.argv) >= 4 and sys.argv[1] == "verify-root":
+        sys.exit(verify_root(sys.argv[2], sys.argv[3:]))
     if len(sys.argv) >= 4 and sys.argv[1] == "verify":
         sys.exit(verify(sys.argv[2], sys.argv[3]))
     if len(sys.argv) >= 3 and sys.argv[1] == "canonical":

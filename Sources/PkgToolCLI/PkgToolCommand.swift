@@ -30,7 +30,7 @@ public struct PkgToolCommand: ParsableCommand {
     subcommands: [
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
       BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self, KeygenCommand.self,
-      PublishCommand.self, CatalogCommand.self, ExportCommand.self, ServeCommand.self,
+      PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeCommand.self,
     ])
 
   public init() {}

@@ -232,6 +232,12 @@ public enum CatalogFile {
   /// The file's bytes: `signed` and `signatures`, keys sorted, indented, so that publishing a
   /// new version changes only the lines it adds.
   public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
+    try encode(catalog, signedWith: [key])
+  }
+
+  /// As ``encode(_:signedWith:)-(_,CatalogSigningKey)``, with one signature per key (sorted by
+  /// key id), for a root whose catalog role needs several.
+  public static func encode(_ catalog: Catalog, signedWith keys: [CatalogSigningKey]) throws -> [UInt8] {
     // Past 2^53 - 1 the catalog would be signed but no reader (pkgtool, JavaScript, Python's
     // check) could verify it: refused before anything is written.
     guard catalog.sequence <= JSONValue.largestExactInteger else {
@@ -240,14 +246,22 @@ public enum CatalogFile {
         hint: "start a new catalog with a new key, and ship that key's .pub to the apps")
     }
     let signed = try JSONValue(encoding: catalog).canonicalBytes
-    let signature = Signature(
-      keyId: key.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try key.signature(for: signed)))
-    return try JSONText.bytes(Document(signed: catalog, signatures: [signature]))
+    let signatures = try keys.sorted { $0.publicKey.keyID < $1.publicKey.keyID }.map {
+      Signature(
+        keyId: $0.publicKey.keyID, algorithm: "ed25519", signature: Base64.encode(try $0.signature(for: signed)))
+    }
+    return try JSONText.bytes(Document(signed: catalog, signatures: signatures))
   }
 
   /// Parses a catalog file and checks its signature with `publicKey`: the catalog, or
   /// ``CatalogError``.
   public static func verify(_ bytes: [UInt8], publicKey: CatalogPublicKey) throws -> Catalog {
+    try verify(bytes, trust: CatalogTrust(key: publicKey))
+  }
+
+  /// Parses a catalog file and checks that at least `trust.threshold` distinct keys of `trust`
+  /// signed it: the catalog, or ``CatalogError``.
+  public static func verify(_ bytes: [UInt8], trust: CatalogTrust) throws -> Catalog {
     guard bytes.count <= 64 << 20 else { throw CatalogError.malformed("the catalog is larger than 64 MiB") }
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
@@ -259,49 +273,69 @@ public enum CatalogFile {
       throw CatalogError.malformed("the catalog has no 'signed' object and 'signatures' array")
     }
     let canonical = signed.canonicalBytes
-    var sawKey = false
+    var seen: [String] = []
+    var valid = Set<String>()
+    var rootOnly: [String] = []
     for item in signatures {
-      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"], keyID == publicKey.keyID else {
+      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"] else { continue }
+      guard let key = trust.keys[keyID] else {
+        if trust.rootOnly.contains(keyID) { rootOnly.append(keyID) }
         continue
       }
-      sawKey = true
+      seen.append(keyID)
       guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Base64.decode(text), publicKey.isValidSignature(signature, for: canonical)
+        let signature = Base64.decode(text), key.isValidSignature(signature, for: canonical)
       else { continue }
-      do {
-        let catalog = try JSONDecoder().decode(Catalog.self, from: Data(canonical))
-        guard catalog.formatVersion == Catalog.currentFormatVersion else {
-          throw CatalogError.malformed(
-            "catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
-        }
-        var products = Set<String>()
-        for product in catalog.products {
-          guard products.insert(product.productIdentifier).inserted else {
-            throw CatalogError.malformed("the catalog lists the product \(product.productIdentifier) twice")
-          }
-          var versions = Set<String>()
-          for version in product.versions where !versions.insert(version.contentVersion).inserted {
-            throw CatalogError.malformed(
-              "the catalog lists \(product.productIdentifier) \(version.contentVersion) twice")
-          }
-        }
-        _ = try catalog.expiryDate()
-        return catalog
-      } catch let error as CatalogError {
-        throw error
-      } catch {
-        throw CatalogError.malformed("the signed catalog does not have the expected fields: \(error)")
-      }
+      valid.insert(keyID)
     }
-    throw CatalogError.badSignature(
-      sawKey
-        ? "the catalog's signature does not verify with key \(publicKey.keyID): it was changed after signing"
-        : "the catalog carries no signature of key \(publicKey.keyID)")
+    guard valid.count >= trust.threshold else {
+      let broken = seen.filter { !valid.contains($0) }
+      if let key = trust.keys.keys.first, trust.name == "key \(key)" {
+        throw CatalogError.badSignature(
+          seen.isEmpty
+            ? "the catalog carries no signature of key \(key)"
+            : "the catalog's signature does not verify with key \(key): it was changed after signing")
+      }
+      var text =
+        "the catalog carries \(valid.count) valid signature(s) by \(trust.name); \(trust.threshold) needed"
+      if let first = broken.first { text += "; the signature of key \(first) does not verify: changed after signing" }
+      if let first = rootOnly.first { text += "; key \(first) signed it, but the root lists it only to sign roots" }
+      throw CatalogError.badSignature(text)
+    }
+    do {
+      let catalog = try JSONDecoder().decode(Catalog.self, from: Data(canonical))
+      guard catalog.formatVersion == Catalog.currentFormatVersion else {
+        throw CatalogError.malformed(
+          "catalog format \(catalog.formatVersion) is not one this pkgtool reads (\(Catalog.currentFormatVersion))")
+      }
+      var products = Set<String>()
+      for product in catalog.products {
+        guard products.insert(product.productIdentifier).inserted else {
+          throw CatalogError.malformed("the catalog lists the product \(product.productIdentifier) twice")
+        }
+        var versions = Set<String>()
+        for version in product.versions where !versions.insert(version.contentVersion).inserted {
+          throw CatalogError.malformed(
+            "the catalog lists \(product.productIdentifier) \(version.contentVersion) twice")
+        }
+      }
+      _ = try catalog.expiryDate()
+      return catalog
+    } catch let error as CatalogError {
+      throw error
+    } catch {
+      throw CatalogError.malformed("the signed catalog does not have the expected fields: \(error)")
+    }
   }
 
   /// Reads and verifies the catalog file at `path`.
   public static func verify(contentsOf path: String, publicKey: CatalogPublicKey) throws -> Catalog {
     try verify(try bytes(of: path), publicKey: publicKey)
+  }
+
+  /// Reads the catalog file at `path` and verifies it with `trust`.
+  public static func verify(contentsOf path: String, trust: CatalogTrust) throws -> Catalog {
+    try verify(try bytes(of: path), trust: trust)
   }
 
   /// Reads the catalog file at `path` without checking any signature, for showing it: the
@@ -319,7 +353,7 @@ public enum CatalogFile {
     }
   }
 
-  static func bytes(of path: String) throws -> [UInt8] {
+  static func bytes(of path: String, what: String = "catalog") throws -> [UInt8] {
     do {
       let file = try FileDescriptor.open(regularFile: path)
       let size = try file.size()
@@ -328,7 +362,7 @@ public enum CatalogFile {
     } catch let error as CatalogError {
       throw error
     } catch {
-      throw OperationError("cannot read the catalog '\(path)': \(error)")
+      throw OperationError("cannot read the \(what) '\(path)': \(error)")
     }
   }
 }

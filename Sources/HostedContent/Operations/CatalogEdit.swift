@@ -20,7 +20,15 @@ public enum CatalogEdit {
     product: String, version: String, from path: String, key: CatalogSigningKey,
     lifetime: Int64 = Catalog.defaultLifetime
   ) throws -> Result {
-    try amend(path, key: key, lifetime: lifetime, command: "catalog remove") { catalog in
+    try remove(product: product, version: version, from: path, signer: CatalogSigner(keys: [key]), lifetime: lifetime)
+  }
+
+  /// As ``remove(product:version:from:key:lifetime:)``, signed by every key of `signer`.
+  public static func remove(
+    product: String, version: String, from path: String, signer: CatalogSigner,
+    lifetime: Int64 = Catalog.defaultLifetime
+  ) throws -> Result {
+    try amend(path, signer: signer, lifetime: lifetime, command: "catalog remove") { catalog in
       guard let p = catalog.products.firstIndex(where: { $0.productIdentifier == product }) else {
         throw OperationError(
           "'\(path)' lists no product \(product)",
@@ -41,8 +49,15 @@ public enum CatalogEdit {
   public static func rebase(
     _ path: String, baseURL: String, key: CatalogSigningKey, lifetime: Int64 = Catalog.defaultLifetime
   ) throws -> Result {
+    try rebase(path, baseURL: baseURL, signer: CatalogSigner(keys: [key]), lifetime: lifetime)
+  }
+
+  /// As ``rebase(_:baseURL:key:lifetime:)``, signed by every key of `signer`.
+  public static func rebase(
+    _ path: String, baseURL: String, signer: CatalogSigner, lifetime: Int64 = Catalog.defaultLifetime
+  ) throws -> Result {
     let base = try Publish.checkedBaseURL(baseURL)
-    return try amend(path, key: key, lifetime: lifetime, command: "catalog rebase") { catalog in
+    return try amend(path, signer: signer, lifetime: lifetime, command: "catalog rebase") { catalog in
       for p in catalog.products.indices {
         for v in catalog.products[p].versions.indices {
           let url = catalog.products[p].versions[v].url
@@ -60,24 +75,32 @@ public enum CatalogEdit {
   public static func renew(_ path: String, key: CatalogSigningKey, lifetime: Int64 = Catalog.defaultLifetime) throws
     -> Result
   {
-    try amend(path, key: key, lifetime: lifetime, command: "catalog renew") { _ in }
+    try renew(path, signer: CatalogSigner(keys: [key]), lifetime: lifetime)
+  }
+
+  /// As ``renew(_:key:lifetime:)``, signed by every key of `signer`: also how a catalog moves to
+  /// the catalog keys of a new root version.
+  public static func renew(_ path: String, signer: CatalogSigner, lifetime: Int64 = Catalog.defaultLifetime) throws
+    -> Result
+  {
+    try amend(path, signer: signer, lifetime: lifetime, command: "catalog renew") { _ in }
   }
 
   /// Verify, change, sequence + 1, new expiry, sign, replace: under the lock publish takes.
   static func amend(
-    _ path: String, key: CatalogSigningKey, lifetime: Int64, command: String, change: (inout Catalog) throws -> Void
+    _ path: String, signer: CatalogSigner, lifetime: Int64, command: String, change: (inout Catalog) throws -> Void
   ) throws -> Result {
+    try signer.checkThreshold()
     let lock = try OperationError.turn(in: Paths.parent(of: path), for: command, timeout: 120)
     defer { withExtendedLifetime(lock) {} }
     var catalog: Catalog
-    do { catalog = try CatalogFile.verify(contentsOf: path, publicKey: key.publicKey) } catch let error as CatalogError
-    {
+    do { catalog = try signer.existing(path) } catch let error as CatalogError {
       throw OperationError(
         "the catalog '\(path)' cannot be changed: \(error)", hint: "sign with the key that signed it")
     }
     let previous = catalog.sequence
     try change(&catalog)
-    try Publish.signAgain(&catalog, key: key, lifetime: lifetime, to: path)
+    try Publish.signAgain(&catalog, signer: signer, lifetime: lifetime, to: path)
     return Result(catalog: catalog, previousSequence: previous)
   }
 

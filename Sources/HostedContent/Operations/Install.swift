@@ -25,6 +25,10 @@ public enum Install {
     /// the package must be one of its entries, byte for byte, and the catalog must not be older
     /// than the last one an install of this product used.
     public var catalog: Catalog?
+    /// The version of the root the catalog was verified under (``RootFile/verifyChain(_:now:)``),
+    /// when there was one: a version lower than the highest an install of this product was
+    /// given is refused (a rollback to a root whose keys may have been retired).
+    public var rootVersion: Int64?
     /// The name messages give the package when the path is a private copy: the URL it was
     /// downloaded from (never the temporary's path).
     public var displayName: String?
@@ -90,6 +94,8 @@ public enum Install {
 
   /// The file in the record folder holding the highest catalog sequence an install used.
   public static let catalogSequenceFile = ProductFolder.catalogSequenceFile
+  /// The file in the record folder holding the highest root version an install was given.
+  public static let rootVersionFile = ProductFolder.rootVersionFile
   /// The symlink in a product folder that names the current version.
   public static let currentLink = ProductFolder.currentLink
   /// The folder in a product folder that holds install records.
@@ -183,6 +189,12 @@ public enum Install {
     }
     /// The answer when nothing needs installing, given the locked product folder.
     func decided(_ folder: ProductFolder) throws -> Result? {
+      if let given = options.rootVersion, let seen = folder.rootVersion, given < seen {
+        result.action = .refusedByCatalog
+        result.catalogProblem =
+          "the root's version \(given) is lower than \(seen), the highest given for \(product): an old root replayed (rollback)"
+        return result
+      }
       if let catalog = options.catalog, let used = folder.catalogSequence, catalog.sequence < used {
         result.action = .refusedByCatalog
         result.catalogProblem =
@@ -251,6 +263,7 @@ public enum Install {
           productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha,
           installedAt: ISO8601DateFormatter().string(from: Date())))
       if let catalog = options.catalog { try productFolder.raiseCatalogSequence(to: catalog.sequence) }
+      if let rootVersion = options.rootVersion { try productFolder.raiseRootVersion(to: rootVersion) }
       try productFolder.switchCurrent(to: versionName)
     } catch let error as SystemError {
       throw OperationError.writing(productPath, error)

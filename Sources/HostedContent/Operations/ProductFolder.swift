@@ -10,6 +10,7 @@ import SystemIO
 ///   .pkgtool/lock           held while an install decides and switches
 ///   .pkgtool/<version>.json the record of each installed version (``Install/Record``)
 ///   .pkgtool/catalog-sequence  the highest catalog sequence an install used
+///   .pkgtool/root-version      the highest root version an install was given (``Root``)
 /// ```
 ///
 /// Every path is opened relative to the handle of the documents folder, never joined as a
@@ -25,6 +26,8 @@ package final class ProductFolder {
   package static let lockFile = "lock"
   /// The file in the record folder holding the highest catalog sequence an install used.
   package static let catalogSequenceFile = "catalog-sequence"
+  /// The file in the record folder holding the highest root version an install was given.
+  package static let rootVersionFile = "root-version"
 
   /// The open product folder.
   package let handle: DirectoryHandle
@@ -106,18 +109,29 @@ package final class ProductFolder {
   }
 
   /// The highest catalog sequence an install of this product used, if any.
-  package var catalogSequence: Int64? {
-    guard let folder = try? handle.openDirectory(Self.recordFolder),
-      let file = try? folder.openFile(Self.catalogSequenceFile),
-      let bytes = try? file.read(count: 64, at: 0)
-    else { return nil }
-    return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-  }
+  package var catalogSequence: Int64? { number(in: Self.catalogSequenceFile) }
 
   /// Records `sequence` as the highest catalog sequence used, when it is higher than the one kept.
   package func raiseCatalogSequence(to sequence: Int64) throws {
     guard sequence > (catalogSequence ?? -1) else { return }
     try writeRecordFile(Self.catalogSequenceFile, Array("\(sequence)\n".utf8))
+  }
+
+  /// The highest root version an install of this product was given, if any.
+  package var rootVersion: Int64? { number(in: Self.rootVersionFile) }
+
+  /// Records `version` as the highest root version seen, when it is higher than the one kept.
+  package func raiseRootVersion(to version: Int64) throws {
+    guard version > (rootVersion ?? -1) else { return }
+    try writeRecordFile(Self.rootVersionFile, Array("\(version)\n".utf8))
+  }
+
+  /// The integer in the record file `name`, if it holds one.
+  private func number(in name: String) -> Int64? {
+    guard let folder = try? handle.openDirectory(Self.recordFolder), let file = try? folder.openFile(name),
+      let bytes = try? file.read(count: 64, at: 0)
+    else { return nil }
+    return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
   /// Removes what a killed install left for version `name` and for `current`.

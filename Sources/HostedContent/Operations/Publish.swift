@@ -47,6 +47,17 @@ public enum Publish {
     packages: [String], key: CatalogSigningKey, output: String, options: Options,
     progress: ((_ package: String) -> ProgressHandler?)? = nil
   ) throws -> Result {
+    try run(
+      packages: packages, signer: CatalogSigner(keys: [key]), output: output, options: options, progress: progress)
+  }
+
+  /// As ``run(packages:key:output:options:progress:)``, signed by every key of `signer`. An
+  /// existing `output` (and `--previous`) must verify with one of them, or under one of its roots.
+  public static func run(
+    packages: [String], signer: CatalogSigner, output: String, options: Options,
+    progress: ((_ package: String) -> ProgressHandler?)? = nil
+  ) throws -> Result {
+    try signer.checkThreshold()
     let base = try checkedBaseURL(options.baseURL)
     // Publishes into one catalog take turns: each reads the catalog under the lock, so none
     // loses another's products or signs the same sequence.
@@ -55,7 +66,7 @@ public enum Publish {
     var catalog = Catalog()
     if Paths.status(output) != nil {
       do {
-        catalog = try CatalogFile.verify(contentsOf: output, publicKey: key.publicKey)
+        catalog = try signer.existing(output)
       } catch let error as CatalogError {
         throw OperationError(
           "the existing catalog '\(output)' cannot be extended: \(error)",
@@ -67,7 +78,7 @@ public enum Publish {
     var raisedByPrevious = false
     if let previous = options.previous {
       let old: Catalog
-      do { old = try CatalogFile.verify(contentsOf: previous, publicKey: key.publicKey) } catch let error
+      do { old = try signer.existing(previous) } catch let error
         as CatalogError
       {
         throw OperationError(
@@ -131,7 +142,7 @@ public enum Publish {
     guard !added.isEmpty || raisedByPrevious else {
       return Result(catalog: catalog, added: [], refused: [], written: false)
     }
-    try signAgain(&catalog, key: key, lifetime: options.lifetime, to: output)
+    try signAgain(&catalog, signer: signer, lifetime: options.lifetime, to: output)
     return Result(catalog: catalog, added: added, refused: [], written: true)
   }
 
@@ -184,11 +195,11 @@ public enum Publish {
 
   /// The next version of `catalog`: sequence + 1, a new expiry, products and versions in their
   /// stable order, signed with `key` and written over `path` (publish and every catalog edit).
-  static func signAgain(_ catalog: inout Catalog, key: CatalogSigningKey, lifetime: Int64, to path: String) throws {
+  static func signAgain(_ catalog: inout Catalog, signer: CatalogSigner, lifetime: Int64, to path: String) throws {
     catalog.sequence += 1
     catalog.setExpiry(lifetime: lifetime)
     catalog.sort()
-    try write(try CatalogFile.encode(catalog, signedWith: key), to: path)
+    try write(try CatalogFile.encode(catalog, signedWith: signer.keys), to: path)
   }
 
   /// Beside, then renamed over: the catalog appears whole.

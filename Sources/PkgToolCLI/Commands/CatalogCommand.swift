@@ -26,17 +26,29 @@ struct CatalogCommand: ParsableCommand {
     ])
 }
 
-/// The secret key and the new lifetime, for the commands that sign again.
+/// The secret keys, the roots and the new lifetime, for the commands that sign again.
 struct CatalogSigningOptions: ParsableArguments {
   @Option(
     name: .customLong("key"),
-    help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub); exactly one.", valueName: "key"))
+    help: ArgumentHelp(
+      "A secret key (KEY, from pkgtool keygen; not KEY.pub); repeat with distinct keys to meet a root's catalog threshold.",
+      valueName: "key"))
   var keys: [String] = []
 
-  /// The one key given (several are refused, see ``KeyFiles/single(_:)``).
-  var key: String { get throws { try KeyFiles.single(keys) } }
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "A root file, or a folder of them (oldest version first in effect): the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
+      valueName: "root.json"))
+  var roots: [String] = []
 
-  func validate() throws { _ = try key }
+  func validate() throws { _ = try KeyFiles.distinct(keys) }
+
+  /// The keys and the verified roots; a root that does not verify is an exit-1 refusal.
+  func signer(for command: String) throws -> CatalogSigner {
+    let keys = try KeyFiles.secrets(try KeyFiles.distinct(keys), for: command)
+    return CatalogSigner(keys: keys, roots: roots.isEmpty ? [] : try RootOptions.chain(roots, for: command))
+  }
 
   @Option(
     name: .customLong("expires-in"),
@@ -48,10 +60,10 @@ struct CatalogSigningOptions: ParsableArguments {
 
   func lifetime() throws -> Int64 { try CatalogEdit.lifetime(parsing: expiresIn) }
 
-  func report(_ what: String, _ path: String, _ result: CatalogEdit.Result, key: CatalogSigningKey) {
+  func report(_ what: String, _ path: String, _ result: CatalogEdit.Result, signer: CatalogSigner) {
     guard !quiet else { return }
     Terminal.standardOutput(
-      "\(what) in \(path): sequence \(result.previousSequence) -> \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(key.publicKey.keyID)\n"
+      "\(what) in \(path): sequence \(result.previousSequence) -> \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key\(signer.keys.count == 1 ? "" : "s") \(signer.keyIDs.joined(separator: ", "))\n"
     )
   }
 }
@@ -117,6 +129,7 @@ struct CatalogVerifyCommand: ParsableCommand {
 
       Example:
         pkgtool catalog verify catalog.json --public-key signing.key.pub
+        pkgtool catalog verify catalog.json --root root-1.json --root root-2.json
       """)
 
   @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
@@ -124,15 +137,39 @@ struct CatalogVerifyCommand: ParsableCommand {
   @Option(
     name: .customLong("public-key"),
     help: ArgumentHelp("The publisher's public key (KEY.pub).", valueName: "key.pub"))
-  var publicKey: String
+  var publicKey: String?
+
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "Instead of --public-key: the root file the app ships, then each newer version (or a folder of them).",
+      valueName: "root.json"))
+  var roots: [String] = []
 
   @Flag(name: [.short, .long], help: "Print nothing; the exit status says it.") var quiet = false
 
+  func validate() throws {
+    if (publicKey == nil) == roots.isEmpty {
+      throw ValidationError("Give --public-key KEY.pub or --root ROOT.json (one of them).")
+    }
+  }
+
   func run() throws {
-    let key = try KeyFiles.public(publicKey, for: "catalog verify --public-key")
+    let trust: CatalogTrust
+    let signedBy: String
+    if let publicKey {
+      let key = try KeyFiles.public(publicKey, for: "catalog verify --public-key")
+      trust = CatalogTrust(key: key)
+      signedBy = "key \(key.keyID)"
+    } else {
+      let root = try RootOptions.chain(roots, for: "catalog verify").last!
+      trust = root.catalogTrust
+      signedBy =
+        "root version \(root.version) (\(root.roles.catalog.threshold) of \(root.roles.catalog.keyIds.count) catalog keys)"
+    }
     let verified: Catalog
     do {
-      verified = try CatalogFile.verify(contentsOf: catalog, publicKey: key)
+      verified = try CatalogFile.verify(contentsOf: catalog, trust: trust)
       if let note = try verified.checkNotExpired(), !quiet { Terminal.standardError("pkgtool: \(note)\n") }
     } catch let refusal as CatalogError {
       Terminal.standardError("pkgtool: invalid: '\(catalog)': \(refusal)\n")
@@ -141,7 +178,7 @@ struct CatalogVerifyCommand: ParsableCommand {
     if !quiet {
       let versions = verified.products.reduce(0) { $0 + $1.versions.count }
       Terminal.standardOutput(
-        "valid: '\(catalog)', sequence \(verified.sequence), expires \(verified.expires ?? "never"), key \(key.keyID), \(verified.products.count) product(s), \(versions) version(s)\n"
+        "valid: '\(catalog)', sequence \(verified.sequence), expires \(verified.expires ?? "never"), \(signedBy), \(verified.products.count) product(s), \(versions) version(s)\n"
       )
     }
   }
@@ -165,10 +202,10 @@ struct CatalogRemoveCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(try signing.key, for: "catalog remove")
+    let signer = try signing.signer(for: "catalog remove")
     let result = try CatalogEdit.remove(
-      product: product, version: version, from: catalog, key: key, lifetime: try signing.lifetime())
-    signing.report("withdrew \(product) \(version)", catalog, result, key: key)
+      product: product, version: version, from: catalog, signer: signer, lifetime: try signing.lifetime())
+    signing.report("withdrew \(product) \(version)", catalog, result, signer: signer)
   }
 }
 
@@ -196,10 +233,10 @@ struct CatalogRebaseCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(try signing.key, for: "catalog rebase")
-    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, key: key, lifetime: try signing.lifetime())
+    let signer = try signing.signer(for: "catalog rebase")
+    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, signer: signer, lifetime: try signing.lifetime())
     let count = result.catalog.products.reduce(0) { $0 + $1.versions.count }
-    signing.report("moved \(count) URL(s)", catalog, result, key: key)
+    signing.report("moved \(count) URL(s)", catalog, result, signer: signer)
   }
 }
 
@@ -219,8 +256,8 @@ struct CatalogRenewCommand: ParsableCommand {
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {
-    let key = try KeyFiles.secret(try signing.key, for: "catalog renew")
-    let result = try CatalogEdit.renew(catalog, key: key, lifetime: try signing.lifetime())
-    signing.report("renewed", catalog, result, key: key)
+    let signer = try signing.signer(for: "catalog renew")
+    let result = try CatalogEdit.renew(catalog, signer: signer, lifetime: try signing.lifetime())
+    signing.report("renewed", catalog, result, signer: signer)
   }
 }

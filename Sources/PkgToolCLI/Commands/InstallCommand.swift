@@ -18,8 +18,11 @@ struct InstallCommand: ParsableCommand {
 
       With --catalog and --public-key (docs/catalog.md), the catalog's signature is checked \
       first, then the package must be one of its entries byte for byte (size, SHA-256, product, \
-      version), and a catalog older than the last one used for this product is refused. A URL \
-      is fetched to a private temporary file, stopping past the size the catalog gives.
+      version), and a catalog older than the last one used for this product is refused. With \
+      --root instead of --public-key, the roots are verified as a chain and the catalog must \
+      carry the catalog threshold of the newest; a root version lower than the highest given \
+      for this product before is refused (.pkgtool/root-version). A URL is fetched to a \
+      private temporary file, stopping past the size the catalog gives.
 
       Examples:
         pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
@@ -95,7 +98,9 @@ struct InstallCommand: ParsableCommand {
       options.threads = min(max(1, jobs), 64)
       options.limits.decodeThreads = max(1, jobs)
     }
-    options.catalog = try catalogOptions.verified(for: "install")
+    let trusted = try catalogOptions.verifiedWithRoot(for: "install")
+    options.catalog = trusted?.catalog
+    options.rootVersion = trusted?.rootVersion
     let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
     if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)

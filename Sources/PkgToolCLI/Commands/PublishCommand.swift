@@ -37,8 +37,17 @@ struct PublishCommand: ParsableCommand {
 
   @Option(
     name: .customLong("key"),
-    help: ArgumentHelp("The secret key (KEY, from pkgtool keygen; not KEY.pub); exactly one.", valueName: "key"))
+    help: ArgumentHelp(
+      "A secret key (KEY, from pkgtool keygen; not KEY.pub); repeat with distinct keys to meet a root's catalog threshold.",
+      valueName: "key"))
   var keys: [String] = []
+
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "A root file, or a folder of them: the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
+      valueName: "root.json"))
+  var roots: [String] = []
 
   @Option(
     name: .customLong("base-url"),
@@ -73,7 +82,7 @@ struct PublishCommand: ParsableCommand {
 
   func validate() throws {
     if packages.isEmpty { throw ValidationError("Name at least one package to publish.") }
-    _ = try KeyFiles.single(keys)
+    _ = try KeyFiles.distinct(keys)
   }
 
   struct Summary: Encodable {
@@ -85,7 +94,9 @@ struct PublishCommand: ParsableCommand {
   }
 
   func run() throws {
-    let signingKey = try KeyFiles.secret(try KeyFiles.single(keys), for: "publish")
+    let signer = CatalogSigner(
+      keys: try KeyFiles.secrets(try KeyFiles.distinct(keys), for: "publish"),
+      roots: roots.isEmpty ? [] : try RootOptions.chain(roots, for: "publish"))
     var options = Publish.Options(baseURL: baseURL)
     options.minimumAppVersion = minimumAppVersion
     options.previous = previous
@@ -98,7 +109,7 @@ struct PublishCommand: ParsableCommand {
     do {
       defer { progress?.finish() }
       result = try Publish.run(
-        packages: packages, key: signingKey, output: output, options: options,
+        packages: packages, signer: signer, output: output, options: options,
         progress: { path in
           progress?.finish()
           progress = ProgressLine("publishing: validating '\(path)'", options: progressOption, silent: quiet || json)
@@ -122,7 +133,7 @@ struct PublishCommand: ParsableCommand {
     } else if !quiet {
       if result.written {
         Terminal.standardOutput(
-          "\(result.added.isEmpty ? "nothing new; signed again to continue --previous" : "published " + result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key \(signingKey.publicKey.keyID))\n"
+          "\(result.added.isEmpty ? "nothing new; signed again to continue --previous" : "published " + result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key\(signer.keys.count == 1 ? "" : "s") \(signer.keyIDs.joined(separator: ", ")))\n"
         )
       } else {
         Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")

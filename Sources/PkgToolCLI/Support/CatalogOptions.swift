@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HostedContent
 
-/// `--catalog` and `--public-key`, for install and unpack.
+/// `--catalog` with `--public-key` or `--root`, for install and unpack.
 struct CatalogOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
@@ -15,24 +15,61 @@ struct CatalogOptions: ParsableArguments {
     help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"))
   var publicKey: String?
 
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "Instead of --public-key: the root the app ships, then each newer version (repeat, or a folder of them); the catalog must meet the newest's catalog threshold.",
+      valueName: "root.json"))
+  var roots: [String] = []
+
   func validate() throws {
-    if (catalog == nil) != (publicKey == nil) {
+    if catalog != nil, (publicKey == nil) == roots.isEmpty {
       throw ValidationError(
-        "--catalog and --public-key go together: a catalog is trusted only with the key that signed it.")
+        "--catalog goes with --public-key or --root (one of them): a catalog is trusted only with the keys that signed it."
+      )
+    }
+    if catalog == nil, publicKey != nil || !roots.isEmpty {
+      throw ValidationError(
+        "--\(publicKey != nil ? "public-key" : "root") goes with --catalog: it says who must have signed the catalog.")
     }
   }
 
   /// The verified catalog, or nil when none was given. A catalog that does not verify is an
   /// exit-1 refusal.
-  func verified(for command: String) throws -> Catalog? {
-    guard let catalog, let publicKey else { return nil }
-    let key = try KeyFiles.public(publicKey, for: "\(command) --public-key")
+  func verified(for command: String) throws -> Catalog? { try verifiedWithRoot(for: command)?.catalog }
+
+  /// The verified catalog and the version of the root it was verified under (nil with
+  /// `--public-key`), or nil when no catalog was given. A root or catalog that does not verify
+  /// is an exit-1 refusal.
+  func verifiedWithRoot(for command: String) throws -> (catalog: Catalog, rootVersion: Int64?)? {
+    guard let catalog else { return nil }
+    let trust: CatalogTrust
+    var rootVersion: Int64?
+    if let publicKey {
+      trust = CatalogTrust(key: try KeyFiles.public(publicKey, for: "\(command) --public-key"))
+    } else {
+      let root = try RootOptions.chain(roots, for: command).last!
+      trust = root.catalogTrust
+      rootVersion = root.version
+    }
     do {
-      let verified = try CatalogFile.verify(contentsOf: catalog, publicKey: key)
+      let verified = try CatalogFile.verify(contentsOf: catalog, trust: trust)
       if let note = try verified.checkNotExpired() { Terminal.standardError("pkgtool: \(note)\n") }
-      return verified
+      return (verified, rootVersion)
     } catch let refusal as CatalogError {
       Terminal.standardError("pkgtool: refused: the catalog '\(catalog)' cannot be trusted: \(refusal)\n")
+      throw ExitCode(1)
+    }
+  }
+}
+
+/// Reading chains of roots for a command.
+enum RootOptions {
+  /// The verified chain of `arguments` (files and folders), oldest first; a root that does not
+  /// verify is an exit-1 refusal with one line.
+  static func chain(_ arguments: [String], for command: String) throws -> [Root] {
+    do { return try RootFile.verifyChain(arguments) } catch let refusal as CatalogError {
+      Terminal.standardError("pkgtool: refused: the root cannot be trusted: \(refusal)\n")
       throw ExitCode(1)
     }
   }

@@ -3,15 +3,31 @@ import HostedContent
 
 /// Reads key files for a command, printing the one-line note an old-format file carries.
 enum KeyFiles {
-  /// The one `--key` given. Several are refused: a catalog carries one signature, and taking
-  /// the last one silently signed with a key the user may not have meant.
-  static func single(_ keys: [String]) throws -> String {
-    guard let key = keys.first else { throw ValidationError("Missing expected argument '--key <key>'") }
-    guard keys.count == 1 else {
+  /// The `--key` files given, at least one. Each distinct key adds a signature (a root's
+  /// catalog threshold may need several); the same file twice is refused, as it once silently
+  /// signed with the last key only.
+  static func distinct(_ keys: [String], option: String = "--key") throws -> [String] {
+    guard !keys.isEmpty else { throw ValidationError("Missing expected argument '\(option) <key>'") }
+    for (index, key) in keys.enumerated() where keys[..<index].contains(key) {
       throw ValidationError(
-        "--key was given \(keys.count) times; a catalog is signed with one key (name the one secret key to sign with)")
+        "\(option) '\(key)' was given twice; each key signs once (give each distinct secret key one time)")
     }
-    return key
+    return keys
+  }
+
+  /// The secret keys at `paths`, for `command`; two files holding the same key are refused.
+  static func secrets(_ paths: [String], for command: String) throws -> [CatalogSigningKey] {
+    var keys: [(path: String, key: CatalogSigningKey)] = []
+    for path in paths {
+      let key = try secret(path, for: command)
+      if let other = keys.first(where: { $0.key.publicKey == key.publicKey }) {
+        throw OperationError(
+          "'\(other.path)' and '\(path)' hold the same key (\(key.publicKey.keyID)); each key signs once",
+          hint: "give each distinct secret key one time")
+      }
+      keys.append((path, key))
+    }
+    return keys.map(\.key)
   }
 
   /// The secret key at `path`, for `command` (named in the message when `path` is a public key).
