@@ -115,7 +115,18 @@ package final class AppleArchiveReader {
   /// at its end, and when the entry has none.
   package func readData(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     if let failure { throw failure }
-    guard let entry = current, let dataIndex = entry.blobs.firstIndex(where: { $0.key == "DAT" }) else { return 0 }
+    guard let entry = current else { return 0 }
+    guard let dataIndex = entry.blobs.firstIndex(where: { $0.key == "DAT" }) else {
+      // No data: a hash the header declares is a hash of nothing, and must be that.
+      if !entry.hashes.isEmpty, let mismatch = DataHasher(entry.hashes).mismatch() {
+        let error = AppleArchiveError(
+          .hashMismatch(key: mismatch.key, declared: mismatch.declared, actual: mismatch.actual), entry: entry.number,
+          path: entry.path)
+        failure = error
+        throw error
+      }
+      return 0
+    }
     do {
       while blobIndex < dataIndex { try passBlob() }
       guard blobIndex == dataIndex else { return 0 }

@@ -343,4 +343,70 @@ import Testing
     #expect(wrong.status == 1)
     #expect(wrong.stdout.contains("[package-form]"), "\(wrong.stdout)")
   }
+
+  /// Found by an attacker's look (each failed before its fix): a rule that reads a file's first
+  /// bytes saw only what was left of the current block, so a Mach-O whose magic straddled two
+  /// blocks passed, and a manifest that did was "larger than 256 KiB"; a file with a declared
+  /// hash and no data went unchecked; a zip stored as the last file made the archive a zip too;
+  /// extended attributes and paths had no total bound; and a C1 control in a name made --json
+  /// output that is not JSON.
+  @Test func whatTheRedTeamFoundIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    func validate(_ name: String, _ bytes: [UInt8], _ extra: [String] = []) throws -> (Int32, String) {
+      let path = dir.appending(name)
+      try writeFile(path, bytes)
+      let result = try pkgtool(["validate", path, "--json"] + extra)
+      return (result.status, result.stdout)
+    }
+    let macho = [UInt8]([0xCF, 0xFA, 0xED, 0xFE, 7, 0, 0, 1]) + [UInt8](repeating: 0, count: 200)
+    let raw = CraftedAAR.pack([CraftedAAR.entry("F", "Contents/x.dylib", mode: 0o644, data: macho)])
+    // Every block boundary from 1 to 16 bytes into the data.
+    let start = raw.count - macho.count
+    for cut in 1...16 {
+      let (status, out) = try validate("macho\(cut).aar", CraftedAAR.storedBlocks(raw, blockSize: start + cut))
+      #expect(status == 1 && out.contains("no-executable"), "block boundary \(cut) bytes into the magic: \(out)")
+    }
+    let tiny = CraftedAAR.storedBlocks(CraftedAAR.pack([CraftedAAR.file("Contents/a.txt", "hello")]), blockSize: 7)
+    let (tinyStatus, tinyOut) = try validate("tiny.aar", tiny)
+    #expect(tinyStatus == 0, "a valid pack in 7-byte blocks: \(tinyOut)")
+
+    let hashed = CraftedAAR.pack([
+      CraftedAAR.entry("F", "Contents/a", mode: 0o644, extra: [Array("SH2H".utf8) + [UInt8](repeating: 0, count: 32)])
+    ])
+    let (hashStatus, hashOut) = try validate("nodat.aar", hashed)
+    #expect(hashStatus == 1 && hashOut.contains("SH2"), "\(hashOut)")
+
+    let zip = try runProcess(
+      "/usr/bin/env",
+      [
+        "python3", "-c",
+        "import io,zipfile,sys; b=io.BytesIO(); z=zipfile.ZipFile(b,'w'); z.writestr('Contents/evil.txt','x'); z.close(); sys.stdout.buffer.write(b.getvalue().hex().encode())",
+      ])
+    let zipBytes = stride(from: 0, to: zip.stdout.count, by: 2).map { i -> UInt8 in
+      let s = zip.stdout.index(zip.stdout.startIndex, offsetBy: i)
+      return UInt8(zip.stdout[s..<zip.stdout.index(s, offsetBy: 2)], radix: 16)!
+    }
+    let (polyStatus, polyOut) = try validate(
+      "poly.aar", CraftedAAR.pack([CraftedAAR.entry("F", "Contents/z.bin", mode: 0o644, data: zipBytes)]))
+    #expect(polyStatus == 1 && polyOut.contains("package-form"), "\(polyOut)")
+
+    let xattrs = CraftedAAR.pack([
+      CraftedAAR.entry(
+        "F", "Contents/a", mode: 0o644, data: [1],
+        extra: [Array("XATB".utf8) + CraftedAAR.le(5000, 4)]) + [UInt8](repeating: 0, count: 5000)
+    ])
+    let (xatStatus, xatOut) = try validate("xat.aar", xattrs, ["--max-toc-size", "4096"])
+    #expect(xatStatus == 1 && xatOut.contains("extended attributes"), "\(xatOut)")
+    let (pathStatus, pathOut) = try validate(
+      "paths.aar", CraftedAAR.pack((0..<20).map { CraftedAAR.file("Contents/file-\($0).txt", "x") }),
+      ["--max-path-bytes", "200"])
+    #expect(pathStatus == 1 && pathOut.contains("paths so far add up"), "\(pathOut)")
+
+    let c1 = dir.appending("c1.aar")
+    try writeFile(c1, CraftedAAR.pack([CraftedAAR.file("Contents/a\u{85}b.txt", "x")]))
+    let listed = try pkgtool(["info", c1, "--files", "--json"])
+    let json = try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [String: Any]
+    let names = (json?["files"] as? [[String: Any]])?.compactMap { $0["path"] as? String }
+    #expect(names?.contains("Contents/a\u{85}b.txt") == true, "not JSON, or not the name: \(listed.stdout)")
+  }
 }

@@ -61,4 +61,18 @@ package enum CraftedAAR {
       + be(UInt64(compressed.count))
       + compressed
   }
+
+  /// `raw` in `pbzz` blocks of `blockSize` bytes, each stored (raw size = compressed size): a
+  /// file's data then runs across block boundaries wherever the sizes put it.
+  package static func storedBlocks(_ raw: [UInt8], blockSize: Int) -> [UInt8] {
+    func be(_ value: Int) -> [UInt8] { (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    var out = Array("pbzz".utf8) + be(blockSize)
+    var start = 0
+    while start < raw.count {
+      let chunk = raw[start..<min(raw.count, start + blockSize)]
+      out += be(chunk.count) + be(chunk.count) + chunk
+      start += blockSize
+    }
+    return out
+  }
 }

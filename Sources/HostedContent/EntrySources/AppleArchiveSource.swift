@@ -17,6 +17,15 @@ package final class AppleArchiveSource: EntrySource {
   }
   private let reader: AppleArchiveReader
   private let maxDepth: Int
+  /// All paths' bytes, at most (``ReaderLimits/maxTotalPathBytes``, as a XAR's TOC).
+  private let maxTotalPathBytes: UInt64
+  /// Headers and blobs other than files' data (extended attributes, ACLs), at most: what a
+  /// XAR keeps in its TOC, under the same bound (``ReaderLimits/maxTOCBytes``). Files' data is
+  /// the inspector's budget (`--max-size`).
+  private let maxMetadataBytes: UInt64
+  /// The largest block a framing may declare here: Apple's tools write 4 MiB; a block is held
+  /// whole while it is read.
+  package static let maxBlockSize: UInt64 = 16 << 20
   private var compressionName: String {
     reader.compression == .none ? "raw entries" : "pbz* blocks of \(reader.compression.name)"
   }
@@ -33,7 +42,10 @@ package final class AppleArchiveSource: EntrySource {
     codec.maxEntries = limits.maxEntries
     codec.maxPathBytes = min(limits.maxPathBytes, Int(UInt16.max))
     codec.maxRatio = max(1, limits.maxExpansionRatio)
+    codec.maxBlockSize = Self.maxBlockSize
     maxDepth = limits.maxDepth
+    maxTotalPathBytes = limits.maxTotalPathBytes
+    maxMetadataBytes = limits.maxTOCBytes
     reader = try AppleArchiveReader(file: file, limits: codec)
   }
 
@@ -48,8 +60,22 @@ package final class AppleArchiveSource: EntrySource {
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
     let data = Data(reader)
     var first = true
+    var pathBytes: UInt64 = 0
+    var metadata: UInt64 = 0
     while let x = try reader.next() {
       defer { first = false }
+      pathBytes += UInt64(x.path.count + (x.linkTarget?.count ?? 0))
+      guard pathBytes <= maxTotalPathBytes else {
+        throw AppleArchiveSourceError.tooManyPathBytes(entry: x.number, limit: maxTotalPathBytes)
+      }
+      metadata += UInt64(x.headerSize)
+      for blob in x.blobs where blob.key != "DAT" {
+        let (sum, overflow) = metadata.addingReportingOverflow(blob.size)
+        metadata = overflow ? .max : sum
+      }
+      guard metadata <= maxMetadataBytes else {
+        throw AppleArchiveSourceError.tooMuchMetadata(entry: x.number, limit: maxMetadataBytes)
+      }
       if x.path.isEmpty {
         guard first, x.kind == .directory, x.dataSize == nil else {
           throw AppleArchiveSourceError.emptyPath(entry: x.number, kind: x.kind.name)
@@ -99,6 +125,10 @@ package enum AppleArchiveSourceError: Error, CustomStringConvertible {
   case emptyPath(entry: Int, kind: String)
   /// An entry's path is nested deeper than ``ReaderLimits/maxDepth``.
   case tooDeep(entry: Int, depth: Int, limit: Int)
+  /// The paths (and link targets) up to an entry add up to more than the limit.
+  case tooManyPathBytes(entry: Int, limit: UInt64)
+  /// Headers, extended attributes and ACLs up to an entry add up to more than the limit.
+  case tooMuchMetadata(entry: Int, limit: UInt64)
 
   package var description: String {
     switch self {
@@ -107,6 +137,12 @@ package enum AppleArchiveSourceError: Error, CustomStringConvertible {
         "Apple Archive entry \(entry) (a \(kind)) has an empty path: only the archive's first entry, a folder, may stand for its root"
     case .tooDeep(let entry, let depth, let limit):
       return "Apple Archive entry \(entry) is nested \(depth) folders deep; the limit is \(limit)"
+    case .tooManyPathBytes(let entry, let limit):
+      return
+        "Apple Archive entry \(entry): the paths so far add up to more than \(limit) bytes (raise the limit with --max-path-bytes)"
+    case .tooMuchMetadata(let entry, let limit):
+      return
+        "Apple Archive entry \(entry): headers, extended attributes and ACLs so far add up to more than \(limit) bytes (raise the limit with --max-toc-size)"
     }
   }
 }

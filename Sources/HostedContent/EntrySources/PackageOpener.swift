@@ -81,8 +81,12 @@ package enum PackageOpener {
       return source
     }
     if forms.first == .appleArchive {
+      // A zip read from its end (unzip, Python's zipfile) finds one when the last file's data
+      // is a zip stored as it is: two readers, two archives.
+      var others = Array(forms.dropFirst())
+      if !others.contains(.zip), zipPrefix(file: file, size: size) != nil { others.append(.zip) }
       do {
-        return try AppleArchiveSource(file: file, size: size, limits: limits, otherForms: Array(forms.dropFirst()))
+        return try AppleArchiveSource(file: file, size: size, limits: limits, otherForms: others)
       } catch let error as AppleArchiveError {
         throw OpenError.notAPackage(path: path, reason: error.description)
       }

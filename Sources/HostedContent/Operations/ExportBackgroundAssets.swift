@@ -274,7 +274,7 @@ public enum ExportBackgroundAssets {
           throw OperationError("'\(entry.path.debugEscaped)' cannot go into the archive: \(refusal)")
         }
         if let data {
-          let first = try copier.readFirst(data)
+          let first = try copier.readFirst(data, declared: entry.size)
           try copier.copy(data, of: entry, initial: first, to: { try sink.write($0) }, each: { _, _ in })
         }
         try sink.end(entry)

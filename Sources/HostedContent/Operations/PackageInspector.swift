@@ -93,7 +93,7 @@ package final class PackageInspector {
     /// Reads a file's first chunk and shows the entry to every rule; returns the bytes read.
     func inspect(_ entry: PackageEntry, _ data: EntryData?) throws -> Int {
       var first = 0
-      if entry.kind == .file, let data { first = try copier.readFirst(data) }
+      if entry.kind == .file, let data { first = try copier.readFirst(data, declared: entry.size) }
       // A slice shares the buffer; it is gone before the buffer is written again.
       let errors = runner.inspect(
         InspectedEntry(entry: entry, head: copier.buffer[..<min(first, copier.buffer.count)], paths: paths))
