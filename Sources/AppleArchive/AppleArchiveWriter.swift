@@ -26,21 +26,30 @@ package final class AppleArchiveWriter {
   private var openFile: (entry: Int, path: [UInt8], size: UInt64, written: UInt64, digest: [UInt8]?, hash: SHA256?)?
   private var finished = false
   private var failure: AppleArchiveError?
+  /// Threads that encode blocks (1: this thread does); the bytes are the same for any number.
+  private let threads: Int
+  private var pool: BlockEncoderPool?
+  private var poolFailed = false
 
   /// Writes to `file` at its current position.
   package convenience init(
-    file: FileDescriptor, compression: AppleArchiveCompression = .none, blockSize: Int = AppleArchive.defaultBlockSize
+    file: FileDescriptor, compression: AppleArchiveCompression = .none, blockSize: Int = AppleArchive.defaultBlockSize,
+    threads: Int = 1
   ) throws {
-    try self.init(compression: compression, blockSize: blockSize) { try file.write($0) }
+    try self.init(compression: compression, blockSize: blockSize, threads: threads) { try file.write($0) }
   }
 
   /// Writes through `write`, which must take every byte it is given.
   ///
-  /// - Parameter blockSize: 1 byte to 64 MiB (what the reader accepts by default).
+  /// - Parameters:
+  ///   - blockSize: 1 byte to 64 MiB (what the reader accepts by default).
+  ///   - threads: how many threads encode blocks (default 1: the caller's); the bytes are the
+  ///     same for any number, and at most twice that many blocks are held.
   package init(
-    compression: AppleArchiveCompression = .none, blockSize: Int = AppleArchive.defaultBlockSize,
+    compression: AppleArchiveCompression = .none, blockSize: Int = AppleArchive.defaultBlockSize, threads: Int = 1,
     write: @escaping (UnsafeRawBufferPointer) throws -> Void
   ) throws {
+    self.threads = max(1, min(threads, 64))
     guard blockSize > 0, UInt64(blockSize) <= AppleArchiveLimits().maxBlockSize else {
       throw AppleArchiveError(.writerMisuse("a block size of \(blockSize) bytes is not between 1 byte and 64 MiB"))
     }
@@ -147,6 +156,7 @@ package final class AppleArchiveWriter {
           .dataSizeMismatch(declared: file.size, written: file.written), entry: file.entry, path: file.path)
       }
       try flush()
+      try drainPool()
       finished = true
     }
   }
@@ -267,15 +277,39 @@ package final class AppleArchiveWriter {
       try pending.withUnsafeBytes { try sink($0) }
       return
     }
-    let encoded = BlockCodec.encode(pending, compression: compression)
-    let stored = encoded.count >= pending.count
+    if pool == nil && threads > 1 && !poolFailed {
+      pool = BlockEncoderPool(compression: compression, threads: threads)
+      poolFailed = pool == nil
+    }
+    if let pool {
+      for block in pool.submit(pending) { try emit(raw: block.raw, encoded: block.encoded) }
+      // (The pool keeps the bytes it was given: the next block starts in a new buffer.)
+      pending = []
+      pending.reserveCapacity(blockSize)
+    } else {
+      try emit(raw: pending, encoded: BlockCodec.encode(pending, compression: compression))
+    }
+  }
+
+  /// Writes every block the pool still holds, in order.
+  private func drainPool() throws {
+    guard let pool else { return }
+    for block in pool.drain() { try emit(raw: block.raw, encoded: block.encoded) }
+    pool.stop()
+    self.pool = nil
+  }
+
+  /// Writes one block: its sizes, then the encoded bytes, or the raw ones when encoding did not
+  /// make it smaller (a stored block).
+  private func emit(raw: [UInt8], encoded: [UInt8]) throws {
+    let stored = encoded.count >= raw.count
     var header: [UInt8] = []
-    for value in [UInt64(pending.count), UInt64(stored ? pending.count : encoded.count)] {
+    for value in [UInt64(raw.count), UInt64(stored ? raw.count : encoded.count)] {
       for shift in stride(from: 56, through: 0, by: -8) {
         header.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
       }
     }
     try header.withUnsafeBytes { try sink($0) }
-    try (stored ? pending : encoded).withUnsafeBytes { try sink($0) }
+    try (stored ? raw : encoded).withUnsafeBytes { try sink($0) }
   }
 }

@@ -101,6 +101,19 @@ import Testing
       try pkgtool(["export", "background-assets", project, "-o", again, "--aar-compression", compression, "-q"])
         .status == 0)
     #expect(try readFile(archive) == (try readFile(again)), "two exports of one project differ")
+    // Blocks compressed on one thread or on three: the same bytes.
+    let single = dir.appending("Single.aar")
+    #expect(
+      try pkgtool([
+        "export", "background-assets", project, "-o", single, "--aar-compression", compression, "--jobs", "1", "-q",
+      ]).status == 0)
+    #expect(try readFile(single) == (try readFile(archive)), "--jobs 1 wrote other bytes")
+    let three = dir.appending("Three.aar")
+    #expect(
+      try pkgtool([
+        "export", "background-assets", project, "-o", three, "--aar-compression", compression, "--jobs", "3", "-q",
+      ]).status == 0)
+    #expect(try readFile(three) == (try readFile(archive)), "--jobs 3 wrote other bytes")
 
     let head = Array(try readFile(archive).prefix(4))
     let magic = ["lzfse": "pbze", "zlib": "pbzz", "lzma": "pbzx", "none": "AA01"][compression]!

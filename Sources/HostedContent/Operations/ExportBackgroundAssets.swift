@@ -32,6 +32,9 @@ public enum ExportBackgroundAssets {
     /// How an Apple Archive destination (a name ending in `.aar`) is compressed: LZFSE, what
     /// Apple's `aa` uses by default.
     public var archiveCompression = ArchiveCompression.lzfse
+    /// Threads that compress an archive's blocks (default: one per processor); the same bytes
+    /// for any number.
+    public var threads = Machine.processorCount
 
     /// How the entries of an exported `.aar` are stored.
     public enum ArchiveCompression: String, Sendable, CaseIterable {
@@ -259,7 +262,10 @@ public enum ExportBackgroundAssets {
     case .none: compression = .none
     }
     let sink: AppleArchiveSink
-    do { sink = try AppleArchiveSink(path: destination, overwrite: options.force, compression: compression) } catch {
+    do {
+      sink = try AppleArchiveSink(
+        path: destination, overwrite: options.force, compression: compression, threads: options.threads)
+    } catch {
       throw OperationError.writing(destination, error)
     }
     defer { sink.discard() }

@@ -17,12 +17,13 @@ package final class AppleArchiveSink: PackageSink {
   package let storedCount = 0
   package let unshrunkCount = 0
 
-  /// A sink writing `path` (replacing it with `overwrite`) with `compression`.
-  package init(path: String, overwrite: Bool, compression: AppleArchiveCompression = .lzfse) throws {
+  /// A sink writing `path` (replacing it with `overwrite`) with `compression`, its blocks
+  /// encoded on `threads` threads (the same bytes for any number).
+  package init(path: String, overwrite: Bool, compression: AppleArchiveCompression = .lzfse, threads: Int = 1) throws {
     self.overwrite = overwrite
     output = try PendingFile(beside: path, mode: 0o644)
     let file = output.descriptor
-    writer = try AppleArchiveWriter(file: file, compression: compression)
+    writer = try AppleArchiveWriter(file: file, compression: compression, threads: threads)
     try writer.addDirectory([], mode: 0o755)
   }
 

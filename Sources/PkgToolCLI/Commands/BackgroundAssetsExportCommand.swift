@@ -67,6 +67,12 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   var archiveCompression: ExportBackgroundAssets.Options.ArchiveCompression?
 
   @Option(
+    help: ArgumentHelp(
+      "With -o NAME.aar: threads compressing blocks (default: one per processor; the same bytes for any n).",
+      valueName: "n"))
+  var jobs: Int?
+
+  @Option(
     name: .customLong("asset-pack-id"),
     help: ArgumentHelp(
       "The asset pack's ID: letters, digits, '-', '_' (default: the product identifier with each '.' made a '-').",
@@ -163,6 +169,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     options.validation = rules.validationOptions
     options.force = force
     if let archiveCompression { options.archiveCompression = archiveCompression }
+    if let jobs { options.threads = min(max(1, jobs), 64) }
     let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
     let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
     if json {
