@@ -9,6 +9,8 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
 /// Apple-written archives beside the repository (CI has them; never copied into it).
 let interopFolder = repositoryRoot + "/../shared/interop/aar"
+/// True when the interop archives are there (CI has ../shared; a clone elsewhere may not).
+let interopAvailable = FileManager.default.fileExists(atPath: interopFolder)
 
 /// Whether `Sources/LZFSE` can decode yet: its skeleton throws "LZFSE decoding is not written
 /// yet". Tests that need LZFSE run only once it can (its encoder traps until then, so it is
