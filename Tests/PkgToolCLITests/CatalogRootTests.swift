@@ -18,12 +18,7 @@ import Testing
   /// `roots/root-1.json`: root threshold 2 of root-a and root-b, catalog threshold 2 of c1, c2.
   func setup() throws -> Setup {
     let dir = try TemporaryDirectory()
-    #expect(try pkgtool(["init", "Book", "--product-id", "com.example.book", "-q"], in: dir.path).status == 0)
-    try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
-    #expect(try pkgtool(["build", "Book", "-q", "-o", "book 1.0.pkg"], in: dir.path).status == 0)
-    #expect(try pkgtool(["bump", "Book", "-q"], in: dir.path).status == 0)
-    try writeFile(dir.appending("Book/Contents/chapter2.txt"), "The end.\n")
-    #expect(try pkgtool(["build", "Book", "-q", "-o", "book 1.1.pkg"], in: dir.path).status == 0)
+    try makeTwoBookPackages(in: dir)
     for key in ["root-a", "root-b", "root-c", "c1", "c2", "c3"] {
       #expect(try pkgtool(["keygen", "-o", key + ".key", "-q"], in: dir.path).status == 0)
     }

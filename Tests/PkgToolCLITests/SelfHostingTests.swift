@@ -14,12 +14,7 @@ import Testing
 
   func setup() throws -> Setup {
     let dir = try TemporaryDirectory()
-    #expect(try pkgtool(["init", "Book", "--product-id", "com.example.book", "-q"], in: dir.path).status == 0)
-    try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
-    #expect(try pkgtool(["build", "Book", "-q", "-o", "book 1.0.pkg"], in: dir.path).status == 0)
-    #expect(try pkgtool(["bump", "Book", "-q"], in: dir.path).status == 0)
-    try writeFile(dir.appending("Book/Contents/chapter2.txt"), "The end.\n")
-    #expect(try pkgtool(["build", "Book", "-q", "-o", "book 1.1.pkg"], in: dir.path).status == 0)
+    try makeTwoBookPackages(in: dir)
     try FileManager.default.createDirectory(atPath: dir.appending("docs"), withIntermediateDirectories: true)
     let keygen = try pkgtool(["keygen", "-o", "signing.key"], in: dir.path)
     #expect(keygen.status == 0, "\(keygen.stderr)")

@@ -266,3 +266,26 @@ package enum ExamplePackages {
 
 /// Linux's encoding of a device number (for the small numbers tests use).
 func makedev(_ major: UInt32, _ minor: UInt32) -> dev_t { dev_t((major << 8) | minor) }
+
+/// The project `Book` (com.example.book) in `dir`, built as `book 1.0.pkg` and, one chapter and
+/// one `bump` later, `book 1.1.pkg`: two versions of a product, for the catalog tests.
+package func makeTwoBookPackages(in dir: TemporaryDirectory) throws {
+  func run(_ arguments: [String]) throws {
+    let result = try pkgtool(arguments, in: dir.path)
+    guard result.status == 0 else {
+      throw SetupFailure("pkgtool \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)")
+    }
+  }
+  try run(["init", "Book", "--product-id", "com.example.book", "-q"])
+  try writeFile(dir.appending("Book/Contents/chapter1.txt"), "Once upon a time.\n")
+  try run(["build", "Book", "-q", "-o", "book 1.0.pkg"])
+  try run(["bump", "Book", "-q"])
+  try writeFile(dir.appending("Book/Contents/chapter2.txt"), "The end.\n")
+  try run(["build", "Book", "-q", "-o", "book 1.1.pkg"])
+}
+
+/// A test's setup that could not be made.
+package struct SetupFailure: Error, CustomStringConvertible {
+  package var description: String
+  package init(_ description: String) { self.description = description }
+}
