@@ -31,6 +31,7 @@ sharing no code with pkgtool.
 Key files are read as PEM, or as pkgtool's old one-line base64 of the 32 raw bytes.
 """
 import base64
+import re
 import datetime
 import hashlib
 import json
@@ -213,6 +214,10 @@ def resign(catalog_path, key_path, sequence=None):
 
 
 def _moment(text):
+    """An RFC 3339 UTC time written exactly as YYYY-MM-DDTHH:MM:SSZ (zero-padded, upper case);
+    ValueError for anything else, as pkgtool refuses it."""
+    if not isinstance(text, str) or not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", text):
+        raise ValueError("not an RFC 3339 UTC time like 2026-12-26T09:30:00Z: %r" % (text,))
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
 
 
@@ -249,7 +254,8 @@ def _distinct_signers(document, signer_signed, role_name):
 
 
 def _check_root_form(signed):
-    if signed.get("type") != "root" or not isinstance(signed.get("version"), int) or signed["version"] < 1:
+    if (signed.get("type") != "root" or not isinstance(signed.get("version"), int)
+            or isinstance(signed.get("version"), bool) or signed["version"] < 1):
         raise ValueError("not a root (type 'root', version 1 or more)")
     for ref in signed["keys"]:
         _root_key(signed, ref)
@@ -257,7 +263,8 @@ def _check_root_form(signed):
         role = signed["roles"][name]
         if len(set(role["keyIds"])) != len(role["keyIds"]) or any(r not in signed["keys"] for r in role["keyIds"]):
             raise ValueError(f"the {name} role lists a key twice or an unlisted key")
-        if not 1 <= role["threshold"] <= len(role["keyIds"]):
+        threshold = role["threshold"]
+        if isinstance(threshold, bool) or not isinstance(threshold, int) or not 1 <= threshold <= len(role["keyIds"]):
             raise ValueError(f"the {name} role's threshold cannot be met")
 
 

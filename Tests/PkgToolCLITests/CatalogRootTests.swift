@@ -370,4 +370,69 @@ import Testing
       "the root's version 1 is lower than 2, the highest given for com.example.book: an old root replayed", s,
       unchanged: before)
   }
+
+  /// Found by an attacker's look at the root (each failed before its fix): a damaged
+  /// `.pkgtool/root-version` turned the rollback check off and was lowered; `--public-key`
+  /// skipped the root a product was installed under; `expires` with an offset, `24:00` or
+  /// February 30 was read; and the file forms Python refuses (a trailing comma, a byte-order
+  /// mark, line breaks in base64, a signature that is not an object) were accepted.
+  @Test func whatTheRedTeamFoundIsRefused() throws {
+    let s = try setup()
+    #expect(try publish(s, s.packages, keys: underRoot1).status == 0)
+    let installed = try pkgtool(
+      ["install", s.packages[0], "--into", "docs", "--catalog", "catalog.json", "--root", "roots/root-1.json"],
+      in: s.dir.path)
+    #expect(installed.status == 0, "\(installed.stderr)")
+
+    // One key cannot stand in for the root the product was installed under.
+    #expect(try pkgtool(["keygen", "-o", "solo.key", "-q"], in: s.dir.path).status == 0)
+    let solo = try pkgtool(
+      ["publish"] + s.packages + [
+        "--base-url", "https://cdn.example.com/content/", "-o", "solo.json", "--key", "solo.key",
+      ], in: s.dir.path)
+    #expect(solo.status == 0, "\(solo.stderr)")
+    var before = try snapshot(s.dir.path)
+    try expectRefused(
+      try pkgtool(
+        ["install", s.packages[1], "--into", "docs", "--catalog", "solo.json", "--public-key", "solo.key.pub"],
+        in: s.dir.path),
+      "com.example.book was installed under root version 1; check this catalog with --root", s, unchanged: before)
+
+    // A damaged record stops the install instead of switching the check off.
+    try writeFile(s.path("docs/com.example.book/.pkgtool/root-version"), "2 \n#")
+    before = try snapshot(s.dir.path)
+    try expectRefused(
+      try pkgtool(
+        ["install", s.packages[1], "--into", "docs", "--catalog", "catalog.json", "--root", "roots/root-1.json"],
+        in: s.dir.path), status: 2, "root-version' is damaged (it must hold a number)", s, unchanged: before)
+
+    // Expiry: only YYYY-MM-DDTHH:MM:SSZ naming a real moment.
+    let text = String(decoding: try readFile(s.path("roots/root-1.json")), as: UTF8.self)
+    let expires = try #require(text.range(of: #""expires" : "[^"]*""#, options: .regularExpression))
+    for bad in ["2027-01-01T00:00:00+05:00", "2027-02-30T00:00:00Z", "2027-01-01T24:00:00Z", "2027-1-1T0:0:0Z"] {
+      try writeFile(s.path("bad-expiry.json"), text.replacingCharacters(in: expires, with: "\"expires\" : \"\(bad)\""))
+      let verified = try pkgtool(["root", "verify", "bad-expiry.json"], in: s.dir.path)
+      #expect(verified.status == 1, "\(bad): \(verified.stdout)")
+      #expect(verified.stderr.contains("is not an RFC 3339 UTC time"), "\(bad): \(verified.stderr)")
+      #expect(try python(["roots", "bad-expiry.json"], in: s).status == 1, "\(bad)")
+    }
+
+    // File forms only some JSON readers take.
+    let catalog = String(decoding: try readFile(s.path("catalog.json")), as: UTF8.self)
+    let signature = try #require(catalog.range(of: #""signature" : "[A-Za-z0-9+/]{20}"#, options: .regularExpression))
+    let forms: [(String, String)] = [
+      ("trailing comma", catalog.replacingOccurrences(of: "\"sequence\" : 1\n", with: "\"sequence\" : 1,\n")),
+      ("byte-order mark", "\u{FEFF}" + catalog),
+      ("line break in base64", catalog.replacingCharacters(in: signature, with: String(catalog[signature]) + "\\n")),
+      (
+        "signature not an object", catalog.replacingOccurrences(of: "\"signatures\" : [", with: "\"signatures\" : [ 1,")
+      ),
+    ]
+    for (name, form) in forms {
+      #expect(form != catalog, "\(name): the test did not change the file")
+      try writeFile(s.path("form.json"), form)
+      let verified = try pkgtool(["catalog", "verify", "form.json", "--root", "roots/root-1.json"], in: s.dir.path)
+      #expect(verified.status == 1, "\(name): \(verified.stdout)")
+    }
+  }
 }

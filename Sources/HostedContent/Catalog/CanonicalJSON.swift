@@ -146,11 +146,21 @@ package enum StrictJSON {
   }
 
   package static func check(_ bytes: [UInt8]) throws {
+    // Foundation's decoder takes these; Python's and the RFC do not: one reading for all.
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+      throw Refusal(description: "the text starts with a byte-order mark, which JSON does not allow")
+    }
     // For each open container: is it an object, the names seen, and whether a name comes next.
     var stack: [(isObject: Bool, names: Set<[UInt16]>, expectingName: Bool)] = []
     var i = 0
+    // The last byte that was not white space, for a comma before a closing bracket.
+    var last: UInt8 = 0
     while i < bytes.count {
       let byte = bytes[i]
+      if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]"), last == UInt8(ascii: ",") {
+        throw Refusal(description: "a comma comes before a closing bracket, which JSON does not allow")
+      }
+      if !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D) { last = byte }
       switch byte {
       case UInt8(ascii: "{"):
         stack.append((true, [], true))
@@ -251,6 +261,10 @@ package enum StrictJSON {
         }
         i += 2
         continue
+      }
+      guard byte >= 0x20 else {
+        throw Refusal(
+          description: "a string holds a raw control character (0x\(String(byte, radix: 16))); JSON escapes it")
       }
       raw.append(byte)
       i += 1

@@ -69,14 +69,37 @@ public struct Catalog: Codable, Equatable, Sendable {
     return formatter.string(from: Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down)))
   }
 
-  /// The moment ``expires`` names, or nil when there is none; throws when it is not RFC 3339.
+  /// The moment ``expires`` names, or nil when there is none; throws when it is not an RFC 3339
+  /// UTC time as pkgtool writes it (``utcTime(_:)``).
   public func expiryDate() throws -> Date? {
     guard let expires else { return nil }
+    guard let date = Catalog.utcTime(expires) else {
+      throw CatalogError.malformed(
+        "the catalog's 'expires' ('\(expires)') is not an RFC 3339 UTC time like 2026-12-26T09:30:00Z")
+    }
+    return date
+  }
+
+  /// `text` as a moment when it is exactly `YYYY-MM-DDTHH:MM:SSZ`, a real date and time, written
+  /// as ``rfc3339(_:)`` writes it; nil for anything else. An offset, fractional seconds, a
+  /// lower-case letter, `24:00`, February 30 or a five-digit year are refused: every reader of a
+  /// signed expiry must find the same moment in it (Python's check reads it the same way).
+  public static func utcTime(_ text: String) -> Date? {
+    let bytes = Array(text.utf8)
+    guard bytes.count == 20 else { return nil }
+    for (i, byte) in bytes.enumerated() {
+      switch i {
+      case 4, 7: guard byte == UInt8(ascii: "-") else { return nil }
+      case 10: guard byte == UInt8(ascii: "T") else { return nil }
+      case 13, 16: guard byte == UInt8(ascii: ":") else { return nil }
+      case 19: guard byte == UInt8(ascii: "Z") else { return nil }
+      default: guard byte >= 0x30 && byte <= 0x39 else { return nil }
+      }
+    }
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
-    guard let date = formatter.date(from: expires) else {
-      throw CatalogError.malformed("the catalog's 'expires' ('\(expires)') is not an RFC 3339 time")
-    }
+    // Foundation moves an impossible date on (February 30 to March 2): written back, it differs.
+    guard let date = formatter.date(from: text), rfc3339(date) == text else { return nil }
     return date
   }
 
@@ -229,6 +252,20 @@ public enum CatalogFile {
     var signature: String
   }
 
+  /// Refuses a `signatures` array with an item that is not an object of three strings
+  /// (`keyId`, `algorithm`, `signature`): readers that skip such an item and readers that stop
+  /// at it would disagree on the file.
+  static func checkSignatureForm(_ signatures: [JSONValue], of what: String) throws {
+    for (index, item) in signatures.enumerated() {
+      guard let fields = item.objectValue, Set(fields.keys) == ["keyId", "algorithm", "signature"],
+        fields.values.allSatisfy({ if case .string = $0 { return true } else { return false } })
+      else {
+        throw CatalogError.malformed(
+          "\(what)'s signature \(index + 1) is not an object of 'keyId', 'algorithm' and 'signature' strings")
+      }
+    }
+  }
+
   /// The file's bytes: `signed` and `signatures`, keys sorted, indented, so that publishing a
   /// new version changes only the lines it adds.
   public static func encode(_ catalog: Catalog, signedWith key: CatalogSigningKey) throws -> [UInt8] {
@@ -272,6 +309,7 @@ public enum CatalogFile {
     else {
       throw CatalogError.malformed("the catalog has no 'signed' object and 'signatures' array")
     }
+    try CatalogFile.checkSignatureForm(signatures, of: "the catalog")
     let canonical = signed.canonicalBytes
     var seen: [String] = []
     var valid = Set<String>()
@@ -284,7 +322,7 @@ public enum CatalogFile {
       }
       seen.append(keyID)
       guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Base64.decode(text), key.isValidSignature(signature, for: canonical)
+        let signature = Base64.decodeCanonical(text), key.isValidSignature(signature, for: canonical)
       else { continue }
       valid.insert(keyID)
     }

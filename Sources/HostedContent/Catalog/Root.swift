@@ -87,7 +87,7 @@ public struct Root: Codable, Equatable, Sendable {
   /// The key listed under `keyID`; throws when it is not an Ed25519 key whose id is `keyID`.
   public func publicKey(_ keyID: String) throws -> CatalogPublicKey {
     guard let entry = keys[keyID] else { throw CatalogError.malformed("root version \(version) lists no key \(keyID)") }
-    guard entry.algorithm == "ed25519", let der = Base64.decode(entry.publicKey),
+    guard entry.algorithm == "ed25519", let der = Base64.decodeCanonical(entry.publicKey),
       let key = try? CatalogPublicKey(
         rawRepresentation: der.count == 44 && Array(der.prefix(12)) == CatalogKeyFile.spkiPrefix
           ? Array(der.suffix(32)) : Array(der))
@@ -125,10 +125,9 @@ public struct Root: Codable, Equatable, Sendable {
 
   /// The moment ``expires`` names.
   public func expiryDate() throws -> Date {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    guard let date = formatter.date(from: expires) else {
-      throw CatalogError.malformed("the root's 'expires' ('\(expires)') is not an RFC 3339 time")
+    guard let date = Catalog.utcTime(expires) else {
+      throw CatalogError.malformed(
+        "the root's 'expires' ('\(expires)') is not an RFC 3339 UTC time like 2026-12-26T09:30:00Z")
     }
     return date
   }
@@ -139,7 +138,7 @@ public struct Root: Codable, Equatable, Sendable {
     for item in signatures {
       guard let fields = item.objectValue, case .string(let id)? = fields["keyId"], role.keyIds.contains(id),
         case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Base64.decode(text), let key = try? publicKey(id),
+        let signature = Base64.decodeCanonical(text), let key = try? publicKey(id),
         key.isValidSignature(signature, for: canonical)
       else { continue }
       valid.insert(id)
@@ -231,6 +230,7 @@ public enum RootFile {
     else {
       throw CatalogError.malformed("'\(path)' has no 'signed' object and 'signatures' array")
     }
+    try CatalogFile.checkSignatureForm(signatures, of: "'\(path)'")
     let canonical = signed.canonicalBytes
     let root: Root
     do { root = try JSONDecoder().decode(Root.self, from: Data(canonical)) } catch {

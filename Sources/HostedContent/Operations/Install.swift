@@ -189,13 +189,21 @@ public enum Install {
     }
     /// The answer when nothing needs installing, given the locked product folder.
     func decided(_ folder: ProductFolder) throws -> Result? {
-      if let given = options.rootVersion, let seen = folder.rootVersion, given < seen {
+      let seen = try folder.rootVersion
+      if let given = options.rootVersion, let seen, given < seen {
         result.action = .refusedByCatalog
         result.catalogProblem =
           "the root's version \(given) is lower than \(seen), the highest given for \(product): an old root replayed (rollback)"
         return result
       }
-      if let catalog = options.catalog, let used = folder.catalogSequence, catalog.sequence < used {
+      if options.catalog != nil, options.rootVersion == nil, let seen {
+        // One key cannot stand for a root that may have retired it.
+        result.action = .refusedByCatalog
+        result.catalogProblem =
+          "\(product) was installed under root version \(seen); check this catalog with --root (the root's files), not --public-key"
+        return result
+      }
+      if let catalog = options.catalog, let used = try folder.catalogSequence, catalog.sequence < used {
         result.action = .refusedByCatalog
         result.catalogProblem =
           "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"

@@ -108,30 +108,46 @@ package final class ProductFolder {
     try writeRecordFile("\(record.contentVersion).json", try JSONText.bytes(record))
   }
 
-  /// The highest catalog sequence an install of this product used, if any.
-  package var catalogSequence: Int64? { number(in: Self.catalogSequenceFile) }
+  /// The highest catalog sequence an install of this product used, if any. Throws when the
+  /// record is there but does not hold a number: a damaged record never turns the check off.
+  package var catalogSequence: Int64? { get throws { try number(in: Self.catalogSequenceFile) } }
 
   /// Records `sequence` as the highest catalog sequence used, when it is higher than the one kept.
   package func raiseCatalogSequence(to sequence: Int64) throws {
-    guard sequence > (catalogSequence ?? -1) else { return }
+    guard sequence > (try catalogSequence ?? -1) else { return }
     try writeRecordFile(Self.catalogSequenceFile, Array("\(sequence)\n".utf8))
   }
 
-  /// The highest root version an install of this product was given, if any.
-  package var rootVersion: Int64? { number(in: Self.rootVersionFile) }
+  /// The highest root version an install of this product was given, if any. Throws when the
+  /// record is there but does not hold a number (as ``catalogSequence``).
+  package var rootVersion: Int64? { get throws { try number(in: Self.rootVersionFile) } }
 
   /// Records `version` as the highest root version seen, when it is higher than the one kept.
   package func raiseRootVersion(to version: Int64) throws {
-    guard version > (rootVersion ?? -1) else { return }
+    guard version > (try rootVersion ?? -1) else { return }
     try writeRecordFile(Self.rootVersionFile, Array("\(version)\n".utf8))
   }
 
-  /// The integer in the record file `name`, if it holds one.
-  private func number(in name: String) -> Int64? {
-    guard let folder = try? handle.openDirectory(Self.recordFolder), let file = try? folder.openFile(name),
-      let bytes = try? file.read(count: 64, at: 0)
-    else { return nil }
-    return Int64(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+  /// The integer in the record file `name` (digits and a final newline, as written here); nil
+  /// when there is no such file. Throws when the file is there but holds anything else, or
+  /// cannot be read.
+  private func number(in name: String) throws -> Int64? {
+    guard let folder = try? handle.openDirectory(Self.recordFolder), folder.exists(name) else { return nil }
+    let shown = "'\(path.isEmpty ? "" : path + "/")\(Self.recordFolder)/\(name)'"
+    let bytes: [UInt8]
+    do { bytes = try folder.openFile(name).read(count: 64, at: 0) } catch {
+      throw OperationError("cannot read \(shown): \(error)", hint: "check its permissions")
+    }
+    var digits = bytes[...]
+    if digits.last == 0x0A { digits = digits.dropLast() }
+    guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+      let value = Int64(String(decoding: digits, as: UTF8.self))
+    else {
+      throw OperationError(
+        "the install record \(shown) is damaged (it must hold a number): the replay check cannot be made",
+        hint: "restore it from a backup, or remove the product's folder and install again")
+    }
+    return value
   }
 
   /// Removes what a killed install left for version `name` and for `current`.

@@ -54,4 +54,24 @@ package enum Base64 {
     }
     return out
   }
+
+  /// As ``decode(_:)``, for text that must be canonical base64: only the 64 letters of the
+  /// standard alphabet, a length that is a multiple of four, and `=` only as padding at the end
+  /// (no white space, no line breaks): signatures and keys in signed documents, which every
+  /// reader must take the same way.
+  package static func decodeCanonical(_ text: String) -> [UInt8]? {
+    let bytes = Array(text.utf8)
+    guard bytes.count % 4 == 0 else { return nil }
+    let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+    guard padding <= 2 else { return nil }
+    for byte in bytes.dropLast(padding) {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+        continue
+      default: return nil
+      }
+    }
+    return decode(text)
+  }
 }
