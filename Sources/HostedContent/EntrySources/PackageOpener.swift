@@ -193,6 +193,9 @@ package enum PackageOpener {
     let source = StreamingXARPackageSource(streaming: streaming)
     source.otherForms = Array(forms.dropFirst())
     source.decodeThreads = limits.decodeThreads
+    // Decided before any rule runs: a TOC without ContentInfo.plist at its root (a flat
+    // package) goes to the ordinary reader whole.
+    guard source.waitForContentInfo() else { return nil }
     return source
   }
 

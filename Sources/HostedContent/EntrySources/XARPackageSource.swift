@@ -168,6 +168,29 @@ package final class StreamingXARPackageSource: EntrySource {
 
   /// Set when an entry looked like a flat package's payload before any `ContentInfo.plist`.
   private var mayBeFlatPackage = false
+  /// Set by ``waitForContentInfo()`` when the TOC has `ContentInfo.plist` at its root: then the
+  /// package is no flat package, whatever order its entries come in.
+  private var hasContentInfo = false
+
+  /// Waits until the parser has handed out `ContentInfo.plist` (true: a plain XAR, which this
+  /// source reads whole) or the TOC has ended without it (false: a flat package, or no package
+  /// of ours; the ordinary reader must judge it). Asked before any entry is given to the rules,
+  /// so that no rule ever sees an entry of a package this source then gives up: a flat
+  /// package's outer entries are read once, by ``FlatPackageSource``. Packages put the plist
+  /// first (pkgtool, and bsdtar given it first), so this rarely waits for more than one entry.
+  package func waitForContentInfo() -> Bool {
+    var seen = 0
+    while true {
+      let (table, ready) = streaming.feed.view(beyond: seen)
+      guard seen < ready else { return false }
+      let length = ContentInfo.fileName.utf8.count
+      for i in seen..<ready where table.pathLength(at: i) == length && table.path(at: i) == ContentInfo.fileName {
+        hasContentInfo = true
+        return true
+      }
+      seen = ready
+    }
+  }
 
   package init(streaming: XARStreamingReader) {
     self.streaming = streaming
@@ -186,7 +209,7 @@ package final class StreamingXARPackageSource: EntrySource {
       : nil
     defer { items?.stop() }
     var next = 0
-    var sawContentInfo = false
+    var sawContentInfo = hasContentInfo
     while true {
       let (table, ready) = streaming.feed.view(beyond: next)
       guard next < ready else { return }
