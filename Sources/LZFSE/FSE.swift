@@ -86,11 +86,12 @@ enum FSE {
     frequency.leadingZeroBitCount - states.leadingZeroBitCount
   }
 
-  /// Fills `table` (one entry per state) for the literal coder: bits to read in the low byte,
-  /// the symbol in the next byte, the base of the next state in the high half. The frequencies
-  /// must sum to `states` (the caller checked).
-  static func buildLiteralDecoder(
-    states: Int, frequencies: UnsafeBufferPointer<UInt16>, into table: UnsafeMutablePointer<UInt32>
+  /// Calls `entry(index, symbol, bits, next)` for each of the `states` decoder states, in order:
+  /// a symbol of frequency f holds f consecutive states, the first of which read `k` bits (the
+  /// shift) and the rest `k - 1`, and `next` is the base the bits read are added to. The
+  /// frequencies must sum to `states` (the caller checked); no more than `states` are made.
+  @inline(__always) static func forEachState(
+    states: Int, frequencies: UnsafeBufferPointer<UInt16>, _ entry: (Int, Int, Int, Int) -> Void
   ) {
     var index = 0
     for symbol in 0..<frequencies.count {
@@ -99,18 +100,23 @@ enum FSE {
       let k = shift(states: states, frequency: f)
       let firstShort = ((2 * states) >> k) - f
       for j in 0..<f where index < states {
-        let bits: Int
-        let base: Int
         if j < firstShort {
-          bits = k
-          base = ((f + j) << k) - states
+          entry(index, symbol, k, ((f + j) << k) - states)
         } else {
-          bits = k - 1
-          base = (j - firstShort) << (k - 1)
+          entry(index, symbol, k - 1, (j - firstShort) << (k - 1))
         }
-        table[index] = UInt32(bits) | UInt32(symbol) << 8 | UInt32(truncatingIfNeeded: base) << 16
         index += 1
       }
+    }
+  }
+
+  /// Fills `table` (one entry per state) for the literal coder: bits to read in the low byte,
+  /// the symbol in the next byte, the base of the next state in the high half.
+  static func buildLiteralDecoder(
+    states: Int, frequencies: UnsafeBufferPointer<UInt16>, into table: UnsafeMutablePointer<UInt32>
+  ) {
+    forEachState(states: states, frequencies: frequencies) { index, symbol, bits, next in
+      table[index] = UInt32(bits) | UInt32(symbol) << 8 | UInt32(truncatingIfNeeded: next) << 16
     }
   }
 
@@ -121,27 +127,10 @@ enum FSE {
     states: Int, frequencies: UnsafeBufferPointer<UInt16>, extraBits: [UInt8], bases: [Int32],
     into table: UnsafeMutablePointer<UInt64>
   ) {
-    var index = 0
-    for symbol in 0..<frequencies.count {
-      let f = Int(frequencies[symbol])
-      if f == 0 { continue }
-      let k = shift(states: states, frequency: f)
-      let firstShort = ((2 * states) >> k) - f
+    forEachState(states: states, frequencies: frequencies) { index, symbol, bits, next in
       let extra = UInt64(extraBits[symbol])
       let base = UInt64(UInt32(bitPattern: bases[symbol]))
-      for j in 0..<f where index < states {
-        let bits: Int
-        let next: Int
-        if j < firstShort {
-          bits = k
-          next = ((f + j) << k) - states
-        } else {
-          bits = k - 1
-          next = (j - firstShort) << (k - 1)
-        }
-        table[index] = (UInt64(bits) + extra) | extra << 8 | UInt64(next & 0xffff) << 16 | base << 32
-        index += 1
-      }
+      table[index] = (UInt64(bits) + extra) | extra << 8 | UInt64(next & 0xffff) << 16 | base << 32
     }
   }
 
