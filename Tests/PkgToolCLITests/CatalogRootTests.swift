@@ -417,6 +417,13 @@ import Testing
       #expect(try python(["roots", "bad-expiry.json"], in: s).status == 1, "\(bad)")
     }
 
+    // A missing member is named plainly, not in the decoder's words.
+    try writeFile(s.path("no-expiry.json"), text.replacingCharacters(in: expires, with: "\"expiry\" : \"soon\""))
+    let missing = try pkgtool(["root", "verify", "no-expiry.json"], in: s.dir.path)
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains("is not a root: the member 'expires' is missing"), "\(missing.stderr)")
+    #expect(!missing.stderr.contains("CodingKeys"), "\(missing.stderr)")
+
     // File forms only some JSON readers take.
     let catalog = String(decoding: try readFile(s.path("catalog.json")), as: UTF8.self)
     let signature = try #require(catalog.range(of: #""signature" : "[A-Za-z0-9+/]{20}"#, options: .regularExpression))

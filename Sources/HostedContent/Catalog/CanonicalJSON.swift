@@ -272,3 +272,32 @@ package enum StrictJSON {
     throw Refusal(description: "a string is not closed")
   }
 }
+
+/// What a decoding error says, for people: the member path and what was wrong with it, never
+/// the decoder's own types (`keyNotFound(CodingKeys(stringValue: …))`).
+package func describeDecoding(_ error: any Error) -> String {
+  func path(_ keys: [any CodingKey]) -> String {
+    let parts = keys.map { key in key.intValue.map { "[\($0)]" } ?? key.stringValue }
+    return parts.reduce("") { $0.isEmpty || $1.hasPrefix("[") ? $0 + $1 : $0 + "." + $1 }
+  }
+  guard let error = error as? DecodingError else { return "\(error)" }
+  switch error {
+  case .keyNotFound(let key, let context):
+    let place = path(context.codingPath)
+    return "the member '\(key.stringValue)' is missing" + (place.isEmpty ? "" : " in '\(place)'")
+  case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+    let place = path(context.codingPath)
+    let kind =
+      type == String.self
+      ? "a string"
+      : (type == Int.self || type == Int64.self || type == UInt64.self)
+        ? "an integer" : type == Bool.self ? "true or false" : "of another kind"
+    return "'\(place.isEmpty ? "the document" : place)' must be \(kind)"
+  case .dataCorrupted(let context):
+    let place = path(context.codingPath)
+    let reason = (context.underlyingError as? StrictJSON.Refusal)?.description ?? "the text is not JSON"
+    return place.isEmpty ? reason : "'\(place)': \(reason)"
+  @unknown default:
+    return "the document is not of the expected form"
+  }
+}

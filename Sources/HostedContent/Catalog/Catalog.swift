@@ -302,7 +302,7 @@ public enum CatalogFile {
     guard bytes.count <= 64 << 20 else { throw CatalogError.malformed("the catalog is larger than 64 MiB") }
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
-      throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(error)")
+      throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(describeDecoding(error))")
     }
     guard let members = value.objectValue, let signed = members["signed"],
       case .array(let signatures)? = members["signatures"]
@@ -362,7 +362,7 @@ public enum CatalogFile {
     } catch let error as CatalogError {
       throw error
     } catch {
-      throw CatalogError.malformed("the signed catalog does not have the expected fields: \(error)")
+      throw CatalogError.malformed("the signed catalog does not have the expected fields: \(describeDecoding(error))")
     }
   }
 
@@ -387,7 +387,7 @@ public enum CatalogFile {
     } catch let error as OperationError {
       throw error
     } catch {
-      throw CatalogError.malformed("'\(path)' is not a catalog: \(error)")
+      throw CatalogError.malformed("'\(path)' is not a catalog: \(describeDecoding(error))")
     }
   }
 

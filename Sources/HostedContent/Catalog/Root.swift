@@ -223,7 +223,7 @@ public enum RootFile {
       throw CatalogError.malformed(
         "'\(path)' is refused: \(refusal) (two keys under one key id, or a field given twice)")
     } catch {
-      throw CatalogError.malformed("'\(path)' is not JSON of the expected kind: \(error)")
+      throw CatalogError.malformed("'\(path)' is not JSON of the expected kind: \(describeDecoding(error))")
     }
     guard let members = value.objectValue, let signed = members["signed"],
       case .array(let signatures)? = members["signatures"]
@@ -234,7 +234,7 @@ public enum RootFile {
     let canonical = signed.canonicalBytes
     let root: Root
     do { root = try JSONDecoder().decode(Root.self, from: Data(canonical)) } catch {
-      throw CatalogError.malformed("'\(path)' is not a root: \(error)")
+      throw CatalogError.malformed("'\(path)' is not a root: \(describeDecoding(error))")
     }
     do { try root.check() } catch let error as CatalogError { throw CatalogError.malformed("'\(path)': \(error)") }
     return Parsed(root: root, path: path, canonical: canonical, signatures: signatures)
