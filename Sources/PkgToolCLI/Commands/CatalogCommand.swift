@@ -26,8 +26,9 @@ struct CatalogCommand: ParsableCommand {
     ])
 }
 
-/// The secret keys, the roots and the new lifetime, for the commands that sign again.
-struct CatalogSigningOptions: ParsableArguments {
+/// The secret keys that sign a catalog and the roots it is signed under: `publish` and every
+/// command that signs again.
+struct CatalogKeyOptions: ParsableArguments {
   @Option(
     name: .customLong("key"),
     help: ArgumentHelp(
@@ -38,7 +39,7 @@ struct CatalogSigningOptions: ParsableArguments {
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
-      "A root file, or a folder of them (oldest version first in effect): the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
+      "A root file, or a folder of them: the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
       valueName: "root.json"))
   var roots: [String] = []
 
@@ -49,6 +50,14 @@ struct CatalogSigningOptions: ParsableArguments {
     let keys = try KeyFiles.secrets(try KeyFiles.distinct(keys), for: command)
     return CatalogSigner(keys: keys, roots: roots.isEmpty ? [] : try RootOptions.chain(roots, for: command))
   }
+}
+
+/// The secret keys, the roots and the new lifetime, for the commands that sign again.
+struct CatalogSigningOptions: ParsableArguments {
+  @OptionGroup var signing: CatalogKeyOptions
+
+  /// The keys and the verified roots; a root that does not verify is an exit-1 refusal.
+  func signer(for command: String) throws -> CatalogSigner { try signing.signer(for: command) }
 
   @Option(
     name: .customLong("expires-in"),

@@ -35,19 +35,7 @@ struct PublishCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The package files to publish.", valueName: "package"))
   var packages: [String]
 
-  @Option(
-    name: .customLong("key"),
-    help: ArgumentHelp(
-      "A secret key (KEY, from pkgtool keygen; not KEY.pub); repeat with distinct keys to meet a root's catalog threshold.",
-      valueName: "key"))
-  var keys: [String] = []
-
-  @Option(
-    name: .customLong("root"),
-    help: ArgumentHelp(
-      "A root file, or a folder of them: the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
-      valueName: "root.json"))
-  var roots: [String] = []
+  @OptionGroup var signing: CatalogKeyOptions
 
   @Option(
     name: .customLong("base-url"),
@@ -82,7 +70,6 @@ struct PublishCommand: ParsableCommand {
 
   func validate() throws {
     if packages.isEmpty { throw ValidationError("Name at least one package to publish.") }
-    _ = try KeyFiles.distinct(keys)
   }
 
   struct Summary: Encodable {
@@ -94,9 +81,7 @@ struct PublishCommand: ParsableCommand {
   }
 
   func run() throws {
-    let signer = CatalogSigner(
-      keys: try KeyFiles.secrets(try KeyFiles.distinct(keys), for: "publish"),
-      roots: roots.isEmpty ? [] : try RootOptions.chain(roots, for: "publish"))
+    let signer = try signing.signer(for: "publish")
     var options = Publish.Options(baseURL: baseURL)
     options.minimumAppVersion = minimumAppVersion
     options.previous = previous
