@@ -76,7 +76,10 @@ package final class XARPrefetcher: Sendable {
   /// as well, at 3–5 MB more.)
   private let spareParts: Int
 
-  init(file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64) {
+  init(
+    file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64,
+    startingAt first: Int = 0
+  ) {
     partsUpTo = largeFilesInPartsUpTo
     self.file = file
     self.heapStart = heapStart
@@ -84,7 +87,7 @@ package final class XARPrefetcher: Sendable {
     let workers = min(max(1, workers), XARPrefetcher.maximumWorkers)
     batchesAhead = max(XARPrefetcher.ahead, workers + 1)
     spareParts = min(6 * workers, 48)
-    state = Watched(State(running: workers))
+    state = Watched(State(cursor: first, running: workers))
     // Threads of their own, not Dispatch's pool: the workers block (waiting for room) for as
     // long as the reader takes, and the pool, as wide as the processors, is also where the
     // background file writers run; it grows by about one thread a second, and at some 255 stops.
@@ -341,10 +344,13 @@ extension XARPrefetcher {
 extension XARReader {
   /// Starts decoding the data of every file entry on `workers` threads (see ``XARPrefetcher``);
   /// large files too, those up to `largeFilesInPartsUpTo` bytes (the others are left to the reader).
-  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max) -> XARPrefetchedItems {
+  /// The files before the entry at `first` are left out (they were read another way).
+  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max, startingAt first: Int = 0)
+    -> XARPrefetchedItems
+  {
     XARPrefetchedItems(
       XARPrefetcher(
         file: file, heapStart: header.heapStart, feed: TOCFeed(complete: entries), workers: workers,
-        largeFilesInPartsUpTo: largeFilesInPartsUpTo))
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first))
   }
 }

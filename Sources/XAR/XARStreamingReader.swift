@@ -76,6 +76,7 @@ package final class XARStreamingReader {
   /// The entries, as they are parsed.
   package let feed = TOCFeed()
   let file: FileDescriptor
+  private let limits: XARReader.Limits
   private let window = ReadWindow()
   private let outcome = Watched<Outcome?>(nil)
 
@@ -89,6 +90,7 @@ package final class XARStreamingReader {
   package init(file: FileDescriptor, limits: XARReader.Limits = XARReader.Limits()) throws {
     let front = try XARReader.Front(file: file, limits: limits)
     self.file = file
+    self.limits = limits
     path = file.path
     header = front.header
     fileSize = front.fileSize
@@ -117,6 +119,18 @@ package final class XARStreamingReader {
   /// Waits for the parse and the whole-TOC checks; the reader, or why the archive is refused.
   package func reader() throws -> XARReader {
     try outcome.wait(until: { $0 != nil }, then: { $0!.result }).get()
+  }
+
+  /// Waits for the parse, as ``reader()``; when the TOC is one the parser does not stream
+  /// (``TOCParser/CannotStream``: a hard link, a field after a child), reads it again the
+  /// ordinary way, which judges it. `streamed` is false then, and the entries handed out so far
+  /// need not be the reader's (see ``TOCParser/CannotStream``): the caller compares them.
+  package func wholeReader() throws -> (reader: XARReader, streamed: Bool) {
+    do {
+      return (try reader(), true)
+    } catch is TOCParser.CannotStream {
+      return (try XARReader(file: file, limits: limits), false)
+    }
   }
 
   /// A stream of `entry`'s decoded bytes (see ``XARReader/dataReader(for:)``).

@@ -72,17 +72,16 @@ import Testing
     try Self.check(path, "many")
   }
 
-  /// A field of a folder after its first child: the folder was handed out without it, so the
-  /// stream stops and is not confirmed; the ordinary reader reads it.
-  @Test func aFieldAfterAChildStopsTheStream() throws {
+  /// A field of a folder after its first child: streamed, the folder was taken at its first
+  /// child without it. Both readers refuse it, so no reader sees another entry than the next.
+  @Test func aFieldAfterAChildIsRefusedEitherWay() throws {
     let dir = try TemporaryDirectory()
     let path = dir.appending("late.pkg")
     let toc = CraftedXAR.document(
       "<file id=\"1\"><name>Contents</name><type>directory</type><file id=\"2\"><name>a</name><type>directory</type></file><mode>0700</mode></file>"
     )
     try CraftedXAR(toc: toc).write(to: path)
-    let ordinary = try XARReader(path: path)
-    #expect(ordinary.entries.first?.mode == 0o700)
+    #expect(throws: XARError.fieldAfterChildren(path: "Contents")) { try XARReader(path: path) }
     let streamed = try Self.streamed(path)
     #expect(streamed.confirmed == nil)
     try Self.check(path, "late field")
@@ -236,9 +235,9 @@ private final class XMLOf {
     #expect(!FileManager.default.fileExists(atPath: dir.appending("out/content.pkg")))
   }
 
-  /// A valid package of many files, and the same with a hard link and with a field after a
-  /// child (the streaming parser gives up on both, and the package is read again).
-  @Test(arguments: ["plain", "hard link", "late field"])
+  /// A valid package of many files, and the same with a hard link (the streaming parser gives
+  /// up on it at the end, and the entries after those handed out come from the TOC read whole).
+  @Test(arguments: ["plain", "hard link"])
   func validPackagesUnpackTheSame(variant: String) throws {
     let dir = try TemporaryDirectory()
     var nodes = RuleExample.baseNodes
@@ -246,24 +245,8 @@ private final class XMLOf {
     if variant == "hard link" {
       nodes.append(RuleExample.Node("Contents/link.txt", .hardLink("Contents/d0/f0.txt")))
     }
-    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    let bytes = ExamplePackages.xarBytes(nodes, compress: true)
     let package = dir.appending("p.pkg")
-    if variant == "late field" {
-      // The same TOC and heap, with Contents' <mode> moved behind its children.
-      try Data(bytes).write(to: URL(fileURLWithPath: package))
-      var xml = String(decoding: try XARReader(path: package).tocXML, as: UTF8.self)
-      let contents = try #require(xml.range(of: "<name>Contents</name>"))
-      let mode = try #require(xml.range(of: "<mode>755</mode>", range: contents.upperBound..<xml.endIndex))
-      let field = String(xml[mode])
-      xml.removeSubrange(mode)
-      let end = try #require(xml.range(of: "</toc>"))
-      let lastClose = try #require(
-        xml.range(of: "</file>", options: .backwards, range: xml.startIndex..<end.lowerBound))
-      xml.insert(contentsOf: field, at: lastClose.lowerBound)
-      let headerSize = Int(bytes[4]) << 8 | Int(bytes[5])
-      let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
-      bytes = CraftedXAR(toc: xml, heap: Array(bytes[(headerSize + tocLength + 20)...])).bytes()
-    }
     try Data(bytes).write(to: URL(fileURLWithPath: package))
     let streamed = try #require(PackageOpener.openStreaming(package))
     try streamed.forEachEntry { _, _ in }
@@ -276,5 +259,91 @@ private final class XMLOf {
     #expect(differing.isEmpty, "\(Array(differing))")
     #expect(a.count > 1_500)
     #expect(a["Contents/d3/f1503.txt"] == nil && a["Contents/d3/f1498.txt"]?.bytes == Array("file 1498\n".utf8))
+  }
+}
+
+/// Counts, by package file name, how many times the rules were made for a run and how many
+/// entries they were shown: what each rule sees when `validate` reads a package.
+final class CountingRule: Rule {
+  static let description = RuleDescription(
+    id: "test-counting", name: "Counts", category: .limits, summary: "Counts the entries shown.",
+    rationale: "A test's probe.", severity: .warning, triggering: [], nonTriggering: [])
+  static let counts = Locked<[String: (made: Int, inspected: Int)]>([:])
+  let key: String
+
+  init(context: RuleContext) {
+    key = context.packageFileName ?? ""
+    Self.counts.withLock { $0[key, default: (made: 0, inspected: 0)].made += 1 }
+  }
+
+  func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    Self.counts.withLock { $0[key, default: (made: 0, inspected: 0)].inspected += 1 }
+  }
+}
+
+/// No rule runs twice on one input: a plain XAR is read once, as its TOC streams, whatever the
+/// TOC turns out to be (refused at the end, a hard link the parser does not stream).
+@Suite struct RulesRunOnceTests {
+  /// The rules made and the entries shown when `validate` reads `package` (named uniquely).
+  static func counted(_ package: String) throws -> (made: Int, inspected: Int, result: InspectionResult) {
+    let result = try Validation.run(
+      path: package, options: ValidationOptions(), rules: RuleCatalog.all + [CountingRule.self])
+    let counts = CountingRule.counts.withLock { $0[Paths.name(of: package)] } ?? (made: 0, inspected: 0)
+    return (counts.made, counts.inspected, result)
+  }
+
+  @Test(arguments: HostilePackage.all)
+  func everyEntryIsShownToTheRulesOnce(hostile: HostilePackage) throws {
+    let dir = try TemporaryDirectory()
+    let package = dir.appending("\(UUID().uuidString)-\(hostile.fileName)")
+    try hostile.make(package)
+    let (made, inspected, result) = try Self.counted(package)
+    #expect(made <= 1, "\(hostile.name)")
+    // (A plain XAR: a flat package's entries are its payload's too.)
+    if let reader = try? XARReader(path: package), reader.entries.contains(where: { $0.path == ContentInfo.fileName }) {
+      #expect(inspected <= reader.entries.count, "\(hostile.name)")
+    }
+    // Not weakened by the probe: the rule the case names is still reported.
+    #expect(result.findings.contains { $0.ruleID == hostile.ruleID }, "\(hostile.name)")
+  }
+
+  /// A hard link: the parser stops streaming at it; the entries after those handed out come
+  /// from the TOC read whole, and every entry reaches the rules exactly once.
+  @Test func aHardLinkIsReadOnce() throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<400 { nodes.append(.file("Contents/d\(i % 5)/f\(i).txt", "file \(i)\n")) }
+    nodes.append(RuleExample.Node("Contents/link.txt", .hardLink("Contents/d0/f0.txt")))
+    nodes.append(.file("Contents/z/last.txt", "after the link\n"))
+    let package = dir.appending("\(UUID().uuidString).pkg")
+    try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
+    let entries = try XARReader(path: package).entries.count
+    let (made, inspected, result) = try Self.counted(package)
+    #expect(made == 1)
+    #expect(inspected == entries)
+    #expect(result.entryCount == entries)
+    #expect(!result.integrityFailed, "\(result.findings)")
+  }
+
+  /// A TOC whose closing check fails (its checksum): the entries were shown to the rules as
+  /// they streamed, once, and the verdict is the ordinary reader's (a file that is not a package).
+  @Test func aTOCRefusedAtTheEndIsReadOnce() throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<300 { nodes.append(.file("Contents/f\(i).txt", "file \(i)\n")) }
+    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    // The TOC's checksum is the heap's first bytes.
+    let headerSize = Int(bytes[4]) << 8 | Int(bytes[5])
+    let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
+    bytes[headerSize + tocLength] ^= 0xFF
+    let package = dir.appending("\(UUID().uuidString).pkg")
+    try Data(bytes).write(to: URL(fileURLWithPath: package))
+    #expect(throws: XARError.self) { try XARReader(path: package) }
+    let (made, _, result) = try Self.counted(package)
+    #expect(made == 1)
+    #expect(result.format == .unknown)
+    #expect(result.entryCount == 0)
+    #expect(result.findings.map(\.ruleID) == ["archive-integrity"])
+    #expect(result.skippedRules["test-counting"] == "the file is not a package")
   }
 }

@@ -103,6 +103,7 @@ extension HostilePackage {
         }, heap: [UInt8](repeating: 0x41, count: 4096)),
     ]
     list += zipEdges + zipNameEdges + flatAndLinkEdges + [cpioBomb(gzip: false), cpioBomb(gzip: true)]
+    list += [lateField("<mode>755</mode>"), lateField("<mtime>2024-01-01T00:00:00Z</mtime>", adding: true)]
     return list
   }()
 }
@@ -420,5 +421,30 @@ extension HostilePackage {
     let result = try runProcess("/usr/bin/env", ["gzip", "-n", dir.appending("p")])
     guard result.status == 0 else { throw TestFailure("gzip: \(result.stderr)") }
     return try readFile(dir.appending("p.gz"))
+  }
+
+  /// A valid package whose `Contents` folder gets a field after its children (moved there, or
+  /// added): read as the TOC streams, the folder is taken at its first child without it, so the
+  /// two readings differ; both readers refuse it (`fieldAfterChildren`).
+  static func lateField(_ field: String, adding: Bool = false) -> HostilePackage {
+    HostilePackage("a folder's \(field.prefix { $0 != ">" })> after its children", "archive-integrity") { path in
+      var nodes = base
+      for i in 0..<20 { nodes.append(.file("Contents/d\(i % 3)/f\(i).txt", "file \(i)\n")) }
+      let bytes = ExamplePackages.xarBytes(nodes, compress: true)
+      try Data(bytes).write(to: URL(fileURLWithPath: path))
+      var xml = String(decoding: try XARReader(path: path).tocXML, as: UTF8.self)
+      guard let contents = xml.range(of: "<name>Contents</name>") else { throw XARError.notXAR }
+      if !adding {
+        guard let moved = xml.range(of: field, range: contents.upperBound..<xml.endIndex) else { throw XARError.notXAR }
+        xml.removeSubrange(moved)
+      }
+      guard let end = xml.range(of: "</toc>"),
+        let lastClose = xml.range(of: "</file>", options: .backwards, range: xml.startIndex..<end.lowerBound)
+      else { throw XARError.notXAR }
+      xml.insert(contentsOf: field, at: lastClose.lowerBound)
+      let headerSize = Int(bytes[4]) << 8 | Int(bytes[5])
+      let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
+      try CraftedXAR(toc: xml, heap: Array(bytes[(headerSize + tocLength + 20)...])).write(to: path)
+    }
   }
 }

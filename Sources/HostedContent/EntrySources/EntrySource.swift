@@ -88,6 +88,12 @@ package protocol EntrySource: AnyObject {
   func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]??
   /// How the package checks its files' bytes, for people (`sha1`, `crc32`, `none`, …).
   var checksumStyle: String { get }
+  /// Asked once the entries are read, or reading stopped: why the package's index is refused
+  /// after all, for a source that checks its whole index only at the end (a plain XAR read as its
+  /// TOC streams, ``StreamingXARPackageSource``). The run's verdict is then that of a file whose
+  /// index cannot be read (``UnreadablePackageSource``), whatever the rules saw. Nil for every
+  /// other source, and when the index stands.
+  func indexRefusal() -> (any Error)?
   /// The XAR reader of a package that has a XAR table of contents (a plain XAR, or a flat
   /// package's outer XAR); nil for every other source.
   var tableOfContentsReader: XARReader? { get }
@@ -107,6 +113,7 @@ extension EntrySource {
   package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? { nil }
   package var checksumStyle: String { "none" }
   package var tableOfContentsReader: XARReader? { nil }
+  package func indexRefusal() -> (any Error)? { nil }
 }
 
 /// A path in a project folder that `build` does not put in the package.

@@ -181,6 +181,20 @@ package enum PackageOpener {
     }
   }
 
+  /// Opens the package file `file` for a run of the rules: a plain XAR as its TOC streams
+  /// (``StreamingXARPackageSource``, which settles its verdict at the end), anything else as
+  /// ``openForInspection(file:limits:)`` opens it. `streaming` false reads a plain XAR's whole
+  /// TOC first (``XARPackageSource``): for a run that cannot wait for the verdict (digests
+  /// reported as they come) or reads a cut-off file (`--keep-going`).
+  package static func openForRules(file: FileDescriptor, limits: ReaderLimits, streaming: Bool = true) throws
+    -> EntrySource
+  {
+    if streaming, !limits.acceptsTruncation, let source = openStreaming(file: file, limits: limits) {
+      return source
+    }
+    return try openForInspection(file: file, limits: limits)
+  }
+
   /// As ``openStreaming(_:limits:)``, for a package file already open as `file`.
   package static func openStreaming(file: FileDescriptor, limits: ReaderLimits = ReaderLimits())
     -> StreamingXARPackageSource?

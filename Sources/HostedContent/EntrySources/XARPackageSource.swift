@@ -150,10 +150,16 @@ final class PrefetchedData: EntryData {
 /// ``XARPackageSource``'s, so the rules and the sink start on the first entries while the
 /// parser reads the rest.
 ///
-/// What is made from the entries stands only if ``confirmed()`` is true afterwards: the whole
-/// TOC then passed every check and the package is a plain XAR (not a flat package), and the
-/// entries were exactly those ``XARPackageSource`` gives. Otherwise it must be thrown away and
-/// the package read again by ``PackageOpener/openForInspection(_:limits:)``, which judges it.
+/// It is the one way a plain XAR is read for the rules (validate, unpack, install): every entry
+/// reaches the rules once, and the checks on the whole TOC settle the verdict at the end.
+/// - When the whole TOC then passes (``XARStreamingReader/reader()``), the entries given were
+///   exactly those the ordinary ``XARReader`` gives.
+/// - When the parser cannot stream the TOC (a hard link, whose target is known only at the end;
+///   a field after a child), the TOC is read again whole and the entries not yet given come
+///   from that reading. The ones already given must be its own (a late field that changes one
+///   is ``XARError/fieldAfterChildren(path:)``).
+/// - When the whole TOC is refused, ``indexRefusal()`` says why, and the run's verdict is that of
+///   a file whose index cannot be read (``UnreadablePackageSource``), as the ordinary reader's.
 package final class StreamingXARPackageSource: EntrySource {
   package let format = PackageFormat.xar
   package let location: String
@@ -166,18 +172,17 @@ package final class StreamingXARPackageSource: EntrySource {
   /// Decode large files up to this size ahead too (as ``XARPackageSource/prefetchLargeFilesUpTo``).
   package var prefetchLargeFilesUpTo: UInt64 = 0
 
-  /// Set when an entry looked like a flat package's payload before any `ContentInfo.plist`.
-  private var mayBeFlatPackage = false
-  /// Set by ``waitForContentInfo()`` when the TOC has `ContentInfo.plist` at its root: then the
-  /// package is no flat package, whatever order its entries come in.
-  private var hasContentInfo = false
+  /// The TOC as the parser had handed it out, and how many of its entries were given.
+  private var handedOut: (table: XAREntryTable?, count: Int) = (nil, 0)
+  /// The whole TOC's verdict, once asked: its reader, and whether the stream alone was read.
+  private var settled: Result<(reader: XARReader, streamed: Bool), any Error>?
 
   /// Waits until the parser has handed out `ContentInfo.plist` (true: a plain XAR, which this
   /// source reads whole) or the TOC has ended without it (false: a flat package, or no package
   /// of ours; the ordinary reader must judge it). Asked before any entry is given to the rules,
-  /// so that no rule ever sees an entry of a package this source then gives up: a flat
-  /// package's outer entries are read once, by ``FlatPackageSource``. Packages put the plist
-  /// first (pkgtool, and bsdtar given it first), so this rarely waits for more than one entry.
+  /// so that a flat package's outer entries never reach them: ``FlatPackageSource`` reads it.
+  /// Packages put the plist first (pkgtool, and bsdtar given it first), so this rarely waits
+  /// for more than one entry.
   package func waitForContentInfo() -> Bool {
     var seen = 0
     while true {
@@ -185,7 +190,6 @@ package final class StreamingXARPackageSource: EntrySource {
       guard seen < ready else { return false }
       let length = ContentInfo.fileName.utf8.count
       for i in seen..<ready where table.pathLength(at: i) == length && table.path(at: i) == ContentInfo.fileName {
-        hasContentInfo = true
         return true
       }
       seen = ready
@@ -201,38 +205,73 @@ package final class StreamingXARPackageSource: EntrySource {
 
   package var packageSize: UInt64? { streaming.fileSize }
 
+  package var checksumStyle: String { streaming.header.checksumAlgorithm.styleName }
+
   package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    do {
+      let items =
+        prefetch && decodeThreads > 1
+        ? streaming.prefetchedItems(workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+        : nil
+      defer { items?.stop() }
+      while true {
+        let (table, ready) = streaming.feed.view(beyond: handedOut.count)
+        guard handedOut.count < ready else { break }
+        for i in handedOut.count..<ready {
+          handedOut = (table, i + 1)
+          try XARPackageSource.visit(table[i], items: items, reading: streaming.dataReader(for:), visit)
+        }
+      }
+    }
+    // The TOC has ended: confirmed, refused (thrown), or read again whole for the rest.
+    let (reader, streamed) = try settle()
+    guard !streamed, handedOut.count < reader.entries.count else { return }
     let items =
       prefetch && decodeThreads > 1
-      ? streaming.prefetchedItems(
-        workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+      ? reader.prefetchedItems(
+        workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo, startingAt: handedOut.count)
       : nil
     defer { items?.stop() }
-    var next = 0
-    var sawContentInfo = hasContentInfo
-    while true {
-      let (table, ready) = streaming.feed.view(beyond: next)
-      guard next < ready else { return }
-      for i in next..<ready {
-        let x = table[i]
-        if x.path == ContentInfo.fileName {
-          sawContentInfo = true
-        } else if !sawContentInfo && x.kind == .file && FlatPackageSource.isPayloadPath(x.path) {
-          // Likely a flat package, whose payload would be written as a file here: stop, and
-          // leave it to the ordinary reader (``confirmed()`` is false).
-          mayBeFlatPackage = true
-          return
-        }
-        try XARPackageSource.visit(x, items: items, reading: streaming.dataReader(for:), visit)
-      }
-      next = ready
+    for i in handedOut.count..<reader.entries.count {
+      handedOut.count = i + 1
+      try XARPackageSource.visit(reader.entries[i], items: items, reading: reader.dataReader(for:), visit)
     }
   }
 
-  /// Waits for the parse: true when the whole TOC passed every check and the package is a
-  /// plain XAR, so the entries given were the package's.
+  /// Waits for the whole TOC's verdict (once): the reader, or why the TOC is refused.
+  private func settle() throws -> (reader: XARReader, streamed: Bool) {
+    if settled == nil {
+      settled = Result {
+        let whole = try streaming.wholeReader()
+        if !whole.streamed {
+          // Read again whole: the entries already given must be the reading's own.
+          for i in 0..<handedOut.count {
+            guard let given = handedOut.table?[i] else { break }
+            guard i < whole.reader.entries.count else { throw XARError.fieldAfterChildren(path: given.path) }
+            let read = whole.reader.entries[i]
+            guard
+              given.data == read.data && XARPackageSource.entry(from: given) == XARPackageSource.entry(from: read)
+            else { throw XARError.fieldAfterChildren(path: read.path) }
+          }
+        }
+        return whole
+      }
+    }
+    return try settled!.get()
+  }
+
+  package func indexRefusal() -> (any Error)? {
+    do {
+      _ = try settle()
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  /// Waits for the parse: true when the whole TOC passed every check as it streamed, so the
+  /// entries given were the package's without reading it again (tests).
   package func confirmed() -> Bool {
-    guard !mayBeFlatPackage, let reader = try? streaming.reader() else { return false }
-    return FlatPackageSource.payload(in: reader) == nil
+    (try? settle().streamed) ?? false
   }
 }

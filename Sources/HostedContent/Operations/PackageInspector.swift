@@ -172,6 +172,8 @@ package final class PackageInspector {
       try sinkCall { try sink.end(entry) }
     }
 
+    // A failure of the sink or of I/O, thrown once the source has settled its index.
+    var failed: (any Error)?
     do {
       try source.forEachEntry { entry, data in
         listed = false
@@ -203,14 +205,25 @@ package final class PackageInspector {
       contentLimitExceeded = true
       integrityFailed = true
     } catch let failure as SinkFailure {
-      if let entry = open { sink.abandon(entry) }
-      throw failure.underlying
+      failed = failure.underlying
     } catch let error as SystemError {
-      if let entry = open { sink.abandon(entry) }
-      throw error
+      failed = error
     } catch {
       integrityFailed = true
       runner.add(ArchiveIntegrityRule.finding(for: error))
+    }
+    if let refusal = source.indexRefusal() {
+      // The whole index is refused after all (a streamed XAR TOC whose closing checks fail):
+      // the verdict is an unreadable file's, as the ordinary reader gives it, whatever the rules
+      // saw of the entries and whatever the sink met. Nothing given to the sink stands.
+      if let entry = open { sink.abandon(entry) }
+      return try run(
+        UnreadablePackageSource(
+          path: source.location, packageSize: source.packageSize, reason: "\(refusal)", cause: refusal as? XARError))
+    }
+    if let failed {
+      if let entry = open { sink.abandon(entry) }
+      throw failed
     }
     // A file whose reading stopped half way is taken back from the sink.
     var incomplete: String?

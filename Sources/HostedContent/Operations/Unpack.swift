@@ -27,8 +27,8 @@ public enum Unpack {
     /// The name messages give the package when the path is a private copy: the URL it was
     /// downloaded from (never the temporary's path).
     public var displayName: String?
-    /// Read a plain XAR while its TOC is parsed (``stageWhileParsing(_:destination:options:progress:)``);
-    /// off, it is parsed whole first. Same verdict and files either way (tests compare them).
+    /// Read a plain XAR while its TOC is parsed (``StreamingXARPackageSource``); off, it is
+    /// parsed whole first. Same verdict and files either way (tests compare them).
     package var whileParsing = true
     /// The defaults: a new destination, one writer thread.
     public init() {}
@@ -101,16 +101,15 @@ public enum Unpack {
       return Result(
         inspection: staged.inspection, output: destination, fileCount: staged.fileCount, byteCount: staged.byteCount)
     }
-    if let staged = try stageWhileParsing(file, destination: destination, options: options, progress: progress) {
-      return try published(staged)
-    }
-    // A broken download is opened even when it was cut off: the entries before the cut are
-    // read, those past it listed.
+    // A broken download is opened even when it was cut off (--keep-going): the entries before
+    // the cut are read, those past it listed. Otherwise a plain XAR is read while its TOC is
+    // parsed: the files of a package of many small ones are created while the parser reads on,
+    // and the whole TOC's checks settle the verdict at the end (``StreamingXARPackageSource``).
     var limits = options.limits
     limits.acceptsTruncation = options.keepGoing
     let source: EntrySource
     do {
-      source = try PackageOpener.openForInspection(file: file, limits: limits)
+      source = try PackageOpener.openForRules(file: file, limits: limits, streaming: options.whileParsing)
     } catch {
       throw OperationError.wrap(error)
     }
@@ -136,36 +135,6 @@ public enum Unpack {
     // directory): nothing was read, so no empty folder is left to look at.
     let nothingRead = staged.inspection.entryCount == 0 && staged.inspection.integrityFailed
     return try published(staged, discarding: source.isUnreadable || nothingRead)
-  }
-
-  /// Stages a plain XAR while its TOC is still parsed (``StreamingXARPackageSource``): the files
-  /// of a package of many small ones are created while the parser reads on, instead of after
-  /// it. What it made stands only when the TOC is then confirmed; otherwise (and for anything
-  /// that is not a plain XAR) it returns nil, having left nothing, and the caller reads the
-  /// package the ordinary way, which judges it: the verdict is always the ordinary reader's.
-  static func stageWhileParsing(
-    _ file: FileDescriptor, destination: String, options: Options, progress: ProgressHandler?
-  ) throws -> Staged? {
-    // --keep-going reads a broken download the ordinary way (it may be cut off).
-    guard options.whileParsing, !options.keepGoing,
-      let source = PackageOpener.openStreaming(file: file, limits: options.limits),
-      let parent = try? DirectoryHandle(path: Paths.parent(of: destination))
-    else { return nil }
-    source.decodeLargeFilesAhead(upTo: .max)
-    let staged: Staged
-    do {
-      staged = try stage(
-        source, in: parent, for: Paths.name(of: destination), options: options, output: destination, progress: progress)
-    } catch {
-      // A failure to write stands if the TOC does: the ordinary reader would meet it too.
-      if source.confirmed() { throw error }
-      return nil
-    }
-    guard source.confirmed() else {
-      staged.staging?.discard()
-      return nil
-    }
-    return staged
   }
 
   /// What ``stage(_:in:for:options:output:progress:)`` made: the report, and the staging folder

@@ -67,31 +67,21 @@ public enum Validation {
       let project = try ProjectSource(directory: path, exclude: exclude)
       return try inspector(for: project).run(project)
     }
-    // A plain XAR is first read while its TOC is parsed; the result stands only if the TOC is
-    // then confirmed (see ``StreamingXARPackageSource``), else the ordinary reader judges it.
-    // Not when digests are reported as they come: those could not be taken back.
-    // Large files up to a bound are decoded by the workers too, two at once (docs/performance.md).
-    let partsUpTo = XARPackageSource.partsLimitForChecking
-    func openStreaming() -> StreamingXARPackageSource? {
-      if let file { return PackageOpener.openStreaming(file: file, limits: limits) }
-      return PackageOpener.openStreaming(path, limits: limits)
-    }
-    if onFileDigest == nil, let streaming = openStreaming() {
-      streaming.decodeLargeFilesAhead(upTo: partsUpTo)
-      let result = Swift.Result { try inspector(for: streaming).run(streaming) }
-      if streaming.confirmed() { return try result.get() }
-    }
+    // A plain XAR is read while its TOC is parsed, and the whole TOC's checks settle the verdict
+    // at the end (``StreamingXARPackageSource``). Not when digests are reported as they come:
+    // those could not be taken back, so its TOC is read whole first.
+    // Large files up to a bound are decoded by the workers too (docs/performance.md).
     let source: EntrySource
     do {
       if let file {
-        source = try PackageOpener.openForInspection(file: file, limits: limits)
+        source = try PackageOpener.openForRules(file: file, limits: limits, streaming: onFileDigest == nil)
       } else {
         source = try PackageOpener.openForInspection(path, limits: limits)
       }
     } catch {
       throw OperationError.wrap(error)
     }
-    source.decodeLargeFilesAhead(upTo: partsUpTo)
+    source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
     return try inspector(for: source).run(source)
   }
 

@@ -29,14 +29,16 @@ struct TOCParser {
     var seen: UInt32 = 0
     var data: DataBuilder?
     var inData = false
-    /// Streaming: the `seen` bits when the entry was stored, at its first child `<file>` (nil
-    /// while not stored). A field after that is not streamed (``CannotStream``).
-    var seenWhenStored: UInt32?
+    /// The `seen` bits at its first child `<file>` (nil while it has none). A field after that
+    /// is refused (``XARError/fieldAfterChildren(path:)``): streamed, the entry is stored then.
+    var seenAtFirstChild: UInt32?
+    /// Streaming: stored (at its first child `<file>`, or at its end).
+    var stored = false
   }
 
   /// Streaming stopped at something it does not handle as it goes (a hard link, whose target
-  /// is known only at the end; a field after a child `<file>`). Whoever streams then reads the
-  /// archive again the ordinary way, which judges it.
+  /// is known only at the end). Whoever streams then reads the archive again the ordinary way,
+  /// which judges it; the entries handed out before are the ordinary reading's first ones.
   struct CannotStream: Error, CustomStringConvertible {
     var reason: String
     var description: String { "the TOC cannot be read as it streams: \(reason)" }
@@ -167,6 +169,7 @@ struct TOCParser {
         }
         let top = stack.removeLast()
         let entry = try TOCParser.finishEntry(top, line: line)
+        if let seen = top.seenAtFirstChild, seen != top.seen { throw XARError.fieldAfterChildren(path: entry.path) }
         if let id = entry.hardLinkTarget { hardLinks.append((Int32(top.index), id)) }
         entries.store(entry, at: top.index)
         openFiles -= 1
@@ -181,7 +184,12 @@ struct TOCParser {
   private mutating func openFile(id: String, line: Int, depth: Int) throws {
     guard entries.count < limits.maxEntries else { throw XARError.tooManyEntries(limit: limits.maxEntries) }
     guard stack.count < limits.maxDepth else { throw XARError.tooDeep(line: line, limit: limits.maxDepth) }
-    if publish != nil && !stack.isEmpty { try storeWhole(stack.count - 1, line: line) }
+    if !stack.isEmpty {
+      if stack[stack.count - 1].seenAtFirstChild == nil {
+        stack[stack.count - 1].seenAtFirstChild = stack[stack.count - 1].seen
+      }
+      if publish != nil { try storeWhole(stack.count - 1, line: line) }
+    }
     let parent = stack.isEmpty ? -1 : stack[stack.count - 1].index  // not `last`: that copies the builder
     let index = entries.open(parent: parent, line: line)
     stack.append(FileBuilder(index: index, parent: parent, depth: depth, line: line, id: id))
@@ -284,9 +292,9 @@ struct TOCParser {
   /// Stores the open `<file>` at `position` in the stack, if it is not stored yet, and hands out
   /// the entries now whole; checks that a file stored before has gained no field since.
   private mutating func storeWhole(_ position: Int, line: Int) throws {
-    if let seen = stack[position].seenWhenStored {
-      guard seen == stack[position].seen else {
-        throw CannotStream(reason: "a field of the <file> at line \(stack[position].line) follows its first child")
+    if stack[position].stored {
+      guard stack[position].seenAtFirstChild.map({ $0 == stack[position].seen }) ?? true else {
+        throw XARError.fieldAfterChildren(path: entries.path(at: stack[position].index))
       }
       return
     }
@@ -297,7 +305,7 @@ struct TOCParser {
     // if it were, the stream would stop, not the program.)
     guard index == stored else { throw CannotStream(reason: "an entry was whole out of order") }
     entries.store(entry, at: index)
-    stack[position].seenWhenStored = stack[position].seen
+    stack[position].stored = true
     try checkPath(at: index)
     stored = index + 1
     if stored - published >= (published == 0 ? 256 : 2048) {

@@ -37,6 +37,10 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   /// An entry whose elements say two things at once (a `file` with a `<link>`, `<data>` on a
   /// folder, a symlink or a hard link): other readers settle it differently.
   case contradictoryEntry(line: Int, name: String, reason: String)
+  /// A field of a `<file>` (mode, owner, time, link, name, type or data) comes after its first
+  /// child `<file>`. A reader that takes a folder at its first child (pkgtool as it streams) and
+  /// one that reads the whole TOC would see two entries; no writer known puts fields there.
+  case fieldAfterChildren(path: String)
   /// Two entries' data share heap bytes.
   case overlappingData(path: String, other: String)
   /// The paths of all entries add up to more than the limit.
@@ -114,6 +118,9 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
         "'\(path.debugEscaped)': \(length) stored bytes claim to decode to \(size), more than \(limit) times as many"
     case .contradictoryEntry(let line, let name, let reason):
       return "TOC line \(line): the entry '\(name.debugEscaped)' \(reason)"
+    case .fieldAfterChildren(let path):
+      return
+        "'\(path.debugEscaped)': a field of its <file> comes after its first child <file>; a reader that takes the folder at its first child and one that reads the whole TOC would see two different entries (a <file>'s fields come before its children)"
     case .overlappingData(let path, let other):
       return
         "the data of '\(path.debugEscaped)' overlaps the data of '\(other.debugEscaped)' in the heap; each entry must have bytes of its own"
