@@ -56,38 +56,51 @@ package final class AppleArchiveSource: EntrySource {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try reader.readData(into: buffer) }
   }
 
-  /// Reads the entries (once: the archive is a stream).
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    let data = Data(reader)
-    var first = true
-    var pathBytes: UInt64 = 0
-    var metadata: UInt64 = 0
-    while let x = try reader.next() {
-      defer { first = false }
-      pathBytes += UInt64(x.path.count + (x.linkTarget?.count ?? 0))
-      guard pathBytes <= maxTotalPathBytes else {
-        throw AppleArchiveSourceError.tooManyPathBytes(entry: x.number, limit: maxTotalPathBytes)
-      }
-      metadata += UInt64(x.headerSize)
-      for blob in x.blobs where blob.key != "DAT" {
-        let (sum, overflow) = metadata.addingReportingOverflow(blob.size)
-        metadata = overflow ? .max : sum
-      }
-      guard metadata <= maxMetadataBytes else {
-        throw AppleArchiveSourceError.tooMuchMetadata(entry: x.number, limit: maxMetadataBytes)
-      }
-      if x.path.isEmpty {
-        guard first, x.kind == .directory, x.dataSize == nil else {
-          throw AppleArchiveSourceError.emptyPath(entry: x.number, kind: x.kind.name)
+  /// The entries (one pass: the archive is a stream, and a second pass reads on from where
+  /// the first stopped).
+  package func entries() throws -> PackageReader { Entries(self) }
+
+  private final class Entries: PackageReader {
+    private let source: AppleArchiveSource
+    private let data: Data
+    private var first = true
+    private var pathBytes: UInt64 = 0
+    private var metadata: UInt64 = 0
+
+    init(_ source: AppleArchiveSource) {
+      self.source = source
+      data = Data(source.reader)
+    }
+
+    func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+      while let x = try source.reader.next() {
+        defer { first = false }
+        pathBytes += UInt64(x.path.count + (x.linkTarget?.count ?? 0))
+        guard pathBytes <= source.maxTotalPathBytes else {
+          throw AppleArchiveSourceError.tooManyPathBytes(entry: x.number, limit: source.maxTotalPathBytes)
         }
-        continue
+        metadata += UInt64(x.headerSize)
+        for blob in x.blobs where blob.key != "DAT" {
+          let (sum, overflow) = metadata.addingReportingOverflow(blob.size)
+          metadata = overflow ? .max : sum
+        }
+        guard metadata <= source.maxMetadataBytes else {
+          throw AppleArchiveSourceError.tooMuchMetadata(entry: x.number, limit: source.maxMetadataBytes)
+        }
+        if x.path.isEmpty {
+          guard first, x.kind == .directory, x.dataSize == nil else {
+            throw AppleArchiveSourceError.emptyPath(entry: x.number, kind: x.kind.name)
+          }
+          continue
+        }
+        let depth = x.path.reduce(1) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+        guard depth <= source.maxDepth else {
+          throw AppleArchiveSourceError.tooDeep(entry: x.number, depth: depth, limit: source.maxDepth)
+        }
+        let entry = AppleArchiveSource.entry(from: x)
+        return (entry, entry.kind == .file ? data : nil)
       }
-      let depth = x.path.reduce(1) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
-      guard depth <= maxDepth else {
-        throw AppleArchiveSourceError.tooDeep(entry: x.number, depth: depth, limit: maxDepth)
-      }
-      let entry = Self.entry(from: x)
-      try visit(entry, entry.kind == .file ? data : nil)
+      return nil
     }
   }
 

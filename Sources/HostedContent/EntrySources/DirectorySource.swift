@@ -15,7 +15,7 @@ package final class DirectorySource: EntrySource {
   package let location: String
   package let packageSize: UInt64? = nil
   /// Names left out (junk), when the walk was asked to skip them.
-  package private(set) var skipped: [String] = []
+  package fileprivate(set) var skipped: [String] = []
   private let skipJunk: Bool
   private let hardLinksAsFiles: Bool
   /// A file the walk must not see: the package being written into the folder it walks (and
@@ -29,7 +29,7 @@ package final class DirectorySource: EntrySource {
   /// A name at the walk's root that is never an entry (a plain folder's `.pkgtoolignore`).
   package var skippedRootName: String?
   /// Paths the patterns left out (relative to the walk's root), when there are patterns.
-  package private(set) var excluded: [String] = []
+  package fileprivate(set) var excluded: [String] = []
 
   /// - Parameters:
   ///   - skipJunk: leave out junk files and folders (see ``JunkFileRule``).
@@ -43,75 +43,115 @@ package final class DirectorySource: EntrySource {
     self.hardLinksAsFiles = hardLinksAsFiles
   }
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func entries() throws -> PackageReader {
     let root = try DirectoryHandle(path: location)
-    var inodes: [String: String] = [:]
     skipped = []
     excluded = []
-    try walk(root, prefix: "", inodes: &inodes, visit)
+    return Walk(self, root: root)
   }
 
-  private func walk(
-    _ folder: DirectoryHandle, prefix: String, inodes: inout [String: String],
-    _ visit: (PackageEntry, EntryData?) throws -> Void
-  ) throws {
-    var here = stat()
-    let holdsOutput =
-      excludedOutput.map { out in
-        fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
-      } ?? false
-    for (name, valid) in try folder.list() {
-      if holdsOutput, let out = excludedOutput, name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name)) {
-        continue
+  /// The walk: depth first, a folder's entry before what it holds, one folder's names at a
+  /// time (each level of the stack is a folder being listed).
+  private final class Walk: PackageReader {
+    private struct Level {
+      var folder: DirectoryHandle
+      var prefix: String
+      var names: [(name: String, validUTF8: Bool)]
+      var next = 0
+      /// The folder holds the excluded output (see ``DirectorySource/excludedOutput``).
+      var holdsOutput: Bool
+    }
+    private let source: DirectorySource
+    private var stack: [Level] = []
+    /// The folder last given, opened (and listed) at the next call, as the walk goes into it.
+    private var pending: (folder: DirectoryHandle, name: String, path: String)?
+    private var inodes: [String: String] = [:]
+
+    init(_ source: DirectorySource, root: DirectoryHandle) {
+      self.source = source
+      pending = (root, "", "")
+    }
+
+    private func enter(_ folder: DirectoryHandle, prefix: String) throws {
+      var here = stat()
+      let holdsOutput =
+        source.excludedOutput.map { out in
+          fstat(folder.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
+        } ?? false
+      stack.append(Level(folder: folder, prefix: prefix, names: try folder.list(), holdsOutput: holdsOutput))
+    }
+
+    func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+      if let into = pending {
+        pending = nil
+        try enter(into.name.isEmpty ? into.folder : try into.folder.openDirectory(into.name), prefix: into.path)
       }
-      if prefix.isEmpty, name == skippedRootName { continue }
-      let path = prefix.isEmpty ? name : prefix + "/" + name
-      // Matched before anything is opened: the status of a name reads no file.
-      var status: stat?
-      if !exclusions.isEmpty {
-        let info = try folder.status(name)
-        status = info
-        if exclusions.excludes(exclusionPrefix + path, isDirectory: info.st_mode & S_IFMT == S_IFDIR) {
-          excluded.append(path)
+      while let top = stack.indices.last {
+        guard stack[top].next < stack[top].names.count else {
+          stack.removeLast()
           continue
         }
-      }
-      if skipJunk && JunkFileRule.isJunk(Substring(name)) {
-        skipped.append(path)
-        continue
-      }
-      let info = try status ?? folder.status(name)
-      let mode = UInt32(info.st_mode) & 0o7777
-      switch info.st_mode & S_IFMT {
-      case S_IFDIR:
-        try visit(PackageEntry(path: path, kind: .directory, mode: mode, pathIsValidUTF8: valid), nil)
-        try walk(try folder.openDirectory(name), prefix: path, inodes: &inodes, visit)
-      case S_IFREG:
-        let key = "\(info.st_dev):\(info.st_ino)"
-        if !hardLinksAsFiles, info.st_nlink > 1, let original = inodes[key] {
-          try visit(
-            PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil)
+        let (name, valid) = stack[top].names[stack[top].next]
+        stack[top].next += 1
+        let folder = stack[top].folder
+        let prefix = stack[top].prefix
+        if stack[top].holdsOutput, let out = source.excludedOutput,
+          name == out.name || name.hasPrefix(TemporaryName.prefix(of: out.name))
+        {
           continue
         }
-        if info.st_nlink > 1 { inodes[key] = path }
-        let (file, size) = try folder.openFileAndSize(name)
-        let entry = PackageEntry(
-          path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
-        try visit(entry, OpenedFile(file, size: size))
-      case S_IFLNK:
-        let target = try folder.readLink(name)
-        try visit(PackageEntry(path: path, kind: .symlink, mode: mode, linkTarget: target, pathIsValidUTF8: valid), nil)
-      case S_IFIFO:
-        try visit(PackageEntry(path: path, kind: .fifo, mode: mode, pathIsValidUTF8: valid), nil)
-      case S_IFCHR:
-        try visit(PackageEntry(path: path, kind: .characterDevice, mode: mode, pathIsValidUTF8: valid), nil)
-      case S_IFBLK:
-        try visit(PackageEntry(path: path, kind: .blockDevice, mode: mode, pathIsValidUTF8: valid), nil)
-      case S_IFSOCK:
-        try visit(PackageEntry(path: path, kind: .socket, mode: mode, pathIsValidUTF8: valid), nil)
-      default:
-        try visit(PackageEntry(path: path, kind: .other, mode: mode, pathIsValidUTF8: valid), nil)
+        if prefix.isEmpty, name == source.skippedRootName { continue }
+        let path = prefix.isEmpty ? name : prefix + "/" + name
+        // Matched before anything is opened: the status of a name reads no file.
+        var status: stat?
+        if !source.exclusions.isEmpty {
+          let info = try folder.status(name)
+          status = info
+          if source.exclusions.excludes(
+            source.exclusionPrefix + path, isDirectory: info.st_mode & S_IFMT == S_IFDIR)
+          {
+            source.excluded.append(path)
+            continue
+          }
+        }
+        if source.skipJunk && JunkFileRule.isJunk(Substring(name)) {
+          source.skipped.append(path)
+          continue
+        }
+        let info = try status ?? folder.status(name)
+        let mode = UInt32(info.st_mode) & 0o7777
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR:
+          pending = (folder, name, path)
+          return (PackageEntry(path: path, kind: .directory, mode: mode, pathIsValidUTF8: valid), nil)
+        case S_IFREG:
+          let key = "\(info.st_dev):\(info.st_ino)"
+          if !source.hardLinksAsFiles, info.st_nlink > 1, let original = inodes[key] {
+            return (
+              PackageEntry(path: path, kind: .hardLink, mode: mode, linkTarget: original, pathIsValidUTF8: valid), nil
+            )
+          }
+          if info.st_nlink > 1 { inodes[key] = path }
+          let (file, size) = try folder.openFileAndSize(name)
+          let entry = PackageEntry(
+            path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
+          return (entry, OpenedFile(file, size: size))
+        case S_IFLNK:
+          let target = try folder.readLink(name)
+          return (PackageEntry(path: path, kind: .symlink, mode: mode, linkTarget: target, pathIsValidUTF8: valid), nil)
+        case S_IFIFO:
+          return (PackageEntry(path: path, kind: .fifo, mode: mode, pathIsValidUTF8: valid), nil)
+        case S_IFCHR:
+          return (PackageEntry(path: path, kind: .characterDevice, mode: mode, pathIsValidUTF8: valid), nil)
+        case S_IFBLK:
+          return (PackageEntry(path: path, kind: .blockDevice, mode: mode, pathIsValidUTF8: valid), nil)
+        case S_IFSOCK:
+          return (PackageEntry(path: path, kind: .socket, mode: mode, pathIsValidUTF8: valid), nil)
+        default:
+          return (PackageEntry(path: path, kind: .other, mode: mode, pathIsValidUTF8: valid), nil)
+        }
       }
+      return nil
     }
   }
 }

@@ -37,7 +37,19 @@ public enum PackageFormat: String, Codable, Sendable {
   }
 }
 
-/// Yields a package's entries one at a time, each with its bytes readable once.
+/// One pass over a package's entries, pulled one at a time (``EntrySource/entries()``): the
+/// caller asks for the next entry when it wants it, and may stop at any point.
+package protocol PackageReader: AnyObject {
+  /// The next entry, in the source's order, and for a file its data, readable until the next
+  /// call; nil after the last entry. Throws when the source is damaged (an `archive-integrity`
+  /// problem) or an I/O error happens; the pass is over then.
+  func next() throws -> (entry: PackageEntry, data: EntryData?)?
+}
+
+/// A package or folder, opened: the facts operations ask of it, and its entries, read on
+/// demand through a ``PackageReader`` (each with its bytes readable once). After the last entry
+/// (or wherever reading stopped), ``indexRefusal()`` gives a verdict the index only settles at
+/// the end.
 ///
 /// Rules never know which source they are fed from.
 package protocol EntrySource: AnyObject {
@@ -46,10 +58,10 @@ package protocol EntrySource: AnyObject {
   var location: String { get }
   /// The package file's size; nil for folders.
   var packageSize: UInt64? { get }
-  /// Calls `visit` for every entry, in the source's order. `data` (files only) is valid only
-  /// during the call. Throws when the source is damaged (an `archive-integrity` problem) or an
-  /// I/O error happens.
-  func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws
+  /// Starts a pass over the entries, in the source's order. Each call starts again from the
+  /// first entry (a stream that can be read once, an Apple Archive, reads on where it was).
+  /// Throws as ``PackageReader/next()`` does.
+  func entries() throws -> PackageReader
   /// Other formats the file's bytes also parse as (found by ``PackageOpener``); the entries
   /// come from ``format``'s view.
   var otherForms: [PackageFormat] { get }
@@ -100,6 +112,13 @@ package protocol EntrySource: AnyObject {
 }
 
 extension EntrySource {
+  /// Calls `visit` for every entry, in the source's order: a whole pass (``entries()``).
+  /// `data` (files only) is valid only during the call.
+  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+    let reader = try entries()
+    while let (entry, data) = try reader.next() { try visit(entry, data) }
+  }
+
   package var otherForms: [PackageFormat] { [] }
   package var leftOut: [LeftOutPath] { [] }
   package var entryCountHint: Int? { nil }

@@ -42,30 +42,53 @@ package final class FlatPackageSource: EntrySource {
 
   package var packageSize: UInt64? { reader.fileSize }
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    // The outer archive's other members: checked, their data read to the end (so a size or
-    // checksum lie is caught), never written.
-    for x in reader.entries where x.path != payload.path {
-      var entry = XARPackageSource.entry(from: x)
-      entry.isWrapperMember = true
-      try visit(entry, entry.kind == .file ? reader.dataReader(for: x) : nil)
-    }
-    let payloadStream = PayloadStream(reader.dataReader(for: payload))
-    // The Payload is decompressed here, whatever its compression, and libarchive reads the
-    // decompressed bytes with no filter of its own: so the guard sees every header libarchive
-    // will parse before libarchive allocates what it declares.
-    var headerGuard = PayloadHeaderGuard()
-    let archive = try LibArchiveReader(payload: {
-      guard let chunk = try payloadStream.next() else {
-        try headerGuard.finish()
-        return nil
+  package func entries() throws -> PackageReader { Entries(self) }
+
+  /// The outer archive's other members first, then the payload's entries.
+  private final class Entries: PackageReader {
+    private let source: FlatPackageSource
+    private var outer = 0
+    private var payloadStream: PayloadStream?
+    private var archive: LibArchiveReader?
+    private var ended = false
+
+    init(_ source: FlatPackageSource) { self.source = source }
+
+    func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+      let reader = source.reader
+      // The outer archive's other members: checked, their data read to the end (so a size or
+      // checksum lie is caught), never written.
+      while archive == nil && outer < reader.entries.count {
+        let x = reader.entries[outer]
+        outer += 1
+        guard x.path != source.payload.path else { continue }
+        var entry = XARPackageSource.entry(from: x)
+        entry.isWrapperMember = true
+        return (entry, entry.kind == .file ? reader.dataReader(for: x) : nil)
       }
-      try headerGuard.observe(chunk)
-      return chunk
-    })
-    try archive.forEachEntry(visit)
-    // Drain what libarchive did not need, so the payload's checksums are verified too.
-    try payloadStream.drain()
+      guard !ended else { return nil }
+      if archive == nil {
+        let payloadStream = PayloadStream(reader.dataReader(for: source.payload))
+        self.payloadStream = payloadStream
+        // The Payload is decompressed here, whatever its compression, and libarchive reads the
+        // decompressed bytes with no filter of its own: so the guard sees every header
+        // libarchive will parse before libarchive allocates what it declares.
+        var headerGuard = PayloadHeaderGuard()
+        archive = try LibArchiveReader(payload: {
+          guard let chunk = try payloadStream.next() else {
+            try headerGuard.finish()
+            return nil
+          }
+          try headerGuard.observe(chunk)
+          return chunk
+        })
+      }
+      if let item = try archive?.next() { return item }
+      ended = true
+      // Drain what libarchive did not need, so the payload's checksums are verified too.
+      try payloadStream?.drain()
+      return nil
+    }
   }
 }
 
@@ -204,16 +227,13 @@ package final class ZipPackageSource: EntrySource {
   /// The central directory's names, once it was read.
   package private(set) var indexedPaths: [String]?
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    guard format == .zip else {
-      try LibArchiveReader(file: file).forEachEntry(visit)
-      return
-    }
+  package func entries() throws -> PackageReader {
+    guard format == .zip else { return try LibArchiveReader(file: file) }
     // libarchive reads the local headers, unzip the central directory: they must agree. The
     // names are the ones decoded there (libarchive gives none for a UTF-8 name in the C locale),
     // and libarchive reads the zip as checked there, through the same open file.
     let zip = try ZipDirectory(file: file, fileSize: try file.size(), maxEntries: maxEntries)
     indexedPaths = zip.namesInFileOrder.map { PackageEntry.normalizedSourcePath($0) }
-    try LibArchiveReader(file: file, zip: zip).forEachEntry(names: zip.namesInFileOrder, visit)
+    return try LibArchiveReader(file: file, zip: zip)
   }
 }

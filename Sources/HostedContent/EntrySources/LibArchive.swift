@@ -3,9 +3,15 @@ import SystemIO
 
 // Entries from archives that libarchive reads (ArchiveIO): cpio payloads, zips and tars.
 
-/// Reads an archive through libarchive, entry by entry, data streamed.
-final class LibArchiveReader {
+/// Reads an archive through libarchive, entry by entry, data streamed: one pass.
+final class LibArchiveReader: PackageReader {
   private let reader: ArchiveReader
+  /// A zip's names as ``ZipDirectory`` decoded them, in the order of their local headers: each
+  /// entry gets its name from there, and libarchive must give the same entries in that order.
+  private var names: [String]?
+  private var index = 0
+  /// The data of the entry last given, taken back at the next call.
+  private var current: LibArchiveEntryData?
 
   /// Opens a zip as ``ZipDirectory`` checked it (up to its end record, without its comment),
   /// through the descriptor `file`, never by path.
@@ -17,6 +23,7 @@ final class LibArchiveReader {
     } else {
       reader = try ArchiveReader(fd: file.rawValue, support: [.zipSeekable])
     }
+    names = zip.namesInFileOrder
   }
 
   /// Reads a tar through the descriptor `file` (from its start), never by path.
@@ -29,11 +36,9 @@ final class LibArchiveReader {
     reader = try ArchiveReader(support: [.cpio, .tar], pulling: pull)
   }
 
-  /// Reads the entries; with `names` (a zip's names as ``ZipDirectory`` decoded them, in the
-  /// order of their local headers), each entry gets its name from there, and libarchive must
-  /// give the same entries in that order.
-  func forEachEntry(names: [String]? = nil, _ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    var index = 0
+  func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+    current?.reader = nil
+    current = nil
     while let header = try reader.nextHeader() {
       guard !header.isEncrypted else {
         throw LibArchiveError("the archive holds encrypted entries")
@@ -81,18 +86,16 @@ final class LibArchiveReader {
       let entry = PackageEntry(
         path: path, kind: kind, mode: header.permissions & 0o7777, size: size,
         linkTarget: linkTarget, pathIsValidUTF8: valid)
-      if kind == .file {
-        let data = LibArchiveEntryData(reader: self, path: path)
-        try visit(entry, data)
-        data.reader = nil
-      } else {
-        try visit(entry, nil)
-      }
+      guard kind == .file else { return (entry, nil) }
+      let data = LibArchiveEntryData(reader: self, path: path)
+      current = data
+      return (entry, data)
     }
     if let names, index != names.count {
       throw ZipDirectory.Inconsistency(
         description: "zip: libarchive reads \(index) entries where the central directory lists \(names.count)")
     }
+    return nil
   }
 
   fileprivate func readData(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
@@ -105,9 +108,9 @@ final class LibArchiveReader {
   }
 }
 
-/// The data of the entry a ``LibArchiveReader`` is on; valid only during the visit.
+/// The data of the entry a ``LibArchiveReader`` is on; valid until its next entry.
 final class LibArchiveEntryData: EntryData {
-  fileprivate var reader: LibArchiveReader?
+  fileprivate weak var reader: LibArchiveReader?
   let path: String
 
   fileprivate init(reader: LibArchiveReader, path: String) {

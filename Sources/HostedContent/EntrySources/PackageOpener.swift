@@ -270,7 +270,7 @@ package final class UnreadablePackageSource: EntrySource {
   /// The reader's error, when the file claimed to be a XAR.
   package let cause: XARError?
 
-  /// The error ``forEachEntry(_:)`` throws.
+  /// The error ``entries()`` throws.
   package struct NotAPackage: Error, CustomStringConvertible {
     package var reason: String
     package var cause: XARError?
@@ -284,7 +284,7 @@ package final class UnreadablePackageSource: EntrySource {
     self.cause = cause
   }
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func entries() throws -> PackageReader {
     throw NotAPackage(reason: reason, cause: cause)
   }
 }

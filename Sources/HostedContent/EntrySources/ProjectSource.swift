@@ -147,45 +147,41 @@ package final class ProjectSource: EntrySource {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
   }
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
+  package func entries() throws -> PackageReader {
     leftOut = []
-    try visit(
-      PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(plistBytes.count)),
-      Bytes(plistBytes))
-    let contentRoot = isProject ? location + "/Contents" : location
-    if isProject {
-      let root = try DirectoryHandle(path: location)
-      // The package being written at the root (`-o P/x.pkg`) and its temporaries are neither
-      // content nor something the user left there: they are not listed (a rebuild warned of
-      // its own output, and a build of its own hidden heap file).
-      var here = stat()
-      let output = excludedOutput.flatMap { out in
-        fstat(root.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
-          ? out.name : nil
+    return Entries(self)
+  }
+
+  /// The plist, then `Contents` and the walk of the content folder under it; what was left out
+  /// is known once the walk is over.
+  private final class Entries: PackageReader {
+    private let source: ProjectSource
+    private var started = false
+    private var walker: DirectorySource?
+    private var walk: PackageReader?
+    private var ignoreFile: String?
+    private var ended = false
+
+    init(_ source: ProjectSource) { self.source = source }
+
+    func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+      if !started {
+        started = true
+        return (
+          PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(source.plistBytes.count)),
+          Bytes(source.plistBytes)
+        )
       }
-      for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
-        if let output, name == output || name.hasPrefix(TemporaryName.prefix(of: output)) { continue }
-        leftOut.append(LeftOutPath(path: name, reason: rootReason(name, in: root)))
+      guard !ended else { return nil }
+      guard let walk else { return try startWalk() }
+      guard let (entry, data) = try walk.next() else {
+        ended = true
+        let prefix = source.isProject ? "Contents/" : ""
+        source.leftOut += ignoreFile.map { [LeftOutPath(path: $0, reason: .ignoreFile)] } ?? []
+        source.leftOut += (walker?.excluded ?? []).map { LeftOutPath(path: prefix + $0, reason: .excluded) }
+        source.leftOut += (walker?.skipped ?? []).map { LeftOutPath(path: prefix + $0, reason: .junk) }
+        return nil
       }
-      guard root.exists("Contents") else { return }  // the layout rule reports it
-      let info = try root.status("Contents")
-      guard Paths.isDirectoryMode(info.st_mode) else {
-        try visit(PackageEntry(path: "Contents", kind: .file, mode: 0o644), nil)
-        return
-      }
-    }
-    try visit(PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
-    let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
-    walker.excludedOutput = excludedOutput
-    walker.exclusions = exclusions
-    walker.exclusionPrefix = isProject ? "Contents/" : ""
-    // A plain folder's root is its content: its ignore file is the one name the walk skips.
-    var ignoreFile: String?
-    if !isProject, let root = try? DirectoryHandle(path: location), root.exists(ExclusionPatterns.fileName) {
-      ignoreFile = ExclusionPatterns.fileName
-      walker.skippedRootName = ExclusionPatterns.fileName
-    }
-    try walker.forEachEntry { entry, data in
       var e = entry
       e.path = "Contents/" + entry.path
       switch e.kind {
@@ -193,16 +189,52 @@ package final class ProjectSource: EntrySource {
       case .directory, .symlink: e.mode = 0o755
       default: break  // special files keep their kind and mode: the rules refuse them
       }
-      try visit(e, data)
+      return (e, data)
     }
-    let prefix = isProject ? "Contents/" : ""
-    leftOut += ignoreFile.map { [LeftOutPath(path: $0, reason: .ignoreFile)] } ?? []
-    leftOut += walker.excluded.map { LeftOutPath(path: prefix + $0, reason: .excluded) }
-    leftOut += walker.skipped.map { LeftOutPath(path: prefix + $0, reason: .junk) }
+
+    /// Lists what the project's root holds besides the content, and gives `Contents`.
+    private func startWalk() throws -> (entry: PackageEntry, data: EntryData?)? {
+      let location = source.location
+      let contentRoot = source.isProject ? location + "/Contents" : location
+      if source.isProject {
+        let root = try DirectoryHandle(path: location)
+        // The package being written at the root (`-o P/x.pkg`) and its temporaries are neither
+        // content nor something the user left there: they are not listed (a rebuild warned of
+        // its own output, and a build of its own hidden heap file).
+        var here = stat()
+        let output = source.excludedOutput.flatMap { out in
+          fstat(root.fd, &here) == 0 && UInt64(here.st_dev) == out.device && UInt64(here.st_ino) == out.inode
+            ? out.name : nil
+        }
+        for (name, _) in try root.list() where name != ContentInfo.fileName && name != "Contents" {
+          if let output, name == output || name.hasPrefix(TemporaryName.prefix(of: output)) { continue }
+          source.leftOut.append(LeftOutPath(path: name, reason: source.rootReason(name, in: root)))
+        }
+        ended = true
+        guard root.exists("Contents") else { return nil }  // the layout rule reports it
+        let info = try root.status("Contents")
+        guard Paths.isDirectoryMode(info.st_mode) else {
+          return (PackageEntry(path: "Contents", kind: .file, mode: 0o644), nil)
+        }
+        ended = false
+      }
+      let walker = DirectorySource(path: contentRoot, skipJunk: true, hardLinksAsFiles: true)
+      walker.excludedOutput = source.excludedOutput
+      walker.exclusions = source.exclusions
+      walker.exclusionPrefix = source.isProject ? "Contents/" : ""
+      // A plain folder's root is its content: its ignore file is the one name the walk skips.
+      if !source.isProject, let root = try? DirectoryHandle(path: location), root.exists(ExclusionPatterns.fileName) {
+        ignoreFile = ExclusionPatterns.fileName
+        walker.skippedRootName = ExclusionPatterns.fileName
+      }
+      self.walker = walker
+      walk = try walker.entries()
+      return (PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil)
+    }
   }
 
   /// Why `name`, at a project's root beside ContentInfo.plist and Contents/, is left out.
-  private func rootReason(_ name: String, in root: DirectoryHandle) -> LeftOutPath.Reason {
+  fileprivate func rootReason(_ name: String, in root: DirectoryHandle) -> LeftOutPath.Reason {
     if name == ExclusionPatterns.fileName { return .ignoreFile }
     if !exclusions.isEmpty {
       let isDirectory = (try? root.status(name)).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false

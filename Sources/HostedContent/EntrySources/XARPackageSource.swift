@@ -84,30 +84,60 @@ package final class XARPackageSource: EntrySource {
   /// validated in 1.62 s that way against 1.42 s read on the validating thread.
   package static let partsLimitForChecking: UInt64 = 8 << 20
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    let items =
-      prefetch && decodeThreads > 1
-      ? reader.prefetchedItems(workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
-      : nil
-    defer { items?.stop() }
-    for x in reader.entries {
-      try XARPackageSource.visit(x, items: items, reading: reader.dataReader(for:), visit)
+  package func entries() throws -> PackageReader {
+    XAREntries(reader.entries, from: 0, reading: reader.dataReader(for:)) {
+      self.prefetch && self.decodeThreads > 1
+        ? self.reader.prefetchedItems(workers: self.decodeThreads, largeFilesInPartsUpTo: self.prefetchLargeFilesUpTo)
+        : nil
     }
   }
 
-  /// Calls `visit` with `x` as a ``PackageEntry`` and, for a file, its data: decoded ahead when
-  /// the prefetcher has it, else streamed from `reading`.
-  static func visit(
-    _ x: XAREntry, items: XARPrefetchedItems?, reading: (XAREntry) -> XARDataReader,
-    _ visit: (PackageEntry, EntryData?) throws -> Void
-  ) throws {
+  /// `x` as a ``PackageEntry`` and, for a file, its data: decoded ahead when the prefetcher has
+  /// it, else streamed from `reading`.
+  static func item(_ x: XAREntry, items: XARPrefetchedItems?, reading: (XAREntry) -> XARDataReader) -> (
+    entry: PackageEntry, data: EntryData?
+  ) {
     let entry = XARPackageSource.entry(from: x)
-    guard entry.kind == .file else { return try visit(entry, nil) }
+    guard entry.kind == .file else { return (entry, nil) }
     if let items, case let item = items.next(), !item.isStreamed {
-      try visit(entry, PrefetchedData(item, rest: items))
-    } else {
-      try visit(entry, reading(x))
+      return (entry, PrefetchedData(item, rest: items))
     }
+    return (entry, reading(x))
+  }
+}
+
+/// A pass over a XAR's entries from a table, from one index on, their data decoded ahead by a
+/// prefetcher made at the first ``next()`` (so that a pass never started starts no thread).
+final class XAREntries: PackageReader {
+  private let table: XAREntryTable
+  private var index: Int
+  private let reading: (XAREntry) -> XARDataReader
+  private var makeItems: (() -> XARPrefetchedItems?)?
+  private var items: XARPrefetchedItems?
+
+  init(
+    _ table: XAREntryTable, from index: Int, reading: @escaping (XAREntry) -> XARDataReader,
+    items: @escaping () -> XARPrefetchedItems?
+  ) {
+    self.table = table
+    self.index = index
+    self.reading = reading
+    makeItems = items
+  }
+
+  deinit { items?.stop() }
+
+  func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+    if let make = makeItems {
+      items = make()
+      makeItems = nil
+    }
+    guard index < table.count else {
+      items?.stop()
+      return nil
+    }
+    defer { index += 1 }
+    return XARPackageSource.item(table[index], items: items, reading: reading)
   }
 }
 
@@ -207,34 +237,55 @@ package final class StreamingXARPackageSource: EntrySource {
 
   package var checksumStyle: String { streaming.header.checksumAlgorithm.styleName }
 
-  package func forEachEntry(_ visit: (PackageEntry, EntryData?) throws -> Void) throws {
-    do {
-      let items =
-        prefetch && decodeThreads > 1
-        ? streaming.prefetchedItems(workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo)
+  package func entries() throws -> PackageReader { Entries(self) }
+
+  /// The one pass: entries as the parser hands them out, then (a TOC read again whole) the rest
+  /// from that reading.
+  private final class Entries: PackageReader {
+    private let source: StreamingXARPackageSource
+    private var streamed: XARPrefetchedItems?
+    private var table: XAREntryTable?
+    private var ready = 0
+    private var rest: XAREntries?
+    private var ended = false
+
+    init(_ source: StreamingXARPackageSource) {
+      self.source = source
+      streamed =
+        source.prefetch && source.decodeThreads > 1
+        ? source.streaming.prefetchedItems(
+          workers: source.decodeThreads, largeFilesInPartsUpTo: source.prefetchLargeFilesUpTo)
         : nil
-      defer { items?.stop() }
-      while true {
-        let (table, ready) = streaming.feed.view(beyond: handedOut.count)
-        guard handedOut.count < ready else { break }
-        for i in handedOut.count..<ready {
-          handedOut = (table, i + 1)
-          try XARPackageSource.visit(table[i], items: items, reading: streaming.dataReader(for:), visit)
-        }
-      }
     }
-    // The TOC has ended: confirmed, refused (thrown), or read again whole for the rest.
-    let (reader, streamed) = try settle()
-    guard !streamed, handedOut.count < reader.entries.count else { return }
-    let items =
-      prefetch && decodeThreads > 1
-      ? reader.prefetchedItems(
-        workers: decodeThreads, largeFilesInPartsUpTo: prefetchLargeFilesUpTo, startingAt: handedOut.count)
-      : nil
-    defer { items?.stop() }
-    for i in handedOut.count..<reader.entries.count {
-      handedOut.count = i + 1
-      try XARPackageSource.visit(reader.entries[i], items: items, reading: reader.dataReader(for:), visit)
+
+    deinit { streamed?.stop() }
+
+    func next() throws -> (entry: PackageEntry, data: EntryData?)? {
+      if let rest { return try rest.next() }
+      guard !ended else { return nil }
+      let given = source.handedOut.count
+      if table == nil || given >= ready {
+        (table, ready) = source.streaming.feed.view(beyond: given)
+      }
+      if let table, given < ready {
+        source.handedOut = (table, given + 1)
+        return XARPackageSource.item(table[given], items: streamed, reading: source.streaming.dataReader(for:))
+      }
+      // The TOC has ended: confirmed, refused (thrown), or read again whole for the rest.
+      streamed?.stop()
+      streamed = nil
+      ended = true
+      let (reader, wasStreamed) = try source.settle()
+      guard !wasStreamed, given < reader.entries.count else { return nil }
+      let rest = XAREntries(reader.entries, from: given, reading: reader.dataReader(for:)) {
+        self.source.prefetch && self.source.decodeThreads > 1
+          ? reader.prefetchedItems(
+            workers: self.source.decodeThreads, largeFilesInPartsUpTo: self.source.prefetchLargeFilesUpTo,
+            startingAt: given)
+          : nil
+      }
+      self.rest = rest
+      return try rest.next()
     }
   }
 

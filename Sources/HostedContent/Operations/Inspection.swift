@@ -199,24 +199,21 @@ public enum PackageInfo {
         source = try PackageOpener.open(file: try FileDescriptor.open(regularFile: path), limits: limits)
       }
     } catch { throw OperationError.wrap(error) }
-    struct Done: Error {}
     /// Reads the entry to its end through the reader, handing each chunk to `body`.
     func readEntry(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> PackageEntry? {
-      var found: PackageEntry?
       do {
-        try source.forEachEntry { entry, data in
-          guard entry.path == entryPath, !entry.isWrapperMember else { return }
-          found = entry
-          guard entry.kind == .file, let data else { throw Done() }
+        let reader = try source.entries()
+        while let (entry, data) = try reader.next() {
+          guard entry.path == entryPath, !entry.isWrapperMember else { continue }
+          guard entry.kind == .file, let data else { return entry }
           var buffer = [UInt8](repeating: 0, count: 256 * 1024)
           while true {
             let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
             if n == 0 { break }
             try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
           }
-          throw Done()
+          return entry
         }
-      } catch is Done {
       } catch let error as OperationError {
         throw error
       } catch let error as SystemError {
@@ -224,7 +221,7 @@ public enum PackageInfo {
       } catch {
         throw OperationError("cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it")
       }
-      return found
+      return nil
     }
     // First pass: every byte read and verified, and checked, before any is written.
     var kept: [UInt8]? = []

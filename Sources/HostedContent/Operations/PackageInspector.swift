@@ -175,9 +175,13 @@ package final class PackageInspector {
     // A failure of the sink or of I/O, thrown once the source has settled its index.
     var failed: (any Error)?
     do {
-      try source.forEachEntry { entry, data in
+      let reader = try source.entries()
+      while let (entry, data) = try reader.next() {
         listed = false
-        guard skipEntriesWithErrors, !entry.isWrapperMember else { return try visitEntry(entry, data) }
+        guard skipEntriesWithErrors, !entry.isWrapperMember else {
+          try visitEntry(entry, data)
+          continue
+        }
         do {
           try visitEntry(entry, data)
         } catch let error

@@ -109,33 +109,28 @@ public enum Validation {
 
 /// Finds `ContentInfo.plist` in a source without reading the rest.
 package enum ContentInfoLocator {
-  private struct Found: Error { var bytes: [UInt8] }
-
   /// The plist's bytes, or nil when the source has none at its root.
   package static func bytes(in source: EntrySource) throws -> [UInt8]? {
     if let fromIndex = try source.contentInfoFromIndex(limit: UInt64(PropertyList.maxEncodedSize)) {
       return fromIndex
     }
-    do {
-      try source.forEachEntry { entry, data in
-        guard entry.path == ContentInfo.fileName, entry.kind == .file, let data else { return }
-        guard entry.size <= UInt64(PropertyList.maxEncodedSize) else {
+    let reader = try source.entries()
+    while let (entry, data) = try reader.next() {
+      guard entry.path == ContentInfo.fileName, entry.kind == .file, let data else { continue }
+      guard entry.size <= UInt64(PropertyList.maxEncodedSize) else {
+        throw OperationError("ContentInfo.plist is too large")
+      }
+      var bytes: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+      while true {
+        let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
+        if n == 0 { break }
+        bytes += buffer[..<n]
+        guard bytes.count <= PropertyList.maxEncodedSize else {
           throw OperationError("ContentInfo.plist is too large")
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-          let n = try buffer.withUnsafeMutableBytes { try data.read(into: $0) }
-          if n == 0 { break }
-          bytes += buffer[..<n]
-          guard bytes.count <= PropertyList.maxEncodedSize else {
-            throw OperationError("ContentInfo.plist is too large")
-          }
-        }
-        throw Found(bytes: bytes)
       }
-    } catch let found as Found {
-      return found.bytes
+      return bytes
     }
     return nil
   }
