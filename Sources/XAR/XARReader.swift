@@ -319,18 +319,7 @@ package final class XARReader {
 
   /// All of `entry`'s decoded bytes, verified; refuses entries larger than `limit`.
   package func readData(of entry: XAREntry, limit: UInt64 = 16 << 20) throws -> [UInt8] {
-    guard entry.size <= limit else {
-      throw XARError.corruptData(path: entry.path, reason: "larger than \(limit) bytes")
-    }
-    var out: [UInt8] = []
-    out.reserveCapacity(Int(entry.size))
-    let reader = dataReader(for: entry)
-    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-      let n = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-      if n == 0 { return out }
-      out.append(contentsOf: buffer[..<n])
-    }
+    try dataReader(for: entry).readAll(of: entry, limit: limit)
   }
 }
 
@@ -374,6 +363,24 @@ final class ReadWindow {
 /// Bytes are provisional until ``read(into:)`` returns 0: that last call is the one that checks
 /// the decoded size and both checksums, and throws if anything disagrees. It never yields more
 /// than the declared size.
+extension XARDataReader {
+  /// All of `entry`'s decoded bytes (this reader's entry), checked as they are read; refused when
+  /// it declares more than `limit`.
+  package func readAll(of entry: XAREntry, limit: UInt64) throws -> [UInt8] {
+    guard entry.size <= limit else {
+      throw XARError.corruptData(path: entry.path, reason: "larger than \(limit) bytes")
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(Int(entry.size))
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let n = try buffer.withUnsafeMutableBytes { try read(into: $0) }
+      if n == 0 { return out }
+      out.append(contentsOf: buffer[..<n])
+    }
+  }
+}
+
 package final class XARDataReader: XARByteSource {
   private enum Decoder {
     case none

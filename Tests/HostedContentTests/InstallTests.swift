@@ -225,3 +225,67 @@ import XAR
     #expect(d.sizeDelta == Int64(d.newContentSize) - Int64(d.oldContentSize))
   }
 }
+
+/// Install reads a plain XAR as its TOC streams, like unpack: a package whose TOC is refused at
+/// its end is invalid, even when its plist alone would give an answer without unpacking.
+@Suite struct InstallStreamingTests {
+  /// Builds version `version` of `com.example.install`, then flips a byte of its TOC checksum
+  /// (the heap's first bytes) when `damaged`.
+  static func package(_ version: String, in dir: TemporaryDirectory, damaged: Bool, hardLink: Bool = false) throws
+    -> String
+  {
+    var nodes: [RuleExample.Node] = [
+      .file(
+        ContentInfo.fileName,
+        String(
+          decoding: ContentInfo(productIdentifier: "com.example.install", contentVersion: ContentVersion(version)!)
+            .encoded(), as: UTF8.self))
+    ]
+    for i in 0..<300 { nodes.append(.file("Contents/d\(i % 4)/f\(i).txt", "version \(version) file \(i)\n")) }
+    if hardLink { nodes.append(RuleExample.Node("Contents/link.txt", .hardLink("Contents/d0/f0.txt"))) }
+    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    if damaged {
+      let headerSize = Int(bytes[4]) << 8 | Int(bytes[5])
+      let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
+      bytes[headerSize + tocLength] ^= 0xFF
+    }
+    let path = dir.appending("v\(version)\(damaged ? "-damaged" : "").pkg")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test func aDamagedTOCIsInvalidBeforeAnyAnswer() throws {
+    let dir = try TemporaryDirectory()
+    let docs = dir.appending("Documents")
+    try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+    #expect(
+      try Install.run(package: Self.package("2.0", in: dir, damaged: false), into: docs, options: Install.Options())
+        .action == .installed)
+    let before = try snapshot(docs)
+    // A lower version (a downgrade) and a new one, both with a TOC whose checksum fails.
+    for version in ["1.0", "3.0"] {
+      let result = try Install.run(
+        package: Self.package(version, in: dir, damaged: true), into: docs, options: Install.Options())
+      #expect(result.action == .invalid, "\(version)")
+      #expect(result.inspection?.findings.map(\.ruleID) == ["archive-integrity"], "\(version)")
+      #expect(try snapshot(docs) == before, "\(version)")
+    }
+  }
+
+  /// A hard link stops the streaming parser; the rest of the entries come from the TOC read
+  /// whole, and every file is installed.
+  @Test func aPackageWithAHardLinkInstallsWhole() throws {
+    let dir = try TemporaryDirectory()
+    let docs = dir.appending("Documents")
+    try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+    let result = try Install.run(
+      package: Self.package("1.0", in: dir, damaged: false, hardLink: true), into: docs, options: Install.Options())
+    #expect(result.action == .installed, "\(result.inspection?.findings ?? [])")
+    for i in [0, 150, 299] {
+      #expect(
+        try readFile(docs + "/com.example.install/current/d\(i % 4)/f\(i).txt")
+          == Array("version 1.0 file \(i)\n".utf8))
+    }
+    #expect(try readFile(docs + "/com.example.install/current/link.txt") == Array("version 1.0 file 0\n".utf8))
+  }
+}

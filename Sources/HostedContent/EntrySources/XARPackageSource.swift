@@ -237,6 +237,22 @@ package final class StreamingXARPackageSource: EntrySource {
 
   package var checksumStyle: String { streaming.header.checksumAlgorithm.styleName }
 
+  /// `ContentInfo.plist`'s bytes as soon as the parser has handed out its entry (the first
+  /// file of that name at the root, as ``XARPackageSource`` takes it): before the TOC is
+  /// settled, so whoever acts on them before reading the entries asks ``indexRefusal()`` first.
+  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? {
+    var seen = 0
+    while true {
+      let (table, ready) = streaming.feed.view(beyond: seen)
+      guard seen < ready else { return .some(nil) }
+      for i in seen..<ready where table.path(at: i) == ContentInfo.fileName && table.kind(at: i) == .file {
+        let entry = table[i]
+        return .some(try streaming.dataReader(for: entry).readAll(of: entry, limit: limit))
+      }
+      seen = ready
+    }
+  }
+
   package func entries() throws -> PackageReader { Entries(self) }
 
   /// The one pass: entries as the parser hands them out, then (a TOC read again whole) the rest
@@ -289,26 +305,21 @@ package final class StreamingXARPackageSource: EntrySource {
     }
   }
 
-  /// Waits for the whole TOC's verdict (once): the reader, or why the TOC is refused.
+  /// Waits for the whole TOC's verdict (the parse once): the reader, or why the TOC is refused.
+  /// A TOC read again whole must hold the entries handed out so far as its first ones.
   private func settle() throws -> (reader: XARReader, streamed: Bool) {
-    if settled == nil {
-      settled = Result {
-        let whole = try streaming.wholeReader()
-        if !whole.streamed {
-          // Read again whole: the entries already given must be the reading's own.
-          for i in 0..<handedOut.count {
-            guard let given = handedOut.table?[i] else { break }
-            guard i < whole.reader.entries.count else { throw XARError.fieldAfterChildren(path: given.path) }
-            let read = whole.reader.entries[i]
-            guard
-              given.data == read.data && XARPackageSource.entry(from: given) == XARPackageSource.entry(from: read)
-            else { throw XARError.fieldAfterChildren(path: read.path) }
-          }
-        }
-        return whole
+    if settled == nil { settled = Result { try streaming.wholeReader() } }
+    let whole = try settled!.get()
+    if !whole.streamed, let table = handedOut.table {
+      for i in 0..<handedOut.count {
+        let given = table[i]
+        guard i < whole.reader.entries.count else { throw XARError.fieldAfterChildren(path: given.path) }
+        let read = whole.reader.entries[i]
+        guard given.data == read.data && XARPackageSource.entry(from: given) == XARPackageSource.entry(from: read)
+        else { throw XARError.fieldAfterChildren(path: read.path) }
       }
     }
-    return try settled!.get()
+    return whole
   }
 
   package func indexRefusal() -> (any Error)? {

@@ -138,7 +138,11 @@ public enum Install {
     let source: EntrySource
     let info: ContentInfo
     do {
-      source = try PackageOpener.open(file: packageFile, limits: options.limits)
+      // A plain XAR is read as its TOC streams (the files of a package of many small ones are
+      // created while the parser reads on), anything else as it opens.
+      source =
+        try PackageOpener.openStreaming(file: packageFile, limits: options.limits)
+        ?? PackageOpener.open(file: packageFile, limits: options.limits)
       // This thread writes every file: the workers decode large ones too.
       source.decodeLargeFilesAhead(upTo: .max)
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
@@ -224,7 +228,12 @@ public enum Install {
       return nil
     }
     try ProductFolder.checkName(product, in: docs, documentsPath: documents)
-    if docs.exists(product), let answer = try decided(try lockProductFolder()) { return answer }
+    if docs.exists(product), let answer = try decided(try lockProductFolder()) {
+      // An answer without unpacking stands only for a package whose index stands (a streamed
+      // TOC is settled at its end): a damaged one is invalid, whatever its plist says.
+      guard source.indexRefusal() == nil else { return try invalid(packageFile, options) }
+      return answer
+    }
 
     // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
     var unpackOptions = Unpack.Options()
