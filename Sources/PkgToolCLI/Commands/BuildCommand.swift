@@ -107,24 +107,6 @@ struct BuildCommand: ParsableCommand {
 
   @OptionGroup var progressOption: ProgressOptions
 
-  struct Summary: Encodable {
-    var output: String?
-    var written: Bool
-    var productIdentifier: String?
-    var contentVersion: String?
-    var format: String
-    var files: Int
-    var storedFiles: Int
-    var storedUnshrunkFiles: Int
-    var contentSize: UInt64
-    var packageSize: UInt64?
-    var sha256: String?
-    var leftOut: [String]
-    var leftOutCount: Int
-    var excluded: [String]
-    var findings: [Finding]
-  }
-
   /// The format asked for, else the one `-o`'s extension names; a mismatch is refused before
   /// anything is read or written.
   func resolvedFormat() throws -> Build.Format {
@@ -145,26 +127,6 @@ struct BuildCommand: ParsableCommand {
     if output == "-" && json {
       throw ValidationError("-o - writes the package to standard output; --json would print there too. Leave one out.")
     }
-  }
-
-  /// Why a path was left out, in words.
-  static func describe(_ reason: LeftOutPath.Reason) -> String {
-    switch reason {
-    case .junk: return "junk"
-    case .outsideContent: return "outside Contents/"
-    case .excluded: return "excluded by a pattern"
-    case .ignoreFile: return "the ignore file"
-    }
-  }
-
-  /// "5 entries (3 excluded by a pattern, 2 junk)": how many, and why.
-  static func leftOutSummary(_ leftOut: [LeftOutPath]) -> String {
-    let order: [LeftOutPath.Reason] = [.excluded, .junk, .outsideContent, .ignoreFile]
-    let parts = order.compactMap { reason -> String? in
-      let n = leftOut.filter { $0.reason == reason }.count
-      return n == 0 ? nil : "\(n) \(describe(reason))"
-    }
-    return "\(leftOut.count) \(leftOut.count == 1 ? "entry" : "entries") (\(parts.joined(separator: ", ")))"
   }
 
   func run() throws {
@@ -227,65 +189,19 @@ struct BuildCommand: ParsableCommand {
       if toStandardOutput { Terminal.standardError(text) } else { Terminal.standardOutput(text) }
     }
     let failed = result.inspection.failed(strict: limits.strict)
+    var report = BuildReport(result, displayPath: directory, format: format, strict: limits.strict)
+    report.storedOnly = compression == .none
+    report.verbose = verbose
+    report.dryRun = dryRun
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            output: result.output ?? result.plannedOutput, written: result.output != nil,
-            productIdentifier: result.inspection.contentInfo?.productIdentifier,
-            contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
-            files: result.fileCount, storedFiles: result.storedFiles,
-            storedUnshrunkFiles: result.storedUnshrunkFiles, contentSize: result.inspection.contentSize,
-            packageSize: result.packageSize, sha256: result.sha256, leftOut: result.leftOut.map(\.path),
-            leftOutCount: result.leftOut.count,
-            excluded: result.leftOut.filter { $0.reason == .excluded }.map(\.path),
-            findings: result.inspection.findings)))
+      Terminal.standardOutput(report.json)
     } else if quiet {
       // Quiet: nothing but the findings of a build that fails.
       if failed {
         say(findingLines(result.inspection, displayPath: directory, strict: limits.strict))
       }
     } else {
-      var out = ""
-      if verbose || dryRun {
-        for left in result.leftOut {
-          out += "left out: \(left.path.debugEscapedForTerminal) (\(BuildCommand.describe(left.reason)))\n"
-        }
-      }
-      if dryRun {
-        for entry in result.entries {
-          out +=
-            "\(entry.kind == .directory ? "d" : entry.kind == .symlink ? "l" : "-") \(entry.path)\(entry.kind == .symlink ? " -> \(entry.linkTarget ?? "")" : "")\n"
-        }
-      }
-      if !result.inspection.findings.isEmpty || dryRun {
-        out += findingLines(result.inspection, displayPath: directory, strict: limits.strict)
-      }
-      if let written = result.output {
-        if verbose {
-          for entry in result.entries { out += "added: \(entry.path)\n" }
-        }
-        let info = result.inspection.contentInfo
-        out += "built \(written)\n"
-        out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
-        if compression == .none {
-          out += "  files    \(result.fileCount) (all stored: --compression none)\n"
-        } else {
-          let deflated = result.fileCount - result.storedFiles - result.storedUnshrunkFiles
-          let unshrunk =
-            result.storedUnshrunkFiles == 0
-            ? "" : ", \(result.storedUnshrunkFiles) stored as deflating made them no smaller"
-          out +=
-            "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk))\n"
-        }
-        out += "  content  \(describeBytes(result.inspection.contentSize))\n"
-        out += "  package  \(describeBytes(result.packageSize ?? 0))\n"
-        out += "  sha256   \(result.sha256 ?? "")\n"
-        if !result.leftOut.isEmpty {
-          out += "  left out \(BuildCommand.leftOutSummary(result.leftOut))\n"
-        }
-      }
-      say(out)
+      say(report.text)
     }
     if failed {
       let problems = result.inspection.findings.filter { $0.severity.effective(strict: limits.strict) == .error }.count

@@ -30,12 +30,6 @@ struct DiffCommand: ParsableCommand {
   @Flag(help: "Print JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing; exit 1 when the two differ.") var quiet = false
 
-  /// The change of size in words: "grew by 1,234 bytes (1.2 kB)", "shrank by …", "unchanged".
-  static func sizeChange(_ delta: Int64) -> String {
-    if delta == 0 { return "size unchanged" }
-    return (delta > 0 ? "grew by " : "shrank by ") + describeBytes(delta.magnitude)
-  }
-
   func run() throws {
     let d = try PackageDiff.run(old: old, new: new)
     if quiet {
@@ -44,30 +38,7 @@ struct DiffCommand: ParsableCommand {
         && d.oldProduct == d.newProduct
       if same { return } else { throw ExitCode(1) }
     }
-    if json {
-      Terminal.standardOutput(jsonText(d))
-      return
-    }
-    var out = ""
-    if d.oldProduct != d.newProduct {
-      out += "product: \(d.oldProduct ?? "?") → \(d.newProduct ?? "?")\n"
-    } else {
-      out += "product: \(d.newProduct ?? "?")\n"
-    }
-    out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
-    for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(describeBytes(c.newSize ?? 0)))\n" }
-    for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(describeBytes(c.oldSize ?? 0)))\n" }
-    for c in d.changed {
-      let size =
-        c.oldSize == c.newSize
-        ? "same size, \(describeBytes(c.newSize ?? 0))"
-        : "\(describeBytes(c.oldSize ?? 0)) → \(describeBytes(c.newSize ?? 0))"
-      out += "~ \(c.path.debugEscapedForTerminal) (\(c.what.joined(separator: ", ")); \(size))\n"
-    }
-    out += "\(d.added.count) added, \(d.removed.count) removed, \(d.changed.count) changed\n"
-    out +=
-      "content: \(DiffCommand.sizeChange(d.sizeDelta)): \(describeBytes(d.oldContentSize)) → \(describeBytes(d.newContentSize))\n"
-    for warning in d.warnings { out += "warning: \(warning)\n" }
-    Terminal.standardOutput(out)
+    let report = DiffReport(d)
+    Terminal.standardOutput(json ? report.json : report.text)
   }
 }

@@ -83,47 +83,9 @@ struct InfoCommand: ParsableCommand {
     let info = try PackageInfo.run(path: input.name, file: input.file, includeFiles: files)
     let path = input.name
     if quiet { if info.unreadable { throw ExitCode(1) } else { return } }
-    if info.unreadable {
-      // Not a package: the same lines and exit status as validate and unpack.
-      if json {
-        Terminal.standardOutput(jsonText(info))
-      } else {
-        Terminal.standardOutput(findingLines(info.inspection, displayPath: path, strict: false))
-      }
-      throw ExitCode(1)
-    }
-    if json {
-      Terminal.standardOutput(jsonText(info))
-      return
-    }
-    var out = ""
-    out += "package      \(info.path.debugEscapedForTerminal)\n"
-    out += "format       \(info.format)\n"
-    out += "product      \(info.productIdentifier ?? "(unknown)")\n"
-    out += "version      \(info.contentVersion ?? "(unknown)")\n"
-    out += "entries      \(info.entryCount) (\(info.fileCount) files)\n"
-    out += "content      \(describeBytes(info.contentSize))\n"
-    if let size = info.packageSize { out += "package size \(describeBytes(size))\n" }
-    if let stored = info.storedSize, let percent = info.storedPercent {
-      out +=
-        "compression  content \(groupedDigits(info.contentSize)) → \(groupedDigits(stored)) bytes stored (\(String(format: "%.1f", percent))%)\n"
-    }
-    if let overhead = info.overheadSize {
-      out += "overhead     \(groupedDigits(overhead)) bytes of header, table of contents and entry headers\n"
-    }
-    out += "checksums    \(info.checksumStyle)\n"
-    if let sha = info.sha256 { out += "sha256       \(sha)\n" }
-    let errors = info.findings.filter { $0.severity == .error }.count
-    out +=
-      "valid        \(info.valid ? "yes" : "no (\(errors) \(errors == 1 ? "error" : "errors"); run pkgtool validate)")\n"
-    if let rows = info.files {
-      out += "\n"
-      for row in rows {
-        let stored = row.storedSize.map(String.init) ?? "-"
-        out +=
-          "\(row.mode) \(row.kind.padding(9)) \(String(row.size).leftPadding(12)) \(stored.leftPadding(12)) \((row.encoding ?? "-").padding(6)) \(row.sha256 ?? "-".padding(64)) \(row.path.debugEscapedForTerminal)\(row.linkTarget.map { " -> \($0.debugEscapedForTerminal)" } ?? "")\n"
-      }
-    }
-    Terminal.standardOutput(out)
+    let report = InfoReport(info, displayPath: path)
+    Terminal.standardOutput(json ? report.json : report.text)
+    // Not a package: the same exit status as validate and unpack.
+    if info.unreadable { throw ExitCode(1) }
   }
 }

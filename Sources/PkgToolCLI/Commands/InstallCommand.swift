@@ -75,18 +75,6 @@ struct InstallCommand: ParsableCommand {
     if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
   }
 
-  struct Summary: Encodable {
-    var action: String
-    var productIdentifier: String?
-    var contentVersion: String?
-    var previousVersion: String?
-    var path: String?
-    var removed: [String]
-    var sha256: String?
-    var replacedSHA256: String?
-    var findings: [Finding]
-  }
-
   func run() throws {
     var options = Install.Options()
     options.keep = keep
@@ -109,43 +97,17 @@ struct InstallCommand: ParsableCommand {
       defer { progress.finish() }
       result = try Install.run(package: download.path, into: into, options: options, progress: progress.handler)
     }
+    let report = InstallReport(result, displayPath: package, strict: rules.strict, keep: keep)
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            action: result.action.rawValue, productIdentifier: result.productIdentifier,
-            contentVersion: result.version?.description,
-            previousVersion: result.previous?.description, path: result.path, removed: result.removed,
-            sha256: result.sha256,
-            replacedSHA256: result.replacedSHA256, findings: result.inspection?.findings ?? [])))
+      Terminal.standardOutput(report.json)
     } else if quiet {
-      if result.action == .replaced { warnReplaced(result) }
+      if result.action == .replaced { warnReplaced(report) }
       if let inspection = result.inspection, inspection.failed(strict: rules.strict) {
         Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
       }
     } else {
-      if let inspection = result.inspection, !inspection.findings.isEmpty {
-        Terminal.standardOutput(findingLines(inspection, displayPath: package, strict: rules.strict))
-      }
-      let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
-      switch result.action {
-      case .installed:
-        Terminal.standardOutput(
-          "installed \(name) into \(result.path ?? "")/\(result.previous.map { " (was \($0))" } ?? "")\n")
-      case .replaced:
-        Terminal.standardOutput("replaced \(name) in \(result.path ?? "")/: the same version, from other bytes\n")
-        warnReplaced(result)
-      case .alreadyCurrent:
-        Terminal.standardOutput(
-          "\(name) is already installed from these same bytes and is current\(result.removed.isEmpty ? "; nothing to do" : "")\n"
-        )
-      case .refusedDowngrade, .invalid, .refusedByCatalog: break
-      }
-      if !result.removed.isEmpty {
-        Terminal.standardOutput(
-          "removed \(result.removed.count == 1 ? "an older version" : "older versions") beyond --keep \(keep ?? 0): \(result.removed.joined(separator: ", "))\n"
-        )
-      }
+      Terminal.standardOutput(report.text)
+      if result.action == .replaced { warnReplaced(report) }
     }
     switch result.action {
     case .refusedDowngrade:
@@ -165,10 +127,7 @@ struct InstallCommand: ParsableCommand {
     }
   }
 
-  func warnReplaced(_ result: Install.Result) {
-    let name = "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")"
-    Terminal.standardError(
-      "pkgtool: warning: \(name) was already installed from a package with other bytes (SHA-256 \(result.replacedSHA256 ?? "unknown") → \(result.sha256 ?? "?")); the folder was replaced in one step. Raise ContentVersion when the content changes.\n"
-    )
+  func warnReplaced(_ report: InstallReport) {
+    Terminal.standardError("pkgtool: warning: \(report.replacedWarning)\n")
   }
 }
