@@ -51,7 +51,8 @@ import Testing
     try FileManager.default.createDirectory(atPath: dir.appending("D1"), withIntermediateDirectories: true)
     try FileManager.default.createDirectory(atPath: dir.appending("D2"), withIntermediateDirectories: true)
     let installed = try pkgtool(["install", "v2.pkg", "--into", "D1"], in: dir.path)
-    let result = try Install.run(package: dir.appending("v2.pkg"), into: dir.appending("D2"), options: Install.Options())
+    let result = try Install.run(
+      package: dir.appending("v2.pkg"), into: dir.appending("D2"), options: Install.Options())
     let libraryText = InstallReport(result, displayPath: "v2.pkg", strict: false, keep: nil).text
     #expect(installed.stdout == libraryText.replacingOccurrences(of: dir.appending("D2"), with: "D1"))
     #expect(libraryText.hasPrefix("installed com.example.report 1.1 into "))
