@@ -52,11 +52,13 @@ let package = Package(
     // libarchive, wrapped once: an archive reader (zip, tar, cpio, raw streams and their
     // filters), the zip writer, and LibArchiveError (the call, libarchive's code, its message).
     .target(name: "ArchiveIO", dependencies: ["CArchive"], swiftSettings: instrumented),
+    // zlib, wrapped once: streaming deflate and inflate, Adler-32, joining deflate streams.
+    .target(name: "Zlib", dependencies: ["CZlib"], swiftSettings: instrumented),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
       dependencies: [
-        "SystemIO", "ArchiveIO", "CLibXML2", "CZlib", "CDeflate",
+        "SystemIO", "ArchiveIO", "CLibXML2", "Zlib", "CDeflate",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: instrumented),
@@ -67,14 +69,14 @@ let package = Package(
     // plists or rules.
     .target(
       name: "AppleArchive",
-      dependencies: ["SystemIO", "LZFSE", "CZlib", "CLZMA", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: ["SystemIO", "LZFSE", "Zlib", "CLZMA", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: instrumented),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
     // are registered at build time from the files in Rules/ (RuleRegistry).
     .target(
       name: "HostedContent",
       dependencies: [
-        "SystemIO", "ArchiveIO", "XAR", "AppleArchive", .product(name: "Crypto", package: "swift-crypto"),
+        "SystemIO", "ArchiveIO", "Zlib", "XAR", "AppleArchive", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
@@ -132,8 +134,9 @@ let package = Package(
       path: "Examples/CatalogClient"),
 
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
-    .target(name: "TestSupport", dependencies: ["SystemIO", "XAR", "HostedContent"], path: "Tests/TestSupport"),
-    .testTarget(name: "XARTests", dependencies: ["SystemIO", "XAR", "TestSupport"]),
+    .target(
+      name: "TestSupport", dependencies: ["SystemIO", "Zlib", "XAR", "HostedContent"], path: "Tests/TestSupport"),
+    .testTarget(name: "XARTests", dependencies: ["SystemIO", "Zlib", "XAR", "TestSupport"]),
     .testTarget(name: "LZFSETests", dependencies: ["LZFSE", "TestSupport"]),
     .testTarget(name: "AppleArchiveTests", dependencies: ["AppleArchive", "LZFSE", "SystemIO", "TestSupport"]),
     .testTarget(

@@ -1,4 +1,5 @@
 import Dispatch
+import Zlib
 
 /// Compresses the TOC while it is being written, in pieces on worker threads: the XML comes in
 /// pieces from ``XMLStreamWriter``, is cut into chunks of ``chunkSize`` bytes, and each chunk is

@@ -1,5 +1,6 @@
 import Dispatch
 import SystemIO
+import Zlib
 
 /// Inflates a compressed TOC on a second thread, a few chunks ahead of the XML parser that
 /// reads it (zlib's work, about a tenth of reading a large TOC, then overlaps the parse).

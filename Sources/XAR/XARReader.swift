@@ -1,5 +1,6 @@
 import ArchiveIO
 import SystemIO
+import Zlib
 
 /// Reads a XAR archive without trusting it.
 ///

@@ -1,5 +1,6 @@
 import Dispatch
 import SystemIO
+import Zlib
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import HostedContent
 import XAR
+import Zlib
 
 /// Builds rule examples (and other test trees) into real packages and folders, without the
 /// normalization `pkgtool build` applies, so hostile shapes survive.

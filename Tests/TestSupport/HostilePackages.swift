@@ -2,6 +2,7 @@ import Foundation
 import HostedContent
 import SystemIO
 import XAR
+import Zlib
 
 /// Hostile and broken packages, each with the rule `validate` must report. Built from bytes
 /// (crafted XAR, Python's tarfile and zipfile), never through `pkgtool build`.

@@ -1,5 +1,6 @@
 import Foundation
 import XAR
+import Zlib
 
 /// Builds XAR bytes by hand, so tests can make every kind of broken archive on purpose.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import XAR
+import Zlib
 
 /// Each malformed structure the reader must refuse, crafted byte by byte.
 @Suite struct MalformedArchiveTests {

@@ -1,4 +1,5 @@
 import Testing
+import Zlib
 
 @testable import XAR
 

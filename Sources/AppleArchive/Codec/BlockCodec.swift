@@ -1,8 +1,9 @@
 import CLZMA
-import CZlib
 import LZFSE
+import Zlib
 
-// The one file of this module that calls zlib and liblzma: one whole block in, one whole block out.
+// The one file of this module that calls liblzma (and zlib, through the Zlib target): one whole
+// block in, one whole block out.
 
 /// Decodes and encodes one block of the `pbz*` framing.
 enum BlockCodec {
@@ -50,73 +51,47 @@ enum BlockCodec {
     guard input.count >= 2, isZlibHeader(input[0], input[1]) else {
       throw AppleArchiveError(.notZlibStream(block: block, found: Array(input.prefix(2))))
     }
-    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    stream.initialize(to: z_stream())
-    guard pkgtool_inflateInit2(stream, 15) == Z_OK else {
-      stream.deallocate()
-      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "zlib", message: "inflateInit2 failed"))
-    }
-    defer {
-      inflateEnd(stream)
-      stream.deinitialize(count: 1)
-      stream.deallocate()
-    }
+    let inflater = ZlibInflater(acceptsGzip: false)
     // One byte more than declared: a block that decodes to more stops there.
     var out = [UInt8](repeating: 0, count: rawSize + 1)
-    let (status, used, made) = input.withUnsafeBytes { inBuf in
+    let step: Result<(used: Int, made: Int), ZlibError> = input.withUnsafeBytes { inBuf in
       out.withUnsafeMutableBytes { outBuf in
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress!.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(inBuf.count)
-        stream.pointee.next_out = outBuf.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(outBuf.count)
-        let status = CZlib.inflate(stream, Z_FINISH)
-        return (status, inBuf.count - Int(stream.pointee.avail_in), outBuf.count - Int(stream.pointee.avail_out))
+        do {
+          return .success(try inflater.inflateStep(inBuf, into: outBuf))
+        } catch let error as ZlibError {
+          return .failure(error)
+        } catch {
+          return .failure(ZlibError(message: "\(error)"))
+        }
       }
     }
-    switch status {
-    case Z_STREAM_END:
-      guard made == rawSize else {
-        throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: UInt64(made)))
+    let used: Int
+    let made: Int
+    switch step {
+    case .success(let counts): (used, made) = counts
+    case .failure(let error):
+      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "zlib", message: error.message))
+    }
+    guard inflater.finished else {
+      if made > rawSize {
+        throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
       }
-      guard used == input.count else {
-        throw AppleArchiveError(.junkAfterBlockStream(block: block, count: input.count - used))
-      }
-      out.removeLast()
-      return out
-    case Z_BUF_ERROR where made > rawSize:
-      throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: nil))
-    case Z_BUF_ERROR:
       throw AppleArchiveError(
         .corruptBlock(block: block, algorithm: "zlib", message: "the stream ends early (after \(made) bytes)"))
-    default:
-      let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-      throw AppleArchiveError(.corruptBlock(block: block, algorithm: "zlib", message: message))
     }
+    guard made == rawSize else {
+      throw AppleArchiveError(.blockSizeMismatch(block: block, declared: UInt64(rawSize), actual: UInt64(made)))
+    }
+    guard used == input.count else {
+      throw AppleArchiveError(.junkAfterBlockStream(block: block, count: input.count - used))
+    }
+    out.removeLast()
+    return out
   }
 
   /// A zlib stream at level 5, Apple's level for `pbzz`.
   private static func deflate(_ input: [UInt8]) -> [UInt8] {
-    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    stream.initialize(to: z_stream())
-    let status = pkgtool_deflateInit2(stream, 5, 15)
-    precondition(status == Z_OK, "deflateInit2 failed: \(status)")
-    defer {
-      deflateEnd(stream)
-      stream.deinitialize(count: 1)
-      stream.deallocate()
-    }
-    let bound = Int(deflateBound(stream, uLong(input.count)))
-    return [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-      input.withUnsafeBytes { inBuf in
-        stream.pointee.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress?.assumingMemoryBound(to: Bytef.self))
-        stream.pointee.avail_in = uInt(inBuf.count)
-        stream.pointee.next_out = buffer.baseAddress
-        stream.pointee.avail_out = uInt(bound)
-        let status = CZlib.deflate(stream, Z_FINISH)
-        precondition(status == Z_STREAM_END, "deflate into deflateBound space failed: \(status)")
-        count = bound - Int(stream.pointee.avail_out)
-      }
-    }
+    ZlibDeflater.compress(input, level: 5)
   }
 
   // MARK: xz

@@ -1,6 +1,7 @@
 import ArchiveIO
 import SystemIO
 import XAR
+import Zlib
 
 /// The content of an Apple flat package: the cpio archive in its `NAME.pkg/Payload`, read through
 /// libarchive as a stream straight out of the XAR entry (no temporary copy).

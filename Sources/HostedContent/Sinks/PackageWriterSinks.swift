@@ -1,6 +1,7 @@
 import ArchiveIO
 import SystemIO
 import XAR
+import Zlib
 
 /// How hard to compress what is worth compressing.
 public enum CompressionLevel: String, CaseIterable, Sendable {

@@ -1,5 +1,6 @@
 import CDeflate
 import Dispatch
+import Zlib
 
 // The one file of this module that calls libdeflate.
 

@@ -6,7 +6,7 @@ import CZlib
   import Darwin
 #endif
 
-// The one file of this module that calls zlib.
+// The one file of the project that calls zlib: XAR's data and TOC, Apple Archive's `pbzz` blocks.
 
 /// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
 package final class ZlibDeflater {
@@ -110,11 +110,13 @@ package final class ZlibInflater {
   /// True once the compressed stream has ended.
   package fileprivate(set) var finished = false
 
-  package init() {
+  /// - Parameter acceptsGzip: take a gzip header as well as a zlib one (XAR's `x-gzip` data is
+  /// either); false: a zlib (RFC 1950) stream only.
+  package init(acceptsGzip: Bool = true) {
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
     // 15 + 32: accept a zlib or a gzip header.
-    let status = pkgtool_inflateInit2(stream, 15 + 32)
+    let status = pkgtool_inflateInit2(stream, acceptsGzip ? 15 + 32 : 15)
     precondition(status == Z_OK, "inflateInit2 failed: \(status)")
   }
 
@@ -254,4 +256,5 @@ package enum DeflateJoin {
 package struct ZlibError: Error, CustomStringConvertible {
   package var message: String
   package var description: String { message }
+  package init(message: String) { self.message = message }
 }
