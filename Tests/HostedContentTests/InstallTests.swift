@@ -272,6 +272,46 @@ import XAR
     }
   }
 
+  /// Nothing in DOCS is touched for a package whose TOC is refused once it is parsed whole:
+  /// not the older versions `--keep` would prune (the TOC is refused here by `--max-entries`, for
+  /// bytes an earlier install took), not a lock in an empty product folder, and a name in the way
+  /// is no error of its own. Found by an attacker's look at the streamed install.
+  @Test func nothingIsTouchedBeforeTheTOCStands() throws {
+    let dir = try TemporaryDirectory()
+    let docs = dir.appending("Documents")
+    try FileManager.default.createDirectory(atPath: docs, withIntermediateDirectories: true)
+    let v1 = try Self.package("1.0", in: dir, damaged: false)
+    let v2 = try Self.package("2.0", in: dir, damaged: false)
+    for package in [v1, v2] {
+      #expect(try Install.run(package: package, into: docs, options: Install.Options()).action == .installed)
+    }
+    let before = try snapshot(docs)
+    var options = Install.Options()
+    options.keep = 1
+    options.limits.maxEntries = 300
+    let again = try Install.run(package: v2, into: docs, options: options)
+    #expect(again.action == .invalid)
+    #expect(again.removed.isEmpty)
+    #expect(try snapshot(docs) == before)
+
+    // A damaged package whose product name is taken by a file, or by an empty folder.
+    let damaged = try Self.package("3.0", in: dir, damaged: true)
+    for taken in ["file", "folder"] {
+      let other = dir.appending("Other-\(taken)")
+      try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+      if taken == "file" {
+        try writeFile(other + "/com.example.install", "not a folder")
+      } else {
+        try FileManager.default.createDirectory(
+          atPath: other + "/com.example.install", withIntermediateDirectories: true)
+      }
+      let before = try snapshot(other)
+      let result = try Install.run(package: damaged, into: other, options: Install.Options())
+      #expect(result.action == .invalid, "\(taken)")
+      #expect(try snapshot(other) == before, "\(taken)")
+    }
+  }
+
   /// A hard link stops the streaming parser; the rest of the entries come from the TOC read
   /// whole, and every file is installed.
   @Test func aPackageWithAHardLinkInstallsWhole() throws {

@@ -163,6 +163,13 @@ public enum Install {
       return try invalid(packageFile, options)
     }
     let sha = try PackageDigest.sha256(of: packageFile)
+    // The plist came from a TOC still being parsed (on its own thread, while the file was
+    // hashed): nothing is decided from it, and nothing in DOCS touched, before the whole TOC
+    // stands. A damaged package is invalid whatever its plist says.
+    if let refusal = source.indexRefusal() {
+      if let error = refusal as? SystemError { throw OperationError.wrap(error) }
+      return try invalid(packageFile, options)
+    }
     if let catalog = options.catalog {
       do {
         _ = try catalog.check(
@@ -228,12 +235,7 @@ public enum Install {
       return nil
     }
     try ProductFolder.checkName(product, in: docs, documentsPath: documents)
-    if docs.exists(product), let answer = try decided(try lockProductFolder()) {
-      // An answer without unpacking stands only for a package whose index stands (a streamed
-      // TOC is settled at its end): a damaged one is invalid, whatever its plist says.
-      guard source.indexRefusal() == nil else { return try invalid(packageFile, options) }
-      return answer
-    }
+    if docs.exists(product), let answer = try decided(try lockProductFolder()) { return answer }
 
     // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
     var unpackOptions = Unpack.Options()

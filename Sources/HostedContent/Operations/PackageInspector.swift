@@ -219,8 +219,10 @@ package final class PackageInspector {
     if let refusal = source.indexRefusal() {
       // The whole index is refused after all (a streamed XAR TOC whose closing checks fail):
       // the verdict is an unreadable file's, as the ordinary reader gives it, whatever the rules
-      // saw of the entries and whatever the sink met. Nothing given to the sink stands.
+      // saw of the entries and whatever the sink met. Nothing given to the sink stands. (An I/O
+      // error while the TOC was read is no verdict: it is thrown, as the ordinary reader's.)
       if let entry = open { sink.abandon(entry) }
+      if let error = refusal as? SystemError { throw error }
       return try run(
         UnreadablePackageSource(
           path: source.location, packageSize: source.packageSize, reason: "\(refusal)", cause: refusal as? XARError))
