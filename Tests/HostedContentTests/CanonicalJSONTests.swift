@@ -45,6 +45,33 @@ import Testing
     #expect(throws: (any Error).self) { try canonical("[1.5]") }
   }
 
+  /// A catalog saved as UTF-16 or UTF-32 (as some Windows editors do) is named as such, not as
+  /// the NUL byte the reader would meet first; UTF-8 with its byte-order mark keeps its message.
+  @Test func saysWhenTheTextIsNotUTF8() throws {
+    let text = #"{"a": 1}"#
+    var encodings: [(String, [UInt8])] = [
+      ("UTF-16LE with BOM", [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+      ("UTF-16BE with BOM", [0xFE, 0xFF] + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+      ("UTF-16LE", text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+      ("UTF-16BE", text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+    ]
+    encodings.append(("UTF-32LE", text.unicodeScalars.flatMap { [UInt8($0.value & 0xFF), 0, 0, 0] }))
+    for (name, bytes) in encodings {
+      #expect(throws: (any Error).self, "\(name)") { try JSONValue(parsing: bytes) }
+      do {
+        _ = try JSONValue(parsing: bytes)
+      } catch {
+        #expect("\(error)".contains("UTF-16 or UTF-32"), "\(name): \(error)")
+      }
+    }
+    do {
+      _ = try JSONValue(parsing: [0xEF, 0xBB, 0xBF] + Array(text.utf8))
+    } catch {
+      #expect("\(error)".contains("byte-order mark"), "\(error)")
+    }
+    #expect(try canonical(text) == #"{"a":1}"#)
+  }
+
   /// 300 generated values, canonicalized by pkgtool and by the Python writer: the same bytes.
   @Test func agreesWithAnIndependentJCSWriter() throws {
     let pool: [String] = [

@@ -347,3 +347,31 @@ final class CountingRule: Rule {
     #expect(result.skippedRules["test-counting"] == "the file is not a package")
   }
 }
+
+/// Every pass over a streamed XAR starts again from its first entry, as every other source's does.
+@Suite struct StreamingPassTests {
+  @Test(arguments: [false, true])
+  func aSecondPassGivesEveryEntryAgain(hardLink: Bool) throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<600 { nodes.append(.file("Contents/d\(i % 3)/f\(i).txt", "file \(i)\n")) }
+    if hardLink { nodes.append(RuleExample.Node("Contents/link.txt", .hardLink("Contents/d0/f0.txt"))) }
+    let package = dir.appending("p.pkg")
+    try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
+    let ordinary = try XARReader(path: package).entries.map(\.path)
+    let source = try #require(PackageOpener.openStreaming(package))
+    for pass in 0..<2 {
+      var paths: [String] = []
+      var bytes = 0
+      try source.forEachEntry { entry, data in
+        paths.append(entry.path)
+        guard let data else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while case let n = try buffer.withUnsafeMutableBytes({ try data.read(into: $0) }), n > 0 { bytes += n }
+      }
+      #expect(paths == ordinary, "pass \(pass)")
+      #expect(bytes > 600 * 6, "pass \(pass)")
+    }
+    #expect(source.indexRefusal() == nil)
+  }
+}

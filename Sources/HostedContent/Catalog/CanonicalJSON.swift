@@ -147,6 +147,13 @@ package enum StrictJSON {
 
   package static func check(_ bytes: [UInt8]) throws {
     // Foundation's decoder takes these; Python's and the RFC do not: one reading for all.
+    // UTF-16 and UTF-32 (with a byte-order mark, or ASCII text with a NUL beside every byte):
+    // said as such, not as the NUL that would be met first.
+    if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF])
+      || (bytes.count >= 2 && (bytes[0] == 0) != (bytes[1] == 0))
+    {
+      throw Refusal(description: "the text is UTF-16 or UTF-32; JSON files must be UTF-8 (save it as UTF-8)")
+    }
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
       throw Refusal(description: "the text starts with a byte-order mark, which JSON does not allow")
     }

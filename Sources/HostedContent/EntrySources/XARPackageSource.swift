@@ -255,13 +255,15 @@ package final class StreamingXARPackageSource: EntrySource {
 
   package func entries() throws -> PackageReader { Entries(self) }
 
-  /// The one pass: entries as the parser hands them out, then (a TOC read again whole) the rest
-  /// from that reading.
+  /// A pass: entries as the parser hands them out, then (a TOC read again whole) the rest from
+  /// that reading. Each pass starts again from the first entry.
   private final class Entries: PackageReader {
     private let source: StreamingXARPackageSource
     private var streamed: XARPrefetchedItems?
     private var table: XAREntryTable?
     private var ready = 0
+    /// The entry this pass gives next.
+    private var position = 0
     private var rest: XAREntries?
     private var ended = false
 
@@ -279,12 +281,14 @@ package final class StreamingXARPackageSource: EntrySource {
     func next() throws -> (entry: PackageEntry, data: EntryData?)? {
       if let rest { return try rest.next() }
       guard !ended else { return nil }
-      let given = source.handedOut.count
+      let given = position
       if table == nil || given >= ready {
         (table, ready) = source.streaming.feed.view(beyond: given)
       }
       if let table, given < ready {
-        source.handedOut = (table, given + 1)
+        position += 1
+        // (What the source has handed out, for the check against a TOC read again whole.)
+        if position > source.handedOut.count { source.handedOut = (table, position) }
         return XARPackageSource.item(table[given], items: streamed, reading: source.streaming.dataReader(for:))
       }
       // The TOC has ended: confirmed, refused (thrown), or read again whole for the rest.

@@ -83,10 +83,12 @@ public enum PackageInfo {
   ) throws -> Summary {
     // A package file is opened once: the bytes described are the bytes hashed.
     let file = given ?? (Paths.isDirectory(path) ? nil : try? FileDescriptor.open(regularFile: path))
+    // A plain XAR is read as its TOC streams, as validate reads it: a TOC refused at its end
+    // gives the verdict of a file that is not a package, and no rows.
     let source: EntrySource
     do {
       if let file {
-        source = try PackageOpener.openForInspection(file: file)
+        source = try PackageOpener.openForRules(file: file, limits: ReaderLimits())
       } else {
         source = try PackageOpener.openForInspection(path)
       }
