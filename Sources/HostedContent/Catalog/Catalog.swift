@@ -252,17 +252,52 @@ public enum CatalogFile {
     var signature: String
   }
 
-  /// Refuses a `signatures` array with an item that is not an object of three strings
-  /// (`keyId`, `algorithm`, `signature`): readers that skip such an item and readers that stop
-  /// at it would disagree on the file.
-  static func checkSignatureForm(_ signatures: [JSONValue], of what: String) throws {
-    for (index, item) in signatures.enumerated() {
-      guard let fields = item.objectValue, Set(fields.keys) == ["keyId", "algorithm", "signature"],
-        fields.values.allSatisfy({ if case .string = $0 { return true } else { return false } })
+  /// The envelope a catalog file and a root file share: the `signed` value, and Ed25519
+  /// `signatures` over its canonical (RFC 8785) bytes. Read the same way for both.
+  struct Envelope {
+    /// One item of `signatures`.
+    struct Item {
+      var keyID: String
+      /// The signature's bytes when the algorithm is `ed25519` and the base64 is canonical;
+      /// nil otherwise (it never verifies).
+      var signature: [UInt8]?
+    }
+    /// The signed value.
+    var signed: JSONValue
+    /// What the signatures cover.
+    var canonical: [UInt8]
+    /// In the file's order.
+    var items: [Item]
+
+    /// `value`'s `signed` and `signatures`; `what` names the document in messages ("the
+    /// catalog", "'root.2.json'"). Refuses a `signatures` item that is not an object of three
+    /// strings (`keyId`, `algorithm`, `signature`): readers that skip such an item and readers
+    /// that stop at it would disagree on the file.
+    init(_ value: JSONValue, what: String) throws {
+      guard let members = value.objectValue, let signed = members["signed"],
+        case .array(let signatures)? = members["signatures"]
       else {
-        throw CatalogError.malformed(
-          "\(what)'s signature \(index + 1) is not an object of 'keyId', 'algorithm' and 'signature' strings")
+        throw CatalogError.malformed("\(what) has no 'signed' object and 'signatures' array")
       }
+      var items: [Item] = []
+      for (index, item) in signatures.enumerated() {
+        guard let fields = item.objectValue, Set(fields.keys) == ["keyId", "algorithm", "signature"],
+          case .string(let keyID)? = fields["keyId"], case .string(let algorithm)? = fields["algorithm"],
+          case .string(let text)? = fields["signature"]
+        else {
+          throw CatalogError.malformed(
+            "\(what)'s signature \(index + 1) is not an object of 'keyId', 'algorithm' and 'signature' strings")
+        }
+        items.append(Item(keyID: keyID, signature: algorithm == "ed25519" ? Base64.decodeCanonical(text) : nil))
+      }
+      self.signed = signed
+      canonical = signed.canonicalBytes
+      self.items = items
+    }
+
+    /// True when `item`'s signature verifies with `key` over ``canonical``.
+    func verifies(_ item: Item, with key: CatalogPublicKey) -> Bool {
+      item.signature.map { key.isValidSignature($0, for: canonical) } ?? false
     }
   }
 
@@ -304,27 +339,18 @@ public enum CatalogFile {
     do { value = try JSONValue(parsing: bytes) } catch {
       throw CatalogError.malformed("the catalog is not JSON of the expected kind: \(describeDecoding(error))")
     }
-    guard let members = value.objectValue, let signed = members["signed"],
-      case .array(let signatures)? = members["signatures"]
-    else {
-      throw CatalogError.malformed("the catalog has no 'signed' object and 'signatures' array")
-    }
-    try CatalogFile.checkSignatureForm(signatures, of: "the catalog")
-    let canonical = signed.canonicalBytes
+    let envelope = try Envelope(value, what: "the catalog")
+    let canonical = envelope.canonical
     var seen: [String] = []
     var valid = Set<String>()
     var rootOnly: [String] = []
-    for item in signatures {
-      guard let fields = item.objectValue, case .string(let keyID)? = fields["keyId"] else { continue }
-      guard let key = trust.keys[keyID] else {
-        if trust.rootOnly.contains(keyID) { rootOnly.append(keyID) }
+    for item in envelope.items {
+      guard let key = trust.keys[item.keyID] else {
+        if trust.rootOnly.contains(item.keyID) { rootOnly.append(item.keyID) }
         continue
       }
-      seen.append(keyID)
-      guard case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Base64.decodeCanonical(text), key.isValidSignature(signature, for: canonical)
-      else { continue }
-      valid.insert(keyID)
+      seen.append(item.keyID)
+      if envelope.verifies(item, with: key) { valid.insert(item.keyID) }
     }
     guard valid.count >= trust.threshold else {
       let broken = seen.filter { !valid.contains($0) }

@@ -132,16 +132,12 @@ public struct Root: Codable, Equatable, Sendable {
     return date
   }
 
-  /// The ids of the distinct keys of `role` whose signature over `canonical` verifies.
-  func signers(of canonical: [UInt8], _ signatures: [JSONValue], role: Role) -> Set<String> {
+  /// The ids of the distinct keys of `role` whose signature in `envelope` verifies.
+  func signers(of envelope: CatalogFile.Envelope, role: Role) -> Set<String> {
     var valid = Set<String>()
-    for item in signatures {
-      guard let fields = item.objectValue, case .string(let id)? = fields["keyId"], role.keyIds.contains(id),
-        case .string("ed25519")? = fields["algorithm"], case .string(let text)? = fields["signature"],
-        let signature = Base64.decodeCanonical(text), let key = try? publicKey(id),
-        key.isValidSignature(signature, for: canonical)
-      else { continue }
-      valid.insert(id)
+    for item in envelope.items where role.keyIds.contains(item.keyID) {
+      guard let key = try? publicKey(item.keyID), envelope.verifies(item, with: key) else { continue }
+      valid.insert(item.keyID)
     }
     return valid
   }
@@ -206,12 +202,11 @@ public enum RootFile {
     public var root: Root
     /// The file it came from.
     public var path: String
-    let canonical: [UInt8]
-    let signatures: [JSONValue]
+    let envelope: CatalogFile.Envelope
 
     /// The distinct keys of `role` that signed this root.
     func signers(by role: Root.Role, of root: Root) -> Set<String> {
-      root.signers(of: canonical, signatures, role: role)
+      root.signers(of: envelope, role: role)
     }
   }
 
@@ -225,19 +220,13 @@ public enum RootFile {
     } catch {
       throw CatalogError.malformed("'\(path)' is not JSON of the expected kind: \(describeDecoding(error))")
     }
-    guard let members = value.objectValue, let signed = members["signed"],
-      case .array(let signatures)? = members["signatures"]
-    else {
-      throw CatalogError.malformed("'\(path)' has no 'signed' object and 'signatures' array")
-    }
-    try CatalogFile.checkSignatureForm(signatures, of: "'\(path)'")
-    let canonical = signed.canonicalBytes
+    let envelope = try CatalogFile.Envelope(value, what: "'\(path)'")
     let root: Root
-    do { root = try JSONDecoder().decode(Root.self, from: Data(canonical)) } catch {
+    do { root = try JSONDecoder().decode(Root.self, from: Data(envelope.canonical)) } catch {
       throw CatalogError.malformed("'\(path)' is not a root: \(describeDecoding(error))")
     }
     do { try root.check() } catch let error as CatalogError { throw CatalogError.malformed("'\(path)': \(error)") }
-    return Parsed(root: root, path: path, canonical: canonical, signatures: signatures)
+    return Parsed(root: root, path: path, envelope: envelope)
   }
 
   /// Checks `parsed` is signed by `role`'s threshold of `signer`, naming `what` in the message.
