@@ -1,3 +1,5 @@
+import SystemIO
+
 /// A time as Apple Archive stores it (`S`: seconds; `T`: seconds and nanoseconds).
 package struct AppleArchiveTime: Equatable, Sendable {
   /// Seconds since 1970-01-01 UTC.
@@ -53,6 +55,21 @@ package struct AppleArchiveEntry: Equatable, Sendable {
       case .door: return "door"
       case .port: return "port"
       case .metadata: return "metadata"
+      }
+    }
+
+    /// The kind in the one vocabulary every layer shares; a whiteout, door, port or metadata
+    /// entry is ``EntryKind/other``.
+    package var entryKind: EntryKind {
+      switch self {
+      case .file: return .file
+      case .directory: return .directory
+      case .symlink: return .symlink
+      case .fifo: return .fifo
+      case .charDevice: return .characterDevice
+      case .blockDevice: return .blockDevice
+      case .socket: return .socket
+      case .whiteout, .door, .port, .metadata: return .other
       }
     }
   }

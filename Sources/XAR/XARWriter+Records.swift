@@ -26,22 +26,9 @@ extension XARWriter {
     var owner: Int32
     /// The number of its record in the writer's `DataSpill`, or -1.
     var data: Int32 = -1
-    var kind: Kind
+    /// What the writer makes: a file, a folder, a symlink or a hard link.
+    var kind: EntryKind
     var isHardLinkOriginal = false
-  }
-
-  /// The kinds the writer makes.
-  enum Kind: UInt8 {
-    case file, directory, symlink, hardLink
-
-    var entryKind: XAREntryKind {
-      switch self {
-      case .file: return .file
-      case .directory: return .directory
-      case .symlink: return .symlink
-      case .hardLink: return .hardLink
-      }
-    }
   }
 
   /// The attributes other than the mode: shared by (nearly) every entry of a build.
@@ -119,7 +106,7 @@ extension XARWriter {
     }
 
     /// Adds a record; the caller has checked that the name is not taken.
-    mutating func append(parent: Int32, name: Substring, kind: Kind, attributes: Attributes) -> Int32 {
+    mutating func append(parent: Int32, name: Substring, kind: EntryKind, attributes: Attributes) -> Int32 {
       let index = Int32(records.count)
       let owner = Owner(
         uid: attributes.uid, gid: attributes.gid, user: attributes.user, group: attributes.group,
@@ -185,7 +172,7 @@ extension XARWriter {
     return lookup(path)
   }
 
-  func addRecord(_ path: String, kind: Kind, attributes: Attributes) throws -> Int32 {
+  func addRecord(_ path: String, kind: EntryKind, attributes: Attributes) throws -> Int32 {
     guard !finished else { throw XARError.writerFinished }
     let (parentPath, name) = try XARWriter.split(path)
     var parent: Int32 = -1

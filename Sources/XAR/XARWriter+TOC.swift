@@ -150,7 +150,7 @@ extension XARWriter {
       xml.text("hardlink")
       xml.endElement()
     default:
-      xml.element("type", record.kind.entryKind.typeName)
+      xml.element("type", record.kind.xarTypeName ?? "file")
     }
     if let target = table.linkTargets[id] {
       xml.startElement("link")

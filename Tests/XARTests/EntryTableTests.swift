@@ -1,3 +1,4 @@
+import SystemIO
 import TestSupport
 import Testing
 import XAR
@@ -35,7 +36,7 @@ import XAR
     #expect(entries[2].mtime?.iso8601 == "2021-03-04T05:06:07Z")
     #expect(entries[3].kind == .symlink && entries[3].linkTarget == "inner/a.txt" && entries[3].user == "alice")
     #expect(entries[4].kind == .hardLink && entries[4].hardLinkTarget == "dir/inner/a.txt")
-    #expect(entries[5].kind == .unknown("whiteout"))
+    #expect(entries[5].kind == .other && entries[5].typeName == "whiteout")
     #expect(reader.entries.path(at: 2) == "dir/inner/a.txt")
     #expect(reader.entries.pathLength(at: 2) == 15)
   }

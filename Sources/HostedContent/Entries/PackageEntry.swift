@@ -1,27 +1,8 @@
 import SystemIO
 import XAR
 
-/// What kind of file-system object an entry is.
-public enum EntryKind: String, Codable, Sendable, CaseIterable {
-  /// A regular file.
-  case file
-  /// A folder.
-  case directory
-  /// A symbolic link.
-  case symlink
-  /// A second name for a file stored earlier.
-  case hardLink = "hardlink"
-  /// A named pipe.
-  case fifo
-  /// A character device.
-  case characterDevice = "character-device"
-  /// A block device.
-  case blockDevice = "block-device"
-  /// A socket.
-  case socket
-  /// Anything else a format can describe.
-  case other
-}
+/// What kind of file-system object an entry is (defined once, in SystemIO, for every layer).
+public typealias EntryKind = SystemIO.EntryKind
 
 /// One entry of a package or content folder, as it passes from a source to the rules and a sink.
 ///

@@ -106,17 +106,7 @@ package final class AppleArchiveSource: EntrySource {
 
   /// The engine's view of one Apple Archive entry.
   static func entry(from x: AppleArchiveEntry) -> PackageEntry {
-    let kind: EntryKind
-    switch x.kind {
-    case .file: kind = .file
-    case .directory: kind = .directory
-    case .symlink: kind = .symlink
-    case .fifo: kind = .fifo
-    case .charDevice: kind = .characterDevice
-    case .blockDevice: kind = .blockDevice
-    case .socket: kind = .socket
-    case .whiteout, .door, .port, .metadata: kind = .other
-    }
+    let kind = x.kind.entryKind
     let path = text(x.path)
     let target = x.linkTarget.map(text)
     return PackageEntry(

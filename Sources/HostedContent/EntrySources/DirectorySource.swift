@@ -120,11 +120,12 @@ package final class DirectorySource: EntrySource {
         }
         let info = try status ?? folder.status(name)
         let mode = UInt32(info.st_mode) & 0o7777
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR:
+        let kind = EntryKind(fileType: info.st_mode)
+        switch kind {
+        case .directory:
           pending = (folder, name, path)
           return (PackageEntry(path: path, kind: .directory, mode: mode, pathIsValidUTF8: valid), nil)
-        case S_IFREG:
+        case .file:
           let key = "\(info.st_dev):\(info.st_ino)"
           if !source.hardLinksAsFiles, info.st_nlink > 1, let original = inodes[key] {
             return (
@@ -136,19 +137,12 @@ package final class DirectorySource: EntrySource {
           let entry = PackageEntry(
             path: path, kind: .file, mode: mode, size: UInt64(info.st_size), pathIsValidUTF8: valid)
           return (entry, OpenedFile(file, size: size))
-        case S_IFLNK:
+        case .symlink:
           let target = try folder.readLink(name)
           return (PackageEntry(path: path, kind: .symlink, mode: mode, linkTarget: target, pathIsValidUTF8: valid), nil)
-        case S_IFIFO:
-          return (PackageEntry(path: path, kind: .fifo, mode: mode, pathIsValidUTF8: valid), nil)
-        case S_IFCHR:
-          return (PackageEntry(path: path, kind: .characterDevice, mode: mode, pathIsValidUTF8: valid), nil)
-        case S_IFBLK:
-          return (PackageEntry(path: path, kind: .blockDevice, mode: mode, pathIsValidUTF8: valid), nil)
-        case S_IFSOCK:
-          return (PackageEntry(path: path, kind: .socket, mode: mode, pathIsValidUTF8: valid), nil)
         default:
-          return (PackageEntry(path: path, kind: .other, mode: mode, pathIsValidUTF8: valid), nil)
+          // FIFOs, devices, sockets and anything else: listed with their kind, for the rules.
+          return (PackageEntry(path: path, kind: kind, mode: mode, pathIsValidUTF8: valid), nil)
         }
       }
       return nil

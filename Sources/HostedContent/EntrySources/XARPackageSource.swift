@@ -36,18 +36,7 @@ package final class XARPackageSource: EntrySource {
 
   /// The XAR entry as a ``PackageEntry``.
   static func entry(from x: XAREntry, path: String? = nil) -> PackageEntry {
-    let kind: EntryKind
-    switch x.kind {
-    case .file: kind = .file
-    case .directory: kind = .directory
-    case .symlink: kind = .symlink
-    case .hardLink: kind = .hardLink
-    case .fifo: kind = .fifo
-    case .characterDevice: kind = .characterDevice
-    case .blockDevice: kind = .blockDevice
-    case .socket: kind = .socket
-    case .unknown: kind = .other
-    }
+    let kind = x.kind
     let storage = x.data.map { data in
       PackageEntry.Storage(
         storedSize: data.length,

@@ -1,3 +1,5 @@
+import SystemIO
+
 /// Turns TOC XML into entries, refusing anything ambiguous. See ``XARReader``.
 ///
 /// The XML arrives as libxml2's SAX events (``XMLEventParser``), with element names matched as
@@ -380,7 +382,8 @@ struct TOCParser {
     if name.utf8.contains(0) {
       throw XARError.invalidName(line: b.line, name: name, reason: "a name cannot hold NUL")
     }
-    var kind = XAREntryKind(typeName: b.type ?? "file")
+    let typeName = b.type ?? "file"
+    var kind = EntryKind(xarTypeName: typeName)
     var hardLinkTarget: String? = nil
     if kind == .hardLink {
       let link = b.typeLinkAttribute ?? ""
@@ -455,7 +458,8 @@ struct TOCParser {
       )
     }
     return XAREntry(
-      id: b.id, path: name, kind: kind, mode: parsedMode, uid: try number(.uid), gid: try number(.gid),
+      id: b.id, path: name, kind: kind, otherTypeName: typeName, mode: parsedMode, uid: try number(.uid),
+      gid: try number(.gid),
       user: b.fields[.user], group: b.fields[.group], mtime: parsedMtime, linkTarget: b.fields[.link],
       hardLinkTarget: hardLinkTarget, data: data, tocLine: b.line)
   }

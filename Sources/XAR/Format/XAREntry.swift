@@ -1,19 +1,9 @@
-/// What kind of file system object a TOC `<file>` describes.
-package enum XAREntryKind: Equatable, Hashable, Sendable {
-  case file
-  case directory
-  case symlink
-  /// A second name for a file stored earlier; see ``XAREntry/hardLinkTarget``.
-  case hardLink
-  case fifo
-  case characterDevice
-  case blockDevice
-  case socket
-  /// A `<type>` this reader does not know, kept verbatim.
-  case unknown(String)
+import SystemIO
 
-  /// The name used in `<type>`.
-  package var typeName: String {
+extension EntryKind {
+  /// The name used in a TOC's `<type>`; nil for ``EntryKind/other`` (the TOC's own name is kept
+  /// in ``XAREntry/otherTypeName``).
+  package var xarTypeName: String? {
     switch self {
     case .file: return "file"
     case .directory: return "directory"
@@ -23,11 +13,12 @@ package enum XAREntryKind: Equatable, Hashable, Sendable {
     case .characterDevice: return "character special"
     case .blockDevice: return "block special"
     case .socket: return "socket"
-    case .unknown(let name): return name
+    case .other: return nil
     }
   }
 
-  init(typeName: String) {
+  /// The kind a TOC's `<type>` names; ``EntryKind/other`` for a name this reader does not know.
+  package init(xarTypeName typeName: String) {
     switch typeName {
     case "file": self = .file
     case "directory": self = .directory
@@ -37,7 +28,7 @@ package enum XAREntryKind: Equatable, Hashable, Sendable {
     case "character special": self = .characterDevice
     case "block special": self = .blockDevice
     case "socket": self = .socket
-    default: self = .unknown(typeName)
+    default: self = .other
     }
   }
 }
@@ -114,7 +105,9 @@ package struct XAREntry: Equatable, Sendable {
   package var id: String
   /// Names from the root down, joined with `/`. Names are never empty and never hold `/` or NUL.
   package var path: String
-  package var kind: XAREntryKind
+  package var kind: EntryKind
+  /// For ``EntryKind/other``: the `<type>` the TOC gives, verbatim.
+  package var otherTypeName: String?
   /// Permission bits, as in `<mode>` (octal in the TOC); nil if the TOC has none.
   package var mode: UInt32?
   package var uid: UInt64?
@@ -124,7 +117,7 @@ package struct XAREntry: Equatable, Sendable {
   package var mtime: XARTimestamp?
   /// A symlink's target, verbatim.
   package var linkTarget: String?
-  /// For ``XAREntryKind/hardLink``: the path of the entry that holds the data.
+  /// For ``EntryKind/hardLink``: the path of the entry that holds the data.
   package var hardLinkTarget: String?
   /// Present for files (and hard-link originals) with data in the heap.
   package var data: XARData?
@@ -132,7 +125,7 @@ package struct XAREntry: Equatable, Sendable {
   package var tocLine: Int
 
   package init(
-    id: String, path: String, kind: XAREntryKind, mode: UInt32? = nil, uid: UInt64? = nil,
+    id: String, path: String, kind: EntryKind, otherTypeName: String? = nil, mode: UInt32? = nil, uid: UInt64? = nil,
     gid: UInt64? = nil, user: String? = nil, group: String? = nil, mtime: XARTimestamp? = nil,
     linkTarget: String? = nil, hardLinkTarget: String? = nil, data: XARData? = nil,
     tocLine: Int = 0
@@ -140,6 +133,7 @@ package struct XAREntry: Equatable, Sendable {
     self.id = id
     self.path = path
     self.kind = kind
+    self.otherTypeName = kind == .other ? otherTypeName : nil
     self.mode = mode
     self.uid = uid
     self.gid = gid
@@ -151,6 +145,9 @@ package struct XAREntry: Equatable, Sendable {
     self.data = data
     self.tocLine = tocLine
   }
+
+  /// The `<type>` as the TOC gives it.
+  package var typeName: String { kind.xarTypeName ?? otherTypeName ?? "" }
 
   /// The decoded size of the entry's data, 0 if it has none.
   package var size: UInt64 { data?.size ?? 0 }

@@ -1,3 +1,5 @@
+import SystemIO
+
 /// The `<file>`s of a TOC in document order, held compactly.
 ///
 /// One fixed-size record per entry (72 bytes), in chunks (no spare capacity to speak of, no copy
@@ -89,6 +91,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let owner = owners[Int(r.owner)]
     return XAREntry(
       id: string(r.id) ?? "", path: path(at: position), kind: kind,
+      otherTypeName: kind == .other ? otherName(at: position) : nil,
       mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil, uid: owner.uid, gid: owner.gid, user: owner.user,
       group: owner.group, mtime: owner.mtime.map { XARTimestamp(secondsSinceEpoch: $0) }, linkTarget: extra?.link,
       hardLinkTarget: (extra?.hardLinkTarget).flatMap { $0 >= 0 ? path(at: Int($0)) : nil },
@@ -100,15 +103,14 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   // MARK: Parts of an entry, without making the whole
 
   /// The entry's kind.
-  package func kind(at position: Int) -> XAREntryKind {
-    let r = records[position]
-    let code = Int(r.kind)
-    return code < Self.kinds.count ? Self.kinds[code] : .unknown(otherName(at: position))
+  package func kind(at position: Int) -> EntryKind {
+    let code = Int(records[position].kind)
+    return code < Self.kinds.count ? Self.kinds[code] : .other
   }
 
   /// The known kinds and encodings by their codes in a record; any other is stored as the next
   /// code, its name in the side table.
-  private static let kinds: [XAREntryKind] = [
+  private static let kinds: [EntryKind] = [
     .file, .directory, .symlink, .hardLink, .fifo, .characterDevice, .blockDevice, .socket,
   ]
   private static let encodings: [XAREncoding] = [.none, .gzip, .bzip2, .xz, .lzma]
@@ -199,9 +201,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     r.owner = intern(
       Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch)
     )
-    if case .unknown(let name) = entry.kind {
+    if entry.kind == .other {
       r.kind = UInt8(Self.kinds.count)
-      extra.otherName = name
+      extra.otherName = entry.otherTypeName
     } else {
       r.kind = UInt8(Self.kinds.firstIndex(of: entry.kind) ?? 0)
     }
