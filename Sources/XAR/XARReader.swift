@@ -382,7 +382,7 @@ extension XARDataReader {
   }
 }
 
-package final class XARDataReader: XARByteSource {
+package final class XARDataReader: ByteSource {
   private enum Decoder {
     case none
     case zlib(ZlibInflater)

@@ -19,8 +19,9 @@ import Zlib
 /// ```swift
 /// let writer = try XARWriter(path: "out.pkg")
 /// try writer.addDirectory("Contents", attributes: .init(mode: 0o755))
-/// var bytes = XARBytes(Array("hello".utf8))
-/// try writer.addFile("Contents/a.txt", attributes: .init(mode: 0o644), compression: .zlib(level: 6), data: &bytes)
+/// try writer.addFile(
+///   "Contents/a.txt", attributes: .init(mode: 0o644), compression: .zlib(level: 6),
+///   data: MemoryBytes(Array("hello".utf8)))
 /// try writer.finish()
 /// ```
 package final class XARWriter {
@@ -184,8 +185,8 @@ package final class XARWriter {
   /// Adds a regular file, streaming its bytes from `data` until it ends.
   ///
   /// The archived and extracted checksums are computed in the same pass as the compression.
-  package func addFile<Source: XARByteSource>(
-    _ path: String, attributes: Attributes, compression: Compression, data: inout Source
+  package func addFile(
+    _ path: String, attributes: Attributes, compression: Compression, data: some ByteSource
   ) throws {
     try beginFile(path, attributes: attributes, compression: compression)
     while true {

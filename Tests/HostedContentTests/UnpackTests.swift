@@ -129,8 +129,8 @@ enum Forms {
     try writer.addFile(
       "content.pkg/PackageInfo", attributes: .init(mode: 0o644), compression: .zlib(level: 6),
       bytes: Array("<pkg-info/>".utf8))
-    var file = try FileDescriptor.open(reading: payload)
-    try writer.addFile("content.pkg/Payload", attributes: .init(mode: 0o644), compression: .none, data: &file)
+    let file = try FileDescriptor.open(reading: payload)
+    try writer.addFile("content.pkg/Payload", attributes: .init(mode: 0o644), compression: .none, data: file)
     try writer.finish()
   }
 

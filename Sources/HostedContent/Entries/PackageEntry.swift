@@ -81,12 +81,6 @@ public struct PackageEntry: Equatable, Sendable {
   }
 }
 
-/// The bytes of one entry, readable once, in order. Returns 0 at the end; the last call is the one
-/// that reports checksum or size problems.
-public protocol EntryData: AnyObject {
-  /// Fills up to `buffer.count` bytes of the entry's data; returns how many, 0 at its end.
-  func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
-}
-
-extension XARDataReader: EntryData {}
-extension FileDescriptor: EntryData {}
+/// The bytes of one entry, readable once, in order. Returns 0 at the end; the last call is the
+/// one that reports checksum or size problems. (Defined once, in SystemIO, for every layer.)
+public typealias EntryData = SystemIO.ByteSource

@@ -140,13 +140,6 @@ package final class ProjectSource: EntrySource {
     return patterns
   }
 
-  /// In-memory bytes as entry data.
-  private final class Bytes: EntryData {
-    var source: XARBytes
-    init(_ bytes: [UInt8]) { source = XARBytes(bytes) }
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try source.read(into: buffer) }
-  }
-
   package func entries() throws -> PackageReader {
     leftOut = []
     return Entries(self)
@@ -169,7 +162,7 @@ package final class ProjectSource: EntrySource {
         started = true
         return (
           PackageEntry(path: ContentInfo.fileName, kind: .file, mode: 0o644, size: UInt64(source.plistBytes.count)),
-          Bytes(source.plistBytes)
+          MemoryBytes(source.plistBytes)
         )
       }
       guard !ended else { return nil }
