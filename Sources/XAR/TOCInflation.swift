@@ -30,12 +30,17 @@ final class TOCInflation: Sendable {
 
   private let state = Locked(State())
   private let filled = DispatchSemaphore(value: 0)
-  private let free = DispatchSemaphore(value: TOCInflation.chunksAhead)
+  /// Room for chunks ahead. Made at 0 and signalled up to ``chunksAhead``: libdispatch stops
+  /// the process (SIGILL, "semaphore object deallocated while in use") when a semaphore goes
+  /// with a value below the one it was made with, which is where a TOC refused half way left
+  /// it.
+  private let free = DispatchSemaphore(value: 0)
   private let stopped = DispatchSemaphore(value: 0)
 
   /// Inflates the `length` bytes of `file` from `offset` on, which must inflate to no more than
   /// `declared` bytes, hashing them with `hashing`.
   init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64, hashing: XARChecksumAlgorithm = .none) {
+    for _ in 0..<TOCInflation.chunksAhead { free.signal() }
     // A thread of its own, not one of Dispatch's pool: while a TOC streams
     // (``XARStreamingReader``), pool workers wait for the parser, which waits for this.
     let run: @Sendable () -> Void = { [self] in

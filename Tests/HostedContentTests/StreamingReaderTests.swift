@@ -345,6 +345,10 @@ final class CountingRule: Rule {
     #expect(result.entryCount == 0)
     #expect(result.findings.map(\.ruleID) == ["archive-integrity"])
     #expect(result.skippedRules["test-counting"] == "the file is not a package")
+    // info says what the ordinary reader made of it: not a package, no checksum style.
+    let info = try PackageInfo.run(path: package, includeFiles: true)
+    #expect(info.unreadable && info.files == [] && info.format == "unknown")
+    #expect(info.checksumStyle == "none")
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HostedContent
 import Testing
 
 @testable import TestSupport
@@ -31,5 +32,29 @@ import Testing
     let written = try readFile(out)
     #expect(written.count == toc.utf8.count)
     #expect(written == Array(toc.utf8))
+  }
+
+  /// A TOC refused half way (a limit, a cut or a damaged stream) used to stop the process now
+  /// and then (SIGILL: libdispatch refusing to free the inflater's semaphore while its permits
+  /// were out), 8 runs in 10 on this input; every run must give the finding and exit 1.
+  @Test func aTOCRefusedHalfWayNeverStopsTheProcess() throws {
+    let scratch = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<3_000 { nodes.append(.file("Contents/d\(i % 9)/file-\(i).txt", "file \(i)\n")) }
+    let package = scratch.appending("many.pkg")
+    try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
+    var bytes = try readFile(package)
+    // The same package cut inside its compressed TOC.
+    let tocLength = bytes[8..<16].reduce(0) { $0 << 8 | Int($1) }
+    bytes.removeLast(bytes.count - (28 + tocLength * 2 / 3))
+    let cut = scratch.appending("cut.pkg")
+    try Data(bytes).write(to: URL(fileURLWithPath: cut))
+    for run in 0..<6 {
+      let limited = try pkgtool(["validate", package, "--max-entries", "100"])
+      #expect(limited.status == 1, "run \(run): \(limited.status) \(limited.stderr)")
+      #expect(limited.stdout.contains("more than 100 entries"), "run \(run)")
+      let truncated = try pkgtool(["validate", cut])
+      #expect(truncated.status == 1, "run \(run): \(truncated.status) \(truncated.stderr)")
+    }
   }
 }

@@ -99,7 +99,8 @@ public enum PackageInfo {
     inspector.recordEntries = true
     inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
     let result = try inspector.run(source)
-    let checksumStyle = source.checksumStyle
+    // A TOC refused once it was parsed whole is no package, whose checksums are no style.
+    let checksumStyle = source.indexRefusal() == nil ? source.checksumStyle : "none"
     var sha: String?
     // A package file is hashed; a folder (content or asset pack) has no such digest.
     if let file {

@@ -16,7 +16,14 @@ final class BackgroundFileWriter: Sendable {
     var firstError: (any Error)?
   }
 
-  private let slots = DispatchSemaphore(value: BackgroundFileWriter.bufferCount)
+  /// Buffers free to take. Made at 0 and signalled up to ``bufferCount``: libdispatch stops the
+  /// process when a semaphore goes with a value below the one it was made with (a writer given
+  /// up with buffers still taken).
+  private let slots: DispatchSemaphore = {
+    let slots = DispatchSemaphore(value: 0)
+    for _ in 0..<BackgroundFileWriter.bufferCount { slots.signal() }
+    return slots
+  }()
   private let writes = DispatchGroup()
   private let state = Locked(State())
 
