@@ -169,14 +169,16 @@ final class PrefetchedData: EntryData {
 /// ``XARPackageSource``'s, so the rules and the sink start on the first entries while the
 /// parser reads the rest.
 ///
-/// It is the one way a plain XAR is read for the rules (validate, unpack, install): every entry
-/// reaches the rules once, and the checks on the whole TOC settle the verdict at the end.
+/// It is the one way a plain XAR is read for the rules (validate, unpack, install, info, diff):
+/// every entry reaches the rules once, and the checks on the whole TOC settle the verdict at the
+/// end.
 /// - When the whole TOC then passes (``XARStreamingReader/reader()``), the entries given were
 ///   exactly those the ordinary ``XARReader`` gives.
-/// - When the parser cannot stream the TOC (a hard link, whose target is known only at the end;
-///   a field after a child), the TOC is read again whole and the entries not yet given come
-///   from that reading. The ones already given must be its own (a late field that changes one
-///   is ``XARError/fieldAfterChildren(path:)``).
+/// - When the parser cannot stream the TOC (a hard link, whose target is known only at the
+///   end), the TOC is read again whole and the entries not yet given come from that reading.
+///   The ones already given are its own: the parser stores entries in document order, and a
+///   field after a child, which would change one, is refused by both readers
+///   (``XARError/fieldAfterChildren(path:)``); they are compared all the same.
 /// - When the whole TOC is refused, ``indexRefusal()`` says why, and the run's verdict is that of
 ///   a file whose index cannot be read (``UnreadablePackageSource``), as the ordinary reader's.
 package final class StreamingXARPackageSource: EntrySource {
