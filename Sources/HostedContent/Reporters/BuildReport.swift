@@ -44,6 +44,7 @@ public struct BuildReport: OperationReport {
     var findings: [Finding]
   }
 
+  /// What `--json` encodes.
   public var document: Document {
     Document(
       output: result.output ?? result.plannedOutput, written: result.output != nil,
@@ -55,6 +56,7 @@ public struct BuildReport: OperationReport {
       excluded: result.leftOut.filter { $0.reason == .excluded }.map(\.path), findings: result.inspection.findings)
   }
 
+  /// Lines for people, each ending in a newline.
   public var text: String {
     var out = ""
     if verbose || dryRun {

@@ -7,9 +7,10 @@ public struct DiffReport: OperationReport {
   /// The report of `diff`.
   public init(_ diff: PackageDiff.Result) { self.diff = diff }
 
-  /// The JSON form is the result itself.
+  /// What `--json` encodes: the result itself.
   public var document: PackageDiff.Result { diff }
 
+  /// Lines for people, each ending in a newline.
   public var text: String {
     let d = diff
     var out = ""

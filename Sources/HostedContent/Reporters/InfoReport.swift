@@ -15,9 +15,10 @@ public struct InfoReport: OperationReport {
     self.displayPath = displayPath
   }
 
-  /// The JSON form is the summary itself.
+  /// What `--json` encodes: the summary itself.
   public var document: PackageInfo.Summary { info }
 
+  /// Lines for people, each ending in a newline.
   public var text: String {
     // Not a package: the same lines as validate and unpack.
     if info.unreadable { return findingLines(info.inspection, displayPath: displayPath, strict: false) }

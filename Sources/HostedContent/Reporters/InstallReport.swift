@@ -32,6 +32,7 @@ public struct InstallReport: OperationReport {
     var findings: [Finding]
   }
 
+  /// What `--json` encodes.
   public var document: Document {
     Document(
       action: result.action.rawValue, productIdentifier: result.productIdentifier,
@@ -43,6 +44,7 @@ public struct InstallReport: OperationReport {
   /// "com.example.book 1.1".
   private var name: String { "\(result.productIdentifier ?? "?") \(result.version?.description ?? "?")" }
 
+  /// Lines for people, each ending in a newline.
   public var text: String {
     var out = ""
     if let inspection = result.inspection, !inspection.findings.isEmpty {
