@@ -205,14 +205,23 @@ package final class StreamingXARPackageSource: EntrySource {
   /// Packages put the plist first (pkgtool, and bsdtar given it first), so this rarely waits
   /// for more than one entry.
   package func waitForContentInfo() -> Bool {
+    firstEntry { table, i in StreamingXARPackageSource.isContentInfo(table, i) } != nil
+  }
+
+  /// True when the entry at `i` is named `ContentInfo.plist` at the root (its path's length
+  /// compared first: the path is joined only for a likely one).
+  private static func isContentInfo(_ table: XAREntryTable, _ i: Int) -> Bool {
+    table.pathLength(at: i) == ContentInfo.fileName.utf8.count && table.path(at: i) == ContentInfo.fileName
+  }
+
+  /// The first entry of the TOC, in the parser's order, for which `matches` is true (waiting for
+  /// the parser as far as it takes); nil when the TOC ends without one.
+  private func firstEntry(where matches: (XAREntryTable, Int) -> Bool) -> XAREntry? {
     var seen = 0
     while true {
       let (table, ready) = streaming.feed.view(beyond: seen)
-      guard seen < ready else { return false }
-      let length = ContentInfo.fileName.utf8.count
-      for i in seen..<ready where table.pathLength(at: i) == length && table.path(at: i) == ContentInfo.fileName {
-        return true
-      }
+      guard seen < ready else { return nil }
+      if let i = (seen..<ready).first(where: { matches(table, $0) }) { return table[i] }
       seen = ready
     }
   }
@@ -232,16 +241,12 @@ package final class StreamingXARPackageSource: EntrySource {
   /// file of that name at the root, as ``XARPackageSource`` takes it): before the TOC is
   /// settled, so whoever acts on them before reading the entries asks ``indexRefusal()`` first.
   package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? {
-    var seen = 0
-    while true {
-      let (table, ready) = streaming.feed.view(beyond: seen)
-      guard seen < ready else { return .some(nil) }
-      for i in seen..<ready where table.path(at: i) == ContentInfo.fileName && table.kind(at: i) == .file {
-        let entry = table[i]
-        return .some(try streaming.dataReader(for: entry).readAll(of: entry, limit: limit))
-      }
-      seen = ready
-    }
+    guard
+      let entry = firstEntry(where: { table, i in
+        StreamingXARPackageSource.isContentInfo(table, i) && table.kind(at: i) == .file
+      })
+    else { return .some(nil) }
+    return .some(try streaming.dataReader(for: entry).readAll(of: entry, limit: limit))
   }
 
   package func entries() throws -> PackageReader { Entries(self) }

@@ -138,17 +138,14 @@ public enum Install {
     let source: EntrySource
     let info: ContentInfo
     do {
-      // A plain XAR is read as its TOC streams (the files of a package of many small ones are
-      // created while the parser reads on), anything else as it opens.
-      source =
-        try PackageOpener.openStreaming(file: packageFile, limits: options.limits)
-        ?? PackageOpener.open(file: packageFile, limits: options.limits)
+      // A plain XAR is read as its TOC streams, as validate and unpack read it.
+      source = try PackageOpener.openForRules(file: packageFile, limits: options.limits)
       // This thread writes every file: the workers decode large ones too.
       source.decodeLargeFilesAhead(upTo: .max)
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
       info = try ContentInfo(decoding: bytes)
-    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency, PackageOpener.OpenError
-      .notAPackage
+    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency,
+      is UnreadablePackageSource.NotAPackage
     {
       return try invalid(packageFile, options)
     } catch {

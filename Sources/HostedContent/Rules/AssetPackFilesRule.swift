@@ -110,16 +110,15 @@ package final class AssetPackFilesRule: Rule {
 
   /// Why `path` cannot be a selector's path, or nil.
   static func problem(with path: String) -> String? {
-    if path.isEmpty { return "a selector's path is empty" }
-    if path.hasPrefix("/") {
+    switch RelativePathFlaw(of: path) {
+    case .empty?: return "a selector's path is empty"
+    case .absolute?:
       return "the selector '\(path)' is absolute; ba-package resolves selectors against the folder it runs in"
-    }
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-    if parts.contains("..") { return "the selector '\(path)' holds '..' and may reach outside the asset-pack folder" }
-    if parts.contains(".") || parts.contains("") {
+    case .parent?: return "the selector '\(path)' holds '..' and may reach outside the asset-pack folder"
+    case .emptyOrDotPart?:
       return "the selector '\(path)' selects the whole folder (or has an empty or '.' part), Manifest.json included"
+    case nil: return nil
     }
-    return nil
   }
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
@@ -240,18 +239,42 @@ package final class AssetPackFilesRule: Rule {
   /// Why `destination` cannot be a 2.x selector's `fileDestination`, or nil: a relative path
   /// inside the pack, without `..`, `.` or empty parts, and not the manifest's own name.
   static func problem(withDestination destination: String) -> String? {
-    if destination.isEmpty { return "a fileDestination is empty" }
-    if destination.hasPrefix("/") {
-      return "the fileDestination '\(destination)' is absolute; it must be a path inside the pack"
-    }
-    let parts = destination.split(separator: "/", omittingEmptySubsequences: false)
-    if parts.contains("..") { return "the fileDestination '\(destination)' holds '..' and would leave the pack" }
-    if parts.contains(".") || parts.contains("") {
+    switch RelativePathFlaw(of: destination) {
+    case .empty?: return "a fileDestination is empty"
+    case .absolute?: return "the fileDestination '\(destination)' is absolute; it must be a path inside the pack"
+    case .parent?: return "the fileDestination '\(destination)' holds '..' and would leave the pack"
+    case .emptyOrDotPart?:
       return "the fileDestination '\(destination)' has an empty or '.' part; name the path inside the pack plainly"
+    case nil: break
     }
     if destination == AssetPackManifest.fileName {
       return "the fileDestination '\(destination)' would replace the pack's own Manifest.json"
     }
     return nil
+  }
+}
+
+/// What keeps a manifest path from being a plain relative path inside the pack, in the order
+/// the checks ask: empty, absolute, a `..` part, an empty or `.` part.
+enum RelativePathFlaw {
+  case empty, absolute, parent, emptyOrDotPart
+
+  init?(of path: String) {
+    if path.isEmpty {
+      self = .empty
+      return
+    }
+    if path.hasPrefix("/") {
+      self = .absolute
+      return
+    }
+    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+    if parts.contains("..") {
+      self = .parent
+    } else if parts.contains(".") || parts.contains("") {
+      self = .emptyOrDotPart
+    } else {
+      return nil
+    }
   }
 }
