@@ -1,4 +1,5 @@
 import SystemIO
+import Zlib
 
 #if canImport(Glibc)
   import Glibc
@@ -49,6 +50,12 @@ package final class TOCFeed: Sendable {
   /// parsed, or when its reading failed.
   package var completeTable: XAREntryTable? {
     state.update { $0.ended && $0.ready == $0.table.count ? $0.table : nil }
+  }
+
+  /// The table and how many of its entries are whole now, and whether more will come (without
+  /// waiting).
+  package var snapshot: (table: XAREntryTable, ready: Int, ended: Bool) {
+    state.update { ($0.table, $0.ready, $0.ended) }
   }
 
   /// Waits until more than `count` entries are whole, or no more will come; returns the table
@@ -131,6 +138,55 @@ package final class XARStreamingReader {
     } catch is TOCParser.CannotStream {
       return (try XARReader(file: file, limits: limits), false)
     }
+  }
+
+  /// Whether some entry of the TOC may be named `name`, judged from the TOC's bytes alone
+  /// (``TOCNameScan``): the TOC is inflated a second time, on the calling thread, while the
+  /// parser reads it on its own. Much faster than the parse, so the answer comes long before
+  /// the parser's end. True ("may") for whatever the scan does not judge, a stream that does
+  /// not inflate, or more bytes than the header declares: the parse then decides. `stop` is
+  /// asked after each piece; when it returns true, the scan ends without an answer (nil).
+  package func tocMayName(_ name: String, stopWhen stop: () -> Bool) -> Bool? {
+    var scan = TOCNameScan(name: name)
+    let inflater = ZlibInflater()
+    let length = header.tocCompressedLength
+    let declared = header.tocUncompressedLength
+    var input = [UInt8](repeating: 0, count: 64 << 10)
+    var output = [UInt8](repeating: 0, count: 128 << 10)
+    var used: UInt64 = 0
+    var made: UInt64 = 0
+    var position = 0
+    var inputEnd = 0
+    while !inflater.finished {
+      if stop() { return nil }
+      if position == inputEnd {
+        guard used < length else { return true }
+        let want = Int(min(UInt64(input.count), length - used))
+        guard
+          let n = try? input.withUnsafeMutableBytes({
+            try file.read(
+              into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: UInt64(header.headerSize) + used)
+          }), n > 0
+        else { return true }
+        position = 0
+        inputEnd = n
+      }
+      guard
+        let step = try? input.withUnsafeBytes({ raw in
+          try output.withUnsafeMutableBytes {
+            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[position..<inputEnd]), into: $0)
+          }
+        })
+      else { return true }
+      position += step.used
+      used += UInt64(step.used)
+      made += UInt64(step.made)
+      guard made <= declared else { return true }
+      if step.used == 0 && step.made == 0 && !inflater.finished { return true }
+      let verdict = output.withUnsafeBytes { scan.feed(UnsafeRawBufferPointer(rebasing: $0[..<step.made])) }
+      if verdict == .may { return true }
+    }
+    return scan.finish() == .may
   }
 
   /// A stream of `entry`'s decoded bytes (see ``XARReader/dataReader(for:)``).

@@ -235,6 +235,64 @@ private final class XMLOf {
     #expect(!FileManager.default.fileExists(atPath: dir.appending("out/content.pkg")))
   }
 
+  /// However the flat package's TOC spells `Payload` (a character reference, a CDATA section,
+  /// a comment or an element inside the name, base64), it is still left to the ordinary
+  /// reader: the TOC byte scan that lets a plain XAR stream before its plist says "may" for
+  /// each, and the content unpacked is the payload's.
+  @Test(arguments: [
+    "Pay&#108;oad", "Pay<![CDATA[lo]]>ad", "Pay<!-- x -->load", "Pay<i/>load", "Pay<?p q?>load",
+  ])
+  func aFlatPackageWhosePayloadNameIsSpelledOtherwiseIsStillFlat(spelling: String) throws {
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("flat.pkg")
+    try HostilePackage.flat("spelled flat package", "none", payloadName: "<name>\(spelling)</name>").make(path)
+    #expect(try XARReader(path: path).entries.map(\.path).contains("content.pkg/Payload"))
+    #expect(PackageOpener.openStreaming(path) == nil)
+    let result = try Unpack.run(package: path, destination: dir.appending("out"), options: Unpack.Options())
+    #expect(result.output != nil, "\(result.inspection.findings)")
+    #expect(FileManager.default.fileExists(atPath: dir.appending("out/Contents/readme.txt")))
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("out/Distribution")))
+  }
+
+  /// A plain XAR whose TOC holds no `Payload` is read as it streams even without a plist at
+  /// its root, which it used to wait for to the TOC's end (bsdtar writes the plist last): the
+  /// TOC's bytes show that no flat package is possible. The verdict is the ordinary reader's.
+  @Test func aTOCThatCannotNameAPayloadStreamsWithoutWaitingForThePlist() throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes.filter { $0.path != "ContentInfo.plist" }
+    for i in 0..<600 { nodes.append(.file("Contents/d\(i % 4)/f\(i).txt", "file \(i)\n")) }
+    let package = dir.appending("p.pkg")
+    try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
+    let streamed = try #require(PackageOpener.openStreaming(package))
+    let inspector = PackageInspector(context: RuleContext(packageFileName: "p.pkg"))
+    let viaStream = try inspector.run(streamed)
+    let ordinary = try inspector.run(try PackageOpener.openForInspection(package))
+    #expect(viaStream.findings == ordinary.findings)
+    #expect(viaStream.findings.contains { $0.ruleID == "content-info" })
+    #expect(viaStream.entries == ordinary.entries)
+    #expect(streamed.confirmed())
+  }
+
+  /// bsdtar's order for `-C DIR .` (the plist after everything in `Contents`): the package
+  /// streams, and validate gives the ordinary reader's verdict.
+  @Test func bsdtarsOrderStreams() throws {
+    let dir = try TemporaryDirectory()
+    let tree = dir.appending("tree")
+    var nodes = RuleExample.baseNodes
+    for i in 0..<600 { nodes.append(.file("Contents/d\(i % 4)/f\(i).txt", "file \(i)\n")) }
+    _ = try ExamplePackages.writeFolder(nodes, at: tree)
+    let package = dir.appending("b.pkg")
+    try bsdtar(["--format", "xar", "-cf", package, "-C", tree, "."])
+    let order = try XARReader(path: package).entries.map(\.path)
+    #expect(order.last == "ContentInfo.plist", "bsdtar's order: \(order.suffix(2))")
+    let streamed = try #require(PackageOpener.openStreaming(package))
+    let inspector = PackageInspector(context: RuleContext(packageFileName: "b.pkg"))
+    let viaStream = try inspector.run(streamed)
+    let ordinary = try inspector.run(try PackageOpener.openForInspection(package))
+    #expect(viaStream.findings == ordinary.findings)
+    #expect(viaStream.entries == ordinary.entries)
+  }
+
   /// A valid package of many files, and the same with a hard link (the streaming parser gives
   /// up on it at the end, and the entries after those handed out come from the TOC read whole).
   @Test(arguments: ["plain", "hard link"])

@@ -211,7 +211,8 @@ extension HostilePackage {
   static func flat(
     _ name: String, _ rule: String, cpioFormat: String = "odc",
     prepare: @escaping @Sendable (String) throws -> Void = { _ in },
-    outer: @escaping @Sendable (Int) -> String = { _ in "" }, outerHeap: [UInt8] = []
+    outer: @escaping @Sendable (Int) -> String = { _ in "" }, outerHeap: [UInt8] = [],
+    payloadName: String = "<name>Payload</name>"
   ) -> HostilePackage {
     HostilePackage(name, rule) { path in
       let scratch = try TemporaryDirectory()
@@ -231,7 +232,7 @@ extension HostilePackage {
       var toc = "<file id=\"1\"><name>Distribution</name><type>file</type><mode>0644</mode>\(data(distribution))</file>"
       toc += "<file id=\"2\"><name>content.pkg</name><type>directory</type><mode>0755</mode>"
       toc += "<file id=\"3\"><name>PackageInfo</name><type>file</type><mode>0644</mode>\(data(info))</file>"
-      toc += "<file id=\"4\"><name>Payload</name><type>file</type><mode>0644</mode>\(data(payload))</file></file>"
+      toc += "<file id=\"4\">\(payloadName)<type>file</type><mode>0644</mode>\(data(payload))</file></file>"
       toc += outer(20 + heap.count)
       heap += outerHeap
       try CraftedXAR(toc: CraftedXAR.document(toc), heap: heap).write(to: path)

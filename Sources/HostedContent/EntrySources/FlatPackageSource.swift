@@ -28,9 +28,12 @@ package final class FlatPackageSource: EntrySource {
     return payload
   }
 
+  /// The name of the member that holds a flat package's content.
+  package static let payloadName = "Payload"
+
   /// True for `NAME.pkg/Payload`, where a flat package keeps its content.
   package static func isPayloadPath(_ path: String) -> Bool {
-    guard path.hasSuffix("/Payload") else { return false }
+    guard path.hasSuffix("/" + payloadName) else { return false }
     let parts = path.split(separator: "/")
     return parts.count == 2 && parts[0].hasSuffix(".pkg")
   }

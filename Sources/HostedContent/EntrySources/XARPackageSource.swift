@@ -198,14 +198,25 @@ package final class StreamingXARPackageSource: EntrySource {
   /// The whole TOC's verdict, once asked: its reader, and whether the stream alone was read.
   private var settled: Result<(reader: XARReader, streamed: Bool), any Error>?
 
-  /// Waits until the parser has handed out `ContentInfo.plist` (true: a plain XAR, which this
-  /// source reads whole) or the TOC has ended without it (false: a flat package, or no package
-  /// of ours; the ordinary reader must judge it). Asked before any entry is given to the rules,
-  /// so that a flat package's outer entries never reach them: ``FlatPackageSource`` reads it.
-  /// Packages put the plist first (pkgtool, and bsdtar given it first), so this rarely waits
-  /// for more than one entry.
+  /// Decides, before any entry is given to the rules, whether this source reads the package:
+  /// true for a plain XAR, false when the ordinary reader must judge it (a flat package, whose
+  /// outer entries the rules must never see as a plain XAR's: ``FlatPackageSource`` reads it).
+  ///
+  /// A plain XAR is known by `ContentInfo.plist` at its root, or by a TOC none of whose entries
+  /// can be a flat package's `Payload`. pkgtool writes the plist first, so one entry settles
+  /// it; bsdtar writes it last, so the TOC's bytes are scanned meanwhile on this thread
+  /// (``XARStreamingReader/tocMayName(_:stopWhen:)``, about a quarter of the parse's time),
+  /// and the rules start long before the parser's end. When the scan cannot tell, this waits
+  /// for the plist or the TOC's end.
   package func waitForContentInfo() -> Bool {
-    firstEntry { table, i in StreamingXARPackageSource.isContentInfo(table, i) } != nil
+    var seen = 0
+    let scanned = streaming.tocMayName(FlatPackageSource.payloadName) {
+      let (table, ready, _) = streaming.feed.snapshot
+      defer { seen = ready }
+      return (seen..<ready).contains { StreamingXARPackageSource.isContentInfo(table, $0) }
+    }
+    if scanned != true { return true }  // the plist was handed out, or no Payload is possible
+    return firstEntry { table, i in StreamingXARPackageSource.isContentInfo(table, i) } != nil
   }
 
   /// True when the entry at `i` is named `ContentInfo.plist` at the root (its path's length
