@@ -40,7 +40,8 @@ import XAR
     ("an attribute on name", toc(name: #"<name a=">">Payload</name>"#)),
     ("no declaration", toc(name: "<name>Payload</name>", declaration: "")),
     (
-      "ISO-8859-1 declared", toc(name: "<name>Payload</name>", declaration: #"<?xml version="1.0" encoding="ISO-8859-1"?>"#)
+      "ISO-8859-1 declared",
+      toc(name: "<name>Payload</name>", declaration: #"<?xml version="1.0" encoding="ISO-8859-1"?>"#)
     ),
   ]
 
@@ -80,7 +81,9 @@ import XAR
       guard let names = try Self.parsedNames(xml) else { continue }
       #expect(names.contains("Payload"), "\(label): \(names)")
     }
-    for label in ["as it is", "a character reference", "a CDATA section", "a comment inside", "an element inside", "base64"] {
+    for label in [
+      "as it is", "a character reference", "a CDATA section", "a comment inside", "an element inside", "base64",
+    ] {
       let xml = try #require(Self.spelled.first { $0.0 == label }?.1)
       #expect(try Self.parsedNames(xml)?.contains("Payload") == true, "\(label)")
     }
