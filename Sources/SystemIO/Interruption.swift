@@ -10,9 +10,10 @@
 /// Every temporary is made through ``creating(_:_:)``, which registers it by path as it is
 /// made (``PendingFile`` and ``PendingFolder`` do). None of them is ever an output: an output
 /// appears by a rename of its temporary, after which the temporary's name no longer exists, so
-/// removing every registered name on an interruption removes only unfinished work. (The name a
-/// replaced folder is swapped out to is not registered: for a moment it holds what was there
-/// before.)
+/// removing every registered name on an interruption removes only unfinished work. (A folder
+/// published over an existing one swaps with it: its temporary name then holds what was there
+/// before, which is removed at once; it stays registered until it is gone, so an interruption
+/// during that removal finishes it.)
 package enum Interruption {
   private nonisolated(unsafe) static var registered: Set<String> = []
   private nonisolated(unsafe) static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
@@ -50,8 +51,9 @@ package enum Interruption {
   /// the removal of temporaries on an interruption exclude each other: a folder half removed is
   /// never published, and a folder being published is never removed. Once an interruption has
   /// begun, `body` does not run: the thread waits for the interruption to end the process.
-  /// `published` (the folder's own temporary name) is forgotten in the same step: after a swap
-  /// it holds what was there before, which the caller removes itself.
+  /// `published` (the folder's own temporary name, renamed away by `body`) is forgotten in the
+  /// same step. After a swap the name still exists, holding what was there before: the caller
+  /// then passes no `published`, removes it, and calls ``forget(_:)``.
   package static func whilePublishing<T>(_ published: String? = nil, _ body: () throws -> T) rethrows -> T {
     try uninterrupted {
       let result = try body()
@@ -96,6 +98,9 @@ package enum Interruption {
     }
     return try body()
   }
+
+  /// Forgets `path`: a temporary that is gone (removed by its maker).
+  package static func forget(_ path: String) { locked { _ = registered.remove(path) } }
 
   /// True while `path` is registered: made by ``creating(_:_:)`` and not yet forgotten by
   /// ``whilePublishing(_:_:)``.

@@ -60,13 +60,15 @@ package final class PendingFolder {
     }
     guard replace else { throw SystemError("create", path: parent.path + "/" + destination, code: EEXIST) }
     // One swap: readers of the destination see the old folder or the new one, never neither.
-    // The old one is left under the folder's temporary name and removed.
-    _ = try Interruption.whilePublishing(registeredPath) {
+    // The old one is left under the folder's temporary name, still registered, so that an
+    // interruption while it is removed removes the rest; it is forgotten once gone.
+    _ = try Interruption.whilePublishing {
       try exchangeEntries(name, in: parent, with: destination, in: parent)
     }
     published = true
     parent.sync()
     try? parent.removeTree(name)
+    Interruption.forget(registeredPath)
   }
 
   /// Moves `member` of this folder to `destination` in `folder` (same file system). An existing
