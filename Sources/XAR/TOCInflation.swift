@@ -53,23 +53,14 @@ final class TOCInflation: Sendable {
   private func work(
     _ file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64, hashing: XARChecksumAlgorithm
   ) {
-    let inflater = ZlibInflater()
-    // Reads follow one another (each starts where the inflater has used every byte before it),
-    // so once the stream has used all `length` bytes, the hash covers exactly them.
-    var hasher = XARHasher(hashing)
-    // The compressed bytes read so far: `input[position..<inputEnd]` are not yet inflated.
-    var input = [UInt8](repeating: 0, count: min(length, 64 << 10))
-    var position = 0
-    var inputEnd = 0
-    var used = 0
-    var made: UInt64 = 0
+    var stream = TOCStream(file: file, offset: offset, length: length, declared: declared, hashing: hashing)
     func end(_ failure: XARError?) {
       state.withLock {
         $0.ended = true
         $0.failure = failure
-        $0.used = used
-        $0.made = made
-        $0.digest = hasher.finalize()
+        $0.used = stream.used
+        $0.made = stream.made
+        $0.digest = stream.digest
       }
       filled.signal()
     }
@@ -79,34 +70,18 @@ final class TOCInflation: Sendable {
       var chunk = [UInt8](repeating: 0, count: TOCInflation.chunkSize)
       var count = 0
       do {
-        while count < chunk.count && !inflater.finished {
-          if position == inputEnd && used < length {
-            let want = min(input.count, length - used)
-            let n = try input.withUnsafeMutableBytes {
-              try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: offset + UInt64(used))
-            }
-            guard n > 0 else { return end(.tocNotDecodable("the TOC could not be read from the file")) }
-            input.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-            position = 0
-            inputEnd = n
+        while count < chunk.count && !stream.finished {
+          let made = try chunk.withUnsafeMutableBytes {
+            try stream.inflate(into: UnsafeMutableRawBufferPointer(rebasing: $0[count...]))
           }
-          let step = try input.withUnsafeBytes { raw in
-            try chunk.withUnsafeMutableBytes { out in
-              try inflater.inflateStep(
-                UnsafeRawBufferPointer(rebasing: raw[position..<inputEnd]),
-                into: UnsafeMutableRawBufferPointer(rebasing: out[count...]))
-            }
-          }
-          position += step.used
-          used += step.used
-          count += step.made
-          made += UInt64(step.made)
-          if made > declared { return end(.tocLengthMismatch(declared: declared, actual: made)) }
-          if step.used == 0 && step.made == 0 && !inflater.finished {
+          count += made
+          if made == 0 && !stream.finished {
             if count > 0 { break }
             return end(.tocNotDecodable("the stream is truncated"))
           }
         }
+      } catch let error as XARError {
+        return end(error)
       } catch let error as ZlibError {
         return end(.tocNotDecodable(error.message))
       } catch {
@@ -119,7 +94,7 @@ final class TOCInflation: Sendable {
       } else {
         free.signal()
       }
-      if inflater.finished { return end(nil) }
+      if stream.finished { return end(nil) }
     }
   }
 
@@ -170,5 +145,71 @@ final class TOCInflation: Sendable {
     state.withLock { $0.cancelled = true }
     free.signal()
     stopped.wait()
+  }
+}
+
+/// A TOC's compressed bytes, read from the archive file as they are needed (64 KiB at a time,
+/// hashed as they are read) and inflated step by step. What ``TOCInflation`` feeds the parser,
+/// and what ``XARStreamingReader/tocMayName(_:stopWhen:)`` reads a second time.
+struct TOCStream {
+  private let file: FileDescriptor
+  private let offset: UInt64
+  private let length: Int
+  private let declared: UInt64
+  private let inflater = ZlibInflater()
+  private var hasher: XARHasher
+  /// The compressed bytes read so far: `input[position..<inputEnd]` are not yet inflated.
+  private var input: [UInt8]
+  private var position = 0
+  private var inputEnd = 0
+  /// Compressed bytes used and inflated bytes made so far.
+  private(set) var used = 0
+  private(set) var made: UInt64 = 0
+
+  /// The `length` bytes of `file` from `offset` on, which must inflate to no more than
+  /// `declared` bytes, hashed with `hashing`.
+  init(file: FileDescriptor, offset: UInt64, length: Int, declared: UInt64, hashing: XARChecksumAlgorithm = .none) {
+    self.file = file
+    self.offset = offset
+    self.length = length
+    self.declared = declared
+    hasher = XARHasher(hashing)
+    input = [UInt8](repeating: 0, count: min(length, 64 << 10))
+  }
+
+  /// True once the compressed stream has ended.
+  var finished: Bool { inflater.finished }
+
+  /// The hash of the compressed bytes read: all `length` of them once ``used`` is `length`
+  /// (reads follow one another, each where the inflater has used every byte before it).
+  var digest: XARChecksum { hasher.finalize() }
+
+  /// Inflates into `output`; returns the bytes made, 0 when the stream has ended or nothing
+  /// more can be made (its bytes are used up before its end: the caller says it is truncated).
+  /// Throws ``XARError`` for bytes that cannot be read or more than declared, ``ZlibError``
+  /// for a stream zlib refuses.
+  mutating func inflate(into output: UnsafeMutableRawBufferPointer) throws -> Int {
+    while true {
+      if position == inputEnd && used < length {
+        let want = min(input.count, length - used)
+        let (file, at) = (self.file, offset + UInt64(used))
+        let n = try input.withUnsafeMutableBytes {
+          try file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: at)
+        }
+        guard n > 0 else { throw XARError.tocNotDecodable("the TOC could not be read from the file") }
+        input.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        position = 0
+        inputEnd = n
+      }
+      let (inflater, from, to) = (self.inflater, position, inputEnd)
+      let step = try input.withUnsafeBytes { raw in
+        try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[from..<to]), into: output)
+      }
+      position += step.used
+      used += step.used
+      made += UInt64(step.made)
+      if made > declared { throw XARError.tocLengthMismatch(declared: declared, actual: made) }
+      if step.made > 0 || inflater.finished || step.used == 0 { return step.made }
+    }
   }
 }

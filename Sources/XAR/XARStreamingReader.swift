@@ -1,5 +1,4 @@
 import SystemIO
-import Zlib
 
 #if canImport(Glibc)
   import Glibc
@@ -148,42 +147,16 @@ package final class XARStreamingReader {
   /// asked after each piece; when it returns true, the scan ends without an answer (nil).
   package func tocMayName(_ name: String, stopWhen stop: () -> Bool) -> Bool? {
     var scan = TOCNameScan(name: name)
-    let inflater = ZlibInflater()
-    let length = header.tocCompressedLength
-    let declared = header.tocUncompressedLength
-    var input = [UInt8](repeating: 0, count: 64 << 10)
+    var stream = TOCStream(
+      file: file, offset: UInt64(header.headerSize), length: Int(header.tocCompressedLength),
+      declared: header.tocUncompressedLength)
     var output = [UInt8](repeating: 0, count: 128 << 10)
-    var used: UInt64 = 0
-    var made: UInt64 = 0
-    var position = 0
-    var inputEnd = 0
-    while !inflater.finished {
+    while !stream.finished {
       if stop() { return nil }
-      if position == inputEnd {
-        guard used < length else { return true }
-        let want = Int(min(UInt64(input.count), length - used))
-        guard
-          let n = try? input.withUnsafeMutableBytes({
-            try file.read(
-              into: UnsafeMutableRawBufferPointer(rebasing: $0[..<want]), at: UInt64(header.headerSize) + used)
-          }), n > 0
-        else { return true }
-        position = 0
-        inputEnd = n
-      }
-      guard
-        let step = try? input.withUnsafeBytes({ raw in
-          try output.withUnsafeMutableBytes {
-            try inflater.inflateStep(UnsafeRawBufferPointer(rebasing: raw[position..<inputEnd]), into: $0)
-          }
-        })
+      guard let made = try? output.withUnsafeMutableBytes({ try stream.inflate(into: $0) }),
+        made > 0 || stream.finished
       else { return true }
-      position += step.used
-      used += UInt64(step.used)
-      made += UInt64(step.made)
-      guard made <= declared else { return true }
-      if step.used == 0 && step.made == 0 && !inflater.finished { return true }
-      let verdict = output.withUnsafeBytes { scan.feed(UnsafeRawBufferPointer(rebasing: $0[..<step.made])) }
+      let verdict = output.withUnsafeBytes { scan.feed(UnsafeRawBufferPointer(rebasing: $0[..<made])) }
       if verdict == .may { return true }
     }
     return scan.finish() == .may

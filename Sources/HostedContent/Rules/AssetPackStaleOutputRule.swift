@@ -1,3 +1,5 @@
+import SystemIO
+
 /// `asset-pack-stale-output`: a file in an asset pack that looks like an earlier `ba-package`
 /// output (an Apple Archive) or a stray copy of `Manifest.json`, which the selectors would pack
 /// into the new pack without a word.
@@ -43,15 +45,7 @@ package final class AssetPackStaleOutputRule: Rule {
 
   /// True when `head` holds both `"assetPackID"` and `"fileSelectors"`: an asset-pack manifest.
   static func holdsManifestKeys(_ head: ArraySlice<UInt8>) -> Bool {
-    func contains(_ needle: [UInt8]) -> Bool {
-      guard head.count >= needle.count else { return false }
-      var i = head.startIndex
-      while i <= head.endIndex - needle.count {
-        if head[i] == needle[0], head[i..<(i + needle.count)].elementsEqual(needle) { return true }
-        i += 1
-      }
-      return false
-    }
+    func contains(_ needle: [UInt8]) -> Bool { ByteSearch.first(needle, in: head) != nil }
     return contains(Array(#""assetPackID""#.utf8)) && contains(Array(#""fileSelectors""#.utf8))
   }
 
