@@ -45,11 +45,22 @@ package final class SafeDirectorySink: EntrySink {
   private let background = BackgroundFileWriter()
   private var whole: (folder: DirectoryHandle, name: String, bytes: [UInt8])?
 
-  /// Writes into `root`, a folder this run created and no one else writes to.
-  package init(root: DirectoryHandle, threads: Int = 1) {
+  /// Where folders come from when there is one: made ahead of the files (see ``FolderReserve``).
+  private let reserve: FolderReserve?
+
+  /// Writes into `root`, a folder this run created and no one else writes to; folders are
+  /// taken from `reserve` when one is given.
+  package init(root: DirectoryHandle, threads: Int = 1, reserve: FolderReserve? = nil) {
     self.root = root
     folders = ["": root]
     self.threads = max(1, threads)
+    self.reserve = reserve
+  }
+
+  /// Makes the folder `name` in `parent` (which must not hold it).
+  private func makeFolder(_ name: String, in parent: DirectoryHandle) throws {
+    if let reserve, reserve.take(name, in: parent) { return }
+    try parent.createDirectory(name, mode: 0o755)
   }
 
   deinit { try? background.wait() }
@@ -82,7 +93,7 @@ package final class SafeDirectorySink: EntrySink {
       return nil
     }
     if !parent.exists(name) {
-      try parent.createDirectory(name, mode: 0o755)
+      try makeFolder(name, in: parent)
     }
     guard let handle = try? parent.openDirectory(name) else { return nil }  // a file is in the way
     folders[path] = handle
@@ -109,7 +120,7 @@ package final class SafeDirectorySink: EntrySink {
     case .directory:
       if folders[entry.path] != nil { return nil }  // a repeated folder entry changes nothing
       guard !parent.exists(name) else { return "refused to write: the path appears twice" }
-      try parent.createDirectory(name, mode: 0o755)
+      try makeFolder(name, in: parent)
       folders[entry.path] = try parent.openDirectory(name)
     case .file:
       guard !isFile(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }

@@ -1,0 +1,135 @@
+import Foundation
+import HostedContent
+import SystemIO
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// ``FolderReserve``: folders made ahead beside an output and renamed into place, on real
+/// folders in a temporary folder; and ``SafeDirectorySink`` taking its folders from one.
+@Suite struct FolderReserveTests {
+  static func names(_ path: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+  }
+
+  static func mode(_ path: String) throws -> mode_t {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { throw SystemError("stat", path: path) }
+    return info.st_mode
+  }
+
+  static var umaskBits: mode_t {
+    let old = umask(0o022)
+    umask(old)
+    return old
+  }
+
+  @Test func aTakenFolderIsEmptyWithTheModeOfAMadeOneAndNothingIsLeftBehind() throws {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory("target")
+    let target = try parent.openDirectory("target")
+    let reserve = try FolderReserve(beside: "out", in: parent, firstBatch: 4)
+    // Nothing is made in it before the first take.
+    let holder = try Self.names(folder.path).first { $0.contains(".pkgtool-folders-") }
+    #expect(try Self.names(folder.appending(holder ?? "?")).isEmpty)
+    #expect(reserve.take("a", in: target))
+    try target.createDirectory("made")
+    let taken = folder.appending("target/a")
+    #expect(try Self.names(taken).isEmpty)
+    #expect(try Self.mode(taken) & S_IFMT == S_IFDIR)
+    let madeMode = try Self.mode(folder.appending("target/made"))
+    #expect(try Self.mode(taken) & 0o7777 == madeMode & 0o7777)
+    #expect(try Self.mode(taken) & 0o7777 == 0o755 & ~Self.umaskBits)
+    // The reserve sits beside the output under pkgtool's temporary names, and goes with discard.
+    let holders = try Self.names(folder.path).filter { TemporaryName.target(of: Substring($0)) == "out" }
+    #expect(holders.count == 1 && holders[0].hasPrefix(TemporaryName.prefix(of: "out") + "folders-"))
+    #expect(try Self.names(folder.appending(holders[0])).count == 3)
+    reserve.discard()
+    #expect(try Self.names(folder.path) == ["target"])
+    #expect(try Self.names(folder.appending("target")) == ["a", "made"])
+  }
+
+  @Test func takeNeverReplacesWhatIsThere() throws {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory("target")
+    let target = try parent.openDirectory("target")
+    try writeFile(folder.appending("target/file"), "kept")
+    try target.createDirectory("folder")
+    try writeFile(folder.appending("target/folder/inside"), "kept too")
+    try target.createSymlink("link", target: "/nowhere")
+    let reserve = try FolderReserve(beside: "out", in: parent)
+    #expect(!reserve.take("file", in: target))
+    #expect(!reserve.take("folder", in: target))
+    #expect(!reserve.take("link", in: target))
+    #expect(reserve.taken == 0)
+    #expect(try readFile(folder.appending("target/file")) == Array("kept".utf8))
+    #expect(try Self.names(folder.appending("target/folder")) == ["inside"])
+    #expect(try target.readLink("link") == "/nowhere")
+    // A refused take gives its folder back: the next one still works.
+    #expect(reserve.take("new", in: target))
+    reserve.discard()
+    #expect(try Self.names(folder.path) == ["target"])
+  }
+
+  @Test func aReserveRefillsInGrowingBatches() throws {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory("target")
+    let target = try parent.openDirectory("target")
+    let reserve = try FolderReserve(beside: "out", in: parent, firstBatch: 2, largestBatch: 8)
+    for index in 0..<40 { #expect(reserve.take("f\(index)", in: target)) }
+    #expect(reserve.taken == 40)
+    #expect(try Self.names(folder.appending("target")).count == 40)
+    // 2 + 8 + 8 + 8 + 8 + 8 = 42 made, 40 taken.
+    let holder = try Self.names(folder.path).first { $0.contains(".pkgtool-folders-") }
+    #expect(try Self.names(folder.appending(holder ?? "?")).count == 2)
+    reserve.discard()
+    #expect(try Self.names(folder.path) == ["target"])
+  }
+
+  /// The sink takes every folder it makes, listed or implied, from the reserve, and the tree
+  /// it writes is the one it writes without one.
+  @Test func theSinkTakesItsFoldersFromTheReserve() throws {
+    let entries: [(PackageEntry, String?)] = [
+      (PackageEntry(path: "Contents", kind: .directory, mode: 0o755), nil),
+      (PackageEntry(path: "Contents/a", kind: .directory, mode: 0o755), nil),
+      (PackageEntry(path: "Contents/a/one.txt", kind: .file, mode: 0o644, size: 3), "one"),
+      (PackageEntry(path: "Contents/b/c/two.txt", kind: .file, mode: 0o644, size: 3), "two"),
+      (PackageEntry(path: "Contents/a", kind: .directory, mode: 0o755), nil),
+    ]
+    var trees: [[String]] = []
+    for withReserve in [true, false] {
+      let folder = try TemporaryDirectory()
+      let parent = try DirectoryHandle(path: folder.path)
+      try parent.createDirectory("root")
+      let reserve = withReserve ? try FolderReserve(beside: "root", in: parent) : nil
+      let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+      for (entry, text) in entries {
+        #expect(try sink.begin(entry) == nil)
+        if let text { try Array(text.utf8).withUnsafeBytes { try sink.write($0) } }
+        try sink.end(entry)
+      }
+      try sink.waitForWrites()
+      if let reserve {
+        #expect(reserve.taken == 4)  // Contents, a, b, b/c
+        reserve.discard()
+      }
+      let root = folder.appending("root")
+      let tree = FileManager.default.enumerator(atPath: root)!.allObjects.map { "\($0)" }.sorted()
+      for path in tree where (try? Self.mode(root + "/" + path)).map({ $0 & S_IFMT == S_IFDIR }) == true {
+        #expect(try Self.mode(root + "/" + path) & 0o7777 == 0o755 & ~Self.umaskBits)
+      }
+      #expect(try readFile(root + "/Contents/b/c/two.txt") == Array("two".utf8))
+      #expect(try Self.names(folder.path) == ["root"])
+      trees.append(tree)
+    }
+    #expect(trees[0] == trees[1])
+  }
+}
