@@ -33,9 +33,9 @@ package final class FolderReserve {
 
   /// Prepares a reserve beside `destinationName` in `parent`; no folder is made before the
   /// first ``take(_:in:)``.
-  package init(beside destinationName: String, in parent: DirectoryHandle, firstBatch: Int = 128, largestBatch: Int = 4096)
-    throws
-  {
+  package init(
+    beside destinationName: String, in parent: DirectoryHandle, firstBatch: Int = 128, largestBatch: Int = 4096
+  ) throws {
     holder = try PendingFolder(in: parent, for: destinationName, purpose: "folders")
     nextBatch = max(1, firstBatch)
     self.largestBatch = max(nextBatch, largestBatch)
