@@ -207,6 +207,28 @@ def main():
         status, err = interrupted([pkgtool, "unpack", reference, "-o", dest, "--force"], t, rng, sig)
         stopped["unpack --force"] = stopped.get("unpack --force", 0) + after_signal("unpack --force", trial, sig, status, err, [out], before)
         check(tree(dest) in (old_tree, expected_tree), f"unpack --force {sig.name} trial {trial}: the folder is neither the old nor the new one")
+    # unpack of a package of 12,000 folders: the unpacking thread is still making folders when
+    # the interruption removes its staging folder (a removal that once gave up, said "nothing
+    # was left behind" and left it).
+    wide = os.path.join(work, "wide")
+    os.makedirs(os.path.join(wide, "Contents"))
+    shutil.copy(os.path.join(project, "ContentInfo.plist"), wide)
+    for i in range(12000):
+        sub = os.path.join(wide, "Contents", f"g{i // 100}", f"d{i}")
+        os.makedirs(sub)
+        open(os.path.join(sub, "f.txt"), "w").write(str(i))
+    wide_pkg = os.path.join(work, "wide.pkg")
+    run([pkgtool, "build", wide, "-o", wide_pkg]).check_returncode()
+    shutil.rmtree(wide)
+    t = duration([pkgtool, "unpack", wide_pkg, "-o", dest], lambda: shutil.rmtree(dest, ignore_errors=True))
+    wide_trials = max(2, a.trials // 2)
+    for trial in range(wide_trials):
+        sig = signals[trial % 2]
+        shutil.rmtree(dest, ignore_errors=True)
+        before = {f: leftovers(f) for f in (out,)}
+        status, err = interrupted([pkgtool, "unpack", wide_pkg, "-o", dest], t, rng, sig)
+        stopped["unpack (12,000 folders)"] = stopped.get("unpack (12,000 folders)", 0) + after_signal("unpack (12,000 folders)", trial, sig, status, err, [out], before)
+        check(not os.path.exists(dest) or len(os.listdir(os.path.join(dest, "Contents"))) == 120, f"unpack (12,000 folders) {sig.name} trial {trial}: partial folder")
     for trial in range(a.trials):
         sig = signals[trial % 2]
         version = f"2.{trial}"
@@ -253,10 +275,10 @@ def main():
     # The long commands must really have been interrupted at least once (else this proves nothing).
     for what in ("build", "unpack"):
         check(stopped.get(what, 0) > 0, f"{what}: no trial was interrupted before it finished")
-    print(f"interrupt: signals stopped " + ", ".join(f"{k} {v}/{a.trials}" for k, v in stopped.items()), file=sys.stderr)
+    print(f"interrupt: signals stopped " + ", ".join(f"{k} {v}" for k, v in stopped.items()), file=sys.stderr)
 
     shutil.rmtree(work, ignore_errors=True)
-    total = a.trials * 13 + 3
+    total = a.trials * 13 + 3 + wide_trials
     print(f"interrupt: {total - len(failures)} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 

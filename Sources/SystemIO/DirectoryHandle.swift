@@ -89,6 +89,7 @@ package final class DirectoryHandle: Sendable {
 
   /// Creates the file `name`, which must not exist.
   package func createFile(_ name: String, mode: mode_t = 0o644) throws -> FileDescriptor {
+    Interruption.pauseIfInterrupted()
     let fd = openat(self.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
     guard fd >= 0 else { throw SystemError("create", path: full(name)) }
     return FileDescriptor(owning: fd, path: full(name))
@@ -96,11 +97,13 @@ package final class DirectoryHandle: Sendable {
 
   /// Creates the folder `name`, which must not exist.
   package func createDirectory(_ name: String, mode: mode_t = 0o755) throws {
+    Interruption.pauseIfInterrupted()
     guard mkdirat(fd, name, mode) == 0 else { throw SystemError("create folder", path: full(name)) }
   }
 
   /// Creates a symlink `name` → `target`.
   package func createSymlink(_ name: String, target: String) throws {
+    Interruption.pauseIfInterrupted()
     guard symlinkat(target, fd, name) == 0 else { throw SystemError("create symlink", path: full(name)) }
   }
 
@@ -125,20 +128,33 @@ package final class DirectoryHandle: Sendable {
   }
 
   /// Removes `name` and, for a folder, everything in it; links are removed, never followed.
+  /// Something already gone counts as removed, and a part that cannot be removed does not stop
+  /// the rest: the first error is thrown at the end.
   package func removeTree(_ name: String) throws {
-    let info = try status(name)
+    var info = stat()
+    guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+      if errno == ENOENT { return }
+      throw SystemError("inspect", path: full(name))
+    }
     if info.st_mode & S_IFMT == S_IFDIR {
       let child = try openDirectory(name)
-      for (entry, _) in try child.list() { try child.removeTree(entry) }
-      guard unlinkat(fd, name, AT_REMOVEDIR) == 0 else { throw SystemError("remove", path: full(name)) }
+      var firstError: Error?
+      for (entry, _) in try child.list() {
+        do { try child.removeTree(entry) } catch { firstError = firstError ?? error }
+      }
+      if let firstError { throw firstError }
+      guard unlinkat(fd, name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
+        throw SystemError("remove", path: full(name))
+      }
     } else {
-      guard unlinkat(fd, name, 0) == 0 else { throw SystemError("remove", path: full(name)) }
+      guard unlinkat(fd, name, 0) == 0 || errno == ENOENT else { throw SystemError("remove", path: full(name)) }
     }
   }
 
   /// Makes `name` here a second name of the file `targetName` in `targetFolder` (never
   /// following a symlink at either end); fails with `EEXIST` if `name` exists.
   package func createHardLink(_ name: String, to targetName: String, in targetFolder: DirectoryHandle) throws {
+    Interruption.pauseIfInterrupted()
     guard linkat(targetFolder.fd, targetName, fd, name, 0) == 0 else {
       throw SystemError("create hard link", path: full(name))
     }

@@ -99,6 +99,16 @@ package enum Interruption {
     return try body()
   }
 
+  /// Waits for the interruption to end the process if one has begun; returns at once
+  /// otherwise. Whatever creates files or folders calls it first (``DirectoryHandle``), so that
+  /// once an interruption begins, threads still writing into a temporary folder stop adding to
+  /// it and its removal can finish.
+  package static func pauseIfInterrupted() {
+    if locked({ interrupted }) {
+      while true { pause() }
+    }
+  }
+
   /// Forgets `path`: a temporary that is gone (removed by its maker).
   package static func forget(_ path: String) { locked { _ = registered.remove(path) } }
 
@@ -107,14 +117,15 @@ package enum Interruption {
   package static func isRegistered(_ path: String) -> Bool { locked { registered.contains(path) } }
 
   /// Removes every registered temporary that still exists (a folder with all it holds, never
-  /// following a symlink); returns how many there were.
+  /// following a symlink); returns how many it removed, and the paths of those it could not.
   @discardableResult
-  package static func removeRegistered() -> Int {
+  package static func removeRegistered() -> (removed: Int, left: [String]) {
     let paths = locked { registered }
     var removed = 0
-    for path in paths where Paths.status(path) != nil {
-      // Other threads may still be adding files to a folder being removed: its removal is
-      // tried again until it is gone (once it is, nothing can be made inside it any more).
+    var left: [String] = []
+    for path in paths.sorted() where Paths.status(path) != nil {
+      // A thread may still be adding to a folder being removed until it next creates something
+      // (it then waits, see pauseIfInterrupted): the removal is tried again until it is gone.
       for _ in 0..<100 where Paths.status(path) != nil {
         if let parent = try? DirectoryHandle(path: Paths.parent(of: path)) {
           try? parent.removeTree(Paths.name(of: path))
@@ -122,8 +133,8 @@ package enum Interruption {
           _ = unlink(path)
         }
       }
-      if Paths.status(path) == nil { removed += 1 }
+      if Paths.status(path) == nil { removed += 1 } else { left.append(path) }
     }
-    return removed
+    return (removed, left)
   }
 }

@@ -23,10 +23,13 @@ package final class PendingFolder {
   private var published = false
 
   /// Creates the folder for `destinationName` inside `parent`, first removing stale ones
-  /// left by processes that no longer run.
-  package init(in parent: DirectoryHandle, for destinationName: String, purpose: String) throws {
+  /// left by processes that no longer run (unless `removingStale` is false: a second temporary
+  /// of the same run, whose first already did).
+  package init(in parent: DirectoryHandle, for destinationName: String, purpose: String, removingStale: Bool = true)
+    throws
+  {
     self.parent = parent
-    PendingFolder.removeStale(in: parent, for: destinationName)
+    if removingStale { PendingFolder.removeStale(in: parent, for: destinationName) }
     let (made, _) = try PendingName.make(beside: destinationName, in: parent, purpose: purpose) { fd, name, path in
       guard mkdirat(fd, name, 0o700) == 0 else { throw SystemError("create folder", path: path) }
     }

@@ -94,6 +94,26 @@ import Testing
     #expect(try Self.names(folder.path) == ["target"])
   }
 
+  /// Where the file system lacks room to spare, the reserve makes nothing and the sink makes
+  /// its folders in place (the reserve once took a full disk's last inodes: an unpack that fit
+  /// failed with ENOSPC).
+  @Test func withoutRoomToSpareNothingIsMadeAhead() throws {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory("root")
+    let reserve = try FolderReserve(beside: "root", in: parent, minimumFreeBytes: .max)
+    let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+    for path in ["Contents", "Contents/a", "Contents/b"] {
+      #expect(try sink.begin(PackageEntry(path: path, kind: .directory, mode: 0o755)) == nil)
+    }
+    #expect(reserve.taken == 0)
+    let holder = try Self.names(folder.path).first { $0.contains(".pkgtool-folders-") }
+    #expect(try Self.names(folder.appending(holder ?? "?")).isEmpty)
+    #expect(try Self.names(folder.appending("root/Contents")) == ["a", "b"])
+    reserve.discard()
+    #expect(try Self.names(folder.path) == ["root"])
+  }
+
   /// The sink takes every folder it makes, listed or implied, from the reserve, and the tree
   /// it writes is the one it writes without one.
   @Test func theSinkTakesItsFoldersFromTheReserve() throws {

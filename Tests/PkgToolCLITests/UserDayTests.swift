@@ -183,3 +183,32 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: dir.appending("Book/Pack")))
   }
 }
+
+/// Unpacking onto a nearly full file system: what fits without pkgtool's own temporaries fits
+/// with them. Needs a small tmpfs of its own, so it runs where the tests may mount one (root);
+/// elsewhere it does not run.
+@Suite struct NearlyFullFileSystemTests {
+  @Test(.enabled(if: getuid() == 0, "mounts a tmpfs of its own: root only"))
+  func anUnpackThatFitsTheInodesLeftStillFits() throws {
+    let dir = try TemporaryDirectory()
+    let mountPoint = dir.appending("small")
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    // 400 inodes: the 140 folders and 140 files fit, with the staging folder, and little more.
+    let mounted = try? runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=10m,nr_inodes=400", "tmpfs", mountPoint])
+    // Root without the right to mount (a container): nothing to measure.
+    guard mounted?.status == 0 else { return }
+    defer { _ = try? runProcess("/bin/umount", [mountPoint]) }
+    var nodes: [RuleExample.Node] = []
+    for index in 0..<140 {
+      nodes.append(.directory("Contents/d\(index)"))
+      nodes.append(.file("Contents/d\(index)/f.txt", "file \(index)"))
+    }
+    let pkg = dir.appending("many-folders.pkg")
+    try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + nodes)).write(to: URL(fileURLWithPath: pkg))
+    let out = mountPoint + "/out"
+    let result = try pkgtool(["unpack", pkg, "-o", out])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(FileManager.default.fileExists(atPath: out + "/Contents/d139/f.txt"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint) == ["out"])
+  }
+}

@@ -30,11 +30,18 @@ enum InterruptHandling {
       }
       let signal = Int32(byte)
       Interruption.begin()
-      let removed = Interruption.removeRegistered()
+      let (removed, left) = Interruption.removeRegistered()
       let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "a signal"
-      let what =
+      var what =
         removed == 0
         ? "nothing was left behind" : "removed \(removed) temporar\(removed == 1 ? "y" : "ies") it had made"
+      if let first = left.first {
+        // Named by its folder: the temporary's own name is pkgtool's, and a later run removes it.
+        what =
+          "could not remove \(left.count) temporar\(left.count == 1 ? "y" : "ies") it had made in '\(Paths.parent(of: first))'"
+          + " (the next pkgtool run that writes there removes \(left.count == 1 ? "it" : "them"), or delete the"
+          + " '.*.pkgtool-*' entr\(left.count == 1 ? "y" : "ies") yourself)"
+      }
       // On a terminal the line starts below the ^C the terminal echoed.
       Terminal.standardError(
         (isatty(2) == 1 ? "\n" : "") + "pkgtool: interrupted (\(name)): \(what); what was there before is as it was\n")
