@@ -17,17 +17,23 @@
 /// once it is full, their files go to groups chosen by each folder's inode number. bsdtar gets
 /// the same effect because libarchive hands out every folder before any file. Measured on this
 /// project's VM (docs/performance.md, round 3, third part): the same 50,000-file unpack, its
-/// output deleted before each run, took 3.6, 24, 37 and 36 s with folders made in turn, and 1.8,
-/// 4.4, 7.0 and 9.7 s from a reserve.
+/// output deleted before each run, took 3.6, 24, 37 and 36 s with folders made in turn, and 1.9,
+/// 6.5, 8.9 and 11.2 s from a reserve.
 ///
 /// A folder taken from the reserve is what `mkdirat(name, 0755)` in place would make (the same
 /// mode, umask, owner and inherited attributes; only its inode number and times differ), put
-/// there without replacing anything. The reserve costs at most one unused batch: batches grow
-/// from 64 to 1024 folders, and one is made only where the file system has room to spare (see
+/// there without replacing anything. A package's first 8 folders are made in place, so a small
+/// tree costs nothing more; past them the reserve costs at most one unused batch: batches grow
+/// from 256 to 1,024 folders, and one is made only where the file system has room to spare (see
 /// ``hasRoom(for:)``), so it never decides whether an unpack fits. What is left is removed by
 /// ``discard()``; an interruption removes it like any temporary.
 package final class FolderReserve {
-  private let holder: PendingFolder
+  private let parent: DirectoryHandle
+  private let destinationName: String
+  private let inPlaceFirst: Int
+  private var asked = 0
+  /// The private folder holding the spares, made with the first batch.
+  private var holder: PendingFolder?
   /// The spares' names, made in order; `stock[next...]` are still there.
   private var stock: [String] = []
   private var next = 0
@@ -39,15 +45,19 @@ package final class FolderReserve {
   /// Folders handed out so far (for tests and diagnostics).
   package private(set) var taken = 0
 
-  /// Prepares a reserve beside `destinationName` in `parent` (the holding folder is made now,
-  /// its folders at the first ``take(_:in:)``). Another temporary of this run for the same
-  /// destination has already removed stale ones, so this does not look again. Batches are made
-  /// only while the file system has `minimumFreeBytes` free (and see ``hasRoom(for:)``).
+  /// Prepares a reserve beside `destinationName` in `parent`. Nothing is made until more than
+  /// `inPlaceFirst` folders were asked for: those are made in place by the caller, so a package
+  /// of a few folders pays nothing (256 spare folders made and removed are 28 ms on a tiny
+  /// package). Batches are made only while the file system has `minimumFreeBytes` free (and see
+  /// ``hasRoom(for:)``). Another temporary of this run for the same destination has already
+  /// removed stale ones, so this does not look again.
   package init(
-    beside destinationName: String, in parent: DirectoryHandle, firstBatch: Int = 64, largestBatch: Int = 1024,
-    minimumFreeBytes: UInt64 = 256 << 20
-  ) throws {
-    holder = try PendingFolder(in: parent, for: destinationName, purpose: "folders", removingStale: false)
+    beside destinationName: String, in parent: DirectoryHandle, inPlaceFirst: Int = 8, firstBatch: Int = 256,
+    largestBatch: Int = 1024, minimumFreeBytes: UInt64 = 256 << 20
+  ) {
+    self.parent = parent
+    self.destinationName = destinationName
+    self.inPlaceFirst = inPlaceFirst
     nextBatch = max(1, firstBatch)
     self.largestBatch = max(nextBatch, largestBatch)
     self.minimumFreeBytes = minimumFreeBytes
@@ -60,8 +70,10 @@ package final class FolderReserve {
   /// replaces anything.
   package func take(_ name: String, in folder: DirectoryHandle) -> Bool {
     Interruption.pauseIfInterrupted()
+    asked += 1
+    guard asked > inPlaceFirst else { return false }
     if next == stock.count && !exhausted { refill() }
-    guard next < stock.count else { return false }
+    guard next < stock.count, let holder else { return false }
     do {
       try renameNoReplace(holder.handle.fd, stock[next], folder.fd, name, path: folder.path + "/" + name)
     } catch {
@@ -77,7 +89,7 @@ package final class FolderReserve {
   /// each): a reserve must never be what fills a disk.
   private func hasRoom(for count: Int) -> Bool {
     var info = statvfs()
-    guard fstatvfs(holder.handle.fd, &info) == 0 else { return false }
+    guard fstatvfs(parent.fd, &info) == 0 else { return false }
     let blockSize = max(UInt64(info.f_frsize), 512)
     let freeBytes = UInt64(info.f_bavail) * blockSize
     let needBytes = UInt64(count) * max(blockSize, 4096)
@@ -97,6 +109,14 @@ package final class FolderReserve {
       exhausted = true
       return
     }
+    if holder == nil {
+      // A name too long for the holder's temporary name: folders are made in place.
+      holder = try? PendingFolder(in: parent, for: destinationName, purpose: "folders", removingStale: false)
+    }
+    guard let holder else {
+      exhausted = true
+      return
+    }
     let first = taken
     for index in first..<first + batch {
       let spare = String(index)
@@ -110,9 +130,11 @@ package final class FolderReserve {
 
   /// Removes the reserve and the folders left in it.
   package func discard() {
-    for spare in stock[next...] { _ = unlinkat(holder.handle.fd, spare, AT_REMOVEDIR) }
+    if let holder {
+      for spare in stock[next...] { _ = unlinkat(holder.handle.fd, spare, AT_REMOVEDIR) }
+      holder.discard()
+    }
     stock.removeAll()
     next = 0
-    holder.discard()
   }
 }

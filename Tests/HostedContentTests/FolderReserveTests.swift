@@ -34,10 +34,9 @@ import Testing
     let parent = try DirectoryHandle(path: folder.path)
     try parent.createDirectory("target")
     let target = try parent.openDirectory("target")
-    let reserve = try FolderReserve(beside: "out", in: parent, firstBatch: 4)
-    // Nothing is made in it before the first take.
-    let holder = try Self.names(folder.path).first { $0.contains(".pkgtool-folders-") }
-    #expect(try Self.names(folder.appending(holder ?? "?")).isEmpty)
+    let reserve = FolderReserve(beside: "out", in: parent, inPlaceFirst: 0, firstBatch: 4)
+    // Nothing is made before the first take.
+    #expect(try Self.names(folder.path) == ["target"])
     #expect(reserve.take("a", in: target))
     try target.createDirectory("made")
     let taken = folder.appending("target/a")
@@ -64,7 +63,7 @@ import Testing
     try target.createDirectory("folder")
     try writeFile(folder.appending("target/folder/inside"), "kept too")
     try target.createSymlink("link", target: "/nowhere")
-    let reserve = try FolderReserve(beside: "out", in: parent)
+    let reserve = FolderReserve(beside: "out", in: parent, inPlaceFirst: 0)
     #expect(!reserve.take("file", in: target))
     #expect(!reserve.take("folder", in: target))
     #expect(!reserve.take("link", in: target))
@@ -83,7 +82,7 @@ import Testing
     let parent = try DirectoryHandle(path: folder.path)
     try parent.createDirectory("target")
     let target = try parent.openDirectory("target")
-    let reserve = try FolderReserve(beside: "out", in: parent, firstBatch: 2, largestBatch: 8)
+    let reserve = FolderReserve(beside: "out", in: parent, inPlaceFirst: 0, firstBatch: 2, largestBatch: 8)
     for index in 0..<40 { #expect(reserve.take("f\(index)", in: target)) }
     #expect(reserve.taken == 40)
     #expect(try Self.names(folder.appending("target")).count == 40)
@@ -94,6 +93,26 @@ import Testing
     #expect(try Self.names(folder.path) == ["target"])
   }
 
+  /// A package's first folders are made in place: a small tree makes no spares at all.
+  @Test func theFirstFoldersAreMadeInPlace() throws {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory("root")
+    let reserve = FolderReserve(beside: "root", in: parent, inPlaceFirst: 3)
+    let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+    for index in 0..<3 {
+      #expect(try sink.begin(PackageEntry(path: "d\(index)", kind: .directory, mode: 0o755)) == nil)
+    }
+    #expect(reserve.taken == 0)
+    #expect(try Self.names(folder.path) == ["root"])
+    #expect(try sink.begin(PackageEntry(path: "d3", kind: .directory, mode: 0o755)) == nil)
+    #expect(reserve.taken == 1)
+    #expect(try Self.names(folder.path).count == 2)
+    reserve.discard()
+    #expect(try Self.names(folder.path) == ["root"])
+    #expect(try Self.names(folder.appending("root")) == ["d0", "d1", "d2", "d3"])
+  }
+
   /// Where the file system lacks room to spare, the reserve makes nothing and the sink makes
   /// its folders in place (the reserve once took a full disk's last inodes: an unpack that fit
   /// failed with ENOSPC).
@@ -101,14 +120,13 @@ import Testing
     let folder = try TemporaryDirectory()
     let parent = try DirectoryHandle(path: folder.path)
     try parent.createDirectory("root")
-    let reserve = try FolderReserve(beside: "root", in: parent, minimumFreeBytes: .max)
+    let reserve = FolderReserve(beside: "root", in: parent, inPlaceFirst: 0, minimumFreeBytes: .max)
     let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
     for path in ["Contents", "Contents/a", "Contents/b"] {
       #expect(try sink.begin(PackageEntry(path: path, kind: .directory, mode: 0o755)) == nil)
     }
     #expect(reserve.taken == 0)
-    let holder = try Self.names(folder.path).first { $0.contains(".pkgtool-folders-") }
-    #expect(try Self.names(folder.appending(holder ?? "?")).isEmpty)
+    #expect(try Self.names(folder.path) == ["root"])  // no holding folder either
     #expect(try Self.names(folder.appending("root/Contents")) == ["a", "b"])
     reserve.discard()
     #expect(try Self.names(folder.path) == ["root"])
@@ -129,7 +147,7 @@ import Testing
       let folder = try TemporaryDirectory()
       let parent = try DirectoryHandle(path: folder.path)
       try parent.createDirectory("root")
-      let reserve = withReserve ? try FolderReserve(beside: "root", in: parent) : nil
+      let reserve = withReserve ? FolderReserve(beside: "root", in: parent, inPlaceFirst: 0) : nil
       let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
       for (entry, text) in entries {
         #expect(try sink.begin(entry) == nil)

@@ -161,9 +161,8 @@ public enum Unpack {
     }
     // Folders are made ahead of the files, as libarchive's order makes bsdtar do: see
     // FolderReserve for why (ext4 re-filling the block groups a deleted output just freed).
-    // Without one (a name too long for it), folders are made in place.
-    let reserve = try? FolderReserve(beside: name, in: parent)
-    defer { reserve?.discard() }
+    let reserve = FolderReserve(beside: name, in: parent)
+    defer { reserve.discard() }
     let sink = SafeDirectorySink(root: staging.handle, threads: options.threads, reserve: reserve)
     let context = RuleContext(options: options.validation, packageFileName: Paths.name(of: source.location))
     let inspector = PackageInspector(context: context)
