@@ -212,3 +212,36 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint) == ["out"])
   }
 }
+
+/// A package with more folders than the process may hold files open: macOS lets a process open
+/// 256, a Linux shell usually 1,024. Unpack once took a descriptor per folder and failed with
+/// EMFILE on a package of 300 folders under 256.
+@Suite struct ManyFoldersFewDescriptorsTests {
+  @Test(arguments: ["unpack", "install"])
+  func aPackageOfManyFoldersUnpacksUnderALowDescriptorLimit(command: String) throws {
+    let dir = try TemporaryDirectory()
+    var nodes: [RuleExample.Node] = []
+    for index in 0..<300 {
+      nodes.append(.directory("Contents/g\(index % 3)/d\(index)"))
+      nodes.append(.file("Contents/g\(index % 3)/d\(index)/f.txt", "file \(index)"))
+    }
+    // A file in the first folder, long after it was made: its folder is found again.
+    nodes.append(.file("Contents/g0/d0/late.txt", "late"))
+    let pkg = dir.appending("many-folders.pkg")
+    try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + nodes)).write(to: URL(fileURLWithPath: pkg))
+    let out = dir.appending("out")
+    let arguments = command == "unpack" ? ["unpack", pkg, "-o", out] : ["install", pkg, "--into", out]
+    if command == "install" { try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true) }
+    let script = "ulimit -n 64 && exec \"$0\" \"$@\""
+    let result = try runProcess("/bin/sh", ["-c", script, pkgtoolBinary] + arguments)
+    #expect(result.status == 0, "\(result.stderr)")
+    // unpack writes the package's tree; install writes what Contents/ holds under DOCS/<id>/<version>.
+    let contents = command == "unpack" ? out + "/Contents" : out + "/com.example.sample/1.0"
+    #expect(try String(contentsOfFile: contents + "/g2/d299/f.txt", encoding: .utf8) == "file 299")
+    #expect(try String(contentsOfFile: contents + "/g0/d0/late.txt", encoding: .utf8) == "late")
+    let folders = try FileManager.default.subpathsOfDirectory(atPath: contents).filter {
+      $0.split(separator: "/").count == 2 && !$0.hasPrefix(".")
+    }
+    #expect(folders.count == 300)
+  }
+}

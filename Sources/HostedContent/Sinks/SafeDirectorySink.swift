@@ -23,7 +23,7 @@ import XAR
 ///   files get 0644 and folders 0755.
 package final class SafeDirectorySink: EntrySink {
   private let root: DirectoryHandle
-  private var folders: [String: DirectoryHandle]
+  private var folders: FolderTable
   private var symlinks: [(path: String, target: String)] = []
   /// The symlinks' paths, by ``NameEquivalence/key(_:)``: nothing else may take a link's name
   /// as the device matches names, whatever the destination's file system matches.
@@ -52,7 +52,7 @@ package final class SafeDirectorySink: EntrySink {
   /// taken from `reserve` when one is given.
   package init(root: DirectoryHandle, threads: Int = 1, reserve: FolderReserve? = nil) {
     self.root = root
-    folders = ["": root]
+    folders = FolderTable(root: root)
     self.threads = max(1, threads)
     self.reserve = reserve
   }
@@ -85,7 +85,7 @@ package final class SafeDirectorySink: EntrySink {
 
   /// The handle of folder `path`, creating missing folders (an archive may omit them).
   private func folder(_ path: String) throws -> DirectoryHandle? {
-    if let handle = folders[path] { return handle }
+    if let handle = try folders.handle(path) { return handle }
     let (parentPath, name) = split(path)
     guard reserved.isEmpty || !reserved.contains(NameEquivalence.key(path)), !isFile(path),
       let parent = try folder(parentPath)
@@ -96,7 +96,7 @@ package final class SafeDirectorySink: EntrySink {
       try makeFolder(name, in: parent)
     }
     guard let handle = try? parent.openDirectory(name) else { return nil }  // a file is in the way
-    folders[path] = handle
+    folders.add(path, handle)
     return handle
   }
 
@@ -118,10 +118,10 @@ package final class SafeDirectorySink: EntrySink {
     }
     switch entry.kind {
     case .directory:
-      if folders[entry.path] != nil { return nil }  // a repeated folder entry changes nothing
+      if folders.contains(entry.path) { return nil }  // a repeated folder entry changes nothing
       guard !parent.exists(name) else { return "refused to write: the path appears twice" }
       try makeFolder(name, in: parent)
-      folders[entry.path] = try parent.openDirectory(name)
+      folders.add(entry.path, try parent.openDirectory(name))
     case .file:
       guard !isFile(entry.path), !parent.exists(name) else { return "refused to write: the path appears twice" }
       resolver.paths.mark(entry.path)
@@ -140,7 +140,9 @@ package final class SafeDirectorySink: EntrySink {
         return "refused to write: the hard link's target '\(target)' is not a file written before"
       }
       let (targetParent, targetName) = split(target)
-      guard let targetFolder = folders[targetParent] else { return "refused to write: hard link target not found" }
+      guard let targetFolder = try folders.handle(targetParent) else {
+        return "refused to write: hard link target not found"
+      }
       try parent.createHardLink(name, to: targetName, in: targetFolder)
       resolver.paths.mark(entry.path)
     case .symlink:
@@ -229,12 +231,57 @@ package final class SafeDirectorySink: EntrySink {
         continue
       }
       let (parentPath, name) = split(path)
-      guard let parent = folders[parentPath], !parent.exists(name) else {
+      guard let parent = try folders.handle(parentPath), !parent.exists(name) else {
         refused.append(path)
         continue
       }
       try parent.createSymlink(name, target: target)
     }
     return refused
+  }
+}
+
+/// The folders a ``SafeDirectorySink`` made, by path, with a few of them held open. Holding every
+/// one open took a descriptor per folder: a package of 300 folders could not be unpacked where a
+/// process may open 256 files (macOS's default), nor one of 1,100 under Linux's usual 1,024. A
+/// folder not held is opened again from its parent, one component at a time, never following a
+/// symlink, inside the tree this run made and no one else writes to.
+private struct FolderTable {
+  private let root: DirectoryHandle
+  private var made: Set<String> = [""]
+  private var open: [String: DirectoryHandle] = [:]
+  /// Folders held open at most (besides the root). Entries come folder by folder in every
+  /// package seen, so a few suffice; the writer threads hold at most a few more.
+  private static let limit = 32
+
+  init(root: DirectoryHandle) { self.root = root }
+
+  /// True if the sink made the folder `path` (or it is the root, "").
+  func contains(_ path: String) -> Bool { made.contains(path) }
+
+  /// Records a folder just made, and holds it open.
+  mutating func add(_ path: String, _ handle: DirectoryHandle) {
+    made.insert(path)
+    hold(path, handle)
+  }
+
+  /// The handle of a folder the sink made, opened again if it is not held; nil if the sink did
+  /// not make `path`.
+  mutating func handle(_ path: String) throws -> DirectoryHandle? {
+    if path.isEmpty { return root }
+    if let handle = open[path] { return handle }
+    guard made.contains(path) else { return nil }
+    let slash = path.lastIndex(of: "/")
+    let parentPath = slash.map { String(path[..<$0]) } ?? ""
+    let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+    guard let parent = try handle(parentPath) else { return nil }
+    let handle = try parent.openDirectory(name)
+    hold(path, handle)
+    return handle
+  }
+
+  private mutating func hold(_ path: String, _ handle: DirectoryHandle) {
+    if open.count >= FolderTable.limit { open.removeAll(keepingCapacity: true) }
+    open[path] = handle
   }
 }
