@@ -41,9 +41,7 @@ package enum Interruption {
   /// the temporaries ends the process (an error the interruption caused, such as a staging
   /// folder that vanished, must not end it first with another status).
   package static func endUnlessInterrupted(_ status: Int32) -> Never {
-    if locked({ interrupted }) {
-      while true { pause() }
-    }
+    pauseIfInterrupted()
     exit(status)
   }
 

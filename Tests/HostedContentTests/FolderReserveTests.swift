@@ -23,6 +23,14 @@ import Testing
     return info.st_mode
   }
 
+  /// A temporary folder holding an empty folder `inner`: (the folder, its handle, inner's).
+  static func sandbox(_ inner: String = "target") throws -> (TemporaryDirectory, DirectoryHandle, DirectoryHandle) {
+    let folder = try TemporaryDirectory()
+    let parent = try DirectoryHandle(path: folder.path)
+    try parent.createDirectory(inner)
+    return (folder, parent, try parent.openDirectory(inner))
+  }
+
   static var umaskBits: mode_t {
     let old = umask(0o022)
     umask(old)
@@ -30,10 +38,7 @@ import Testing
   }
 
   @Test func aTakenFolderIsEmptyWithTheModeOfAMadeOneAndNothingIsLeftBehind() throws {
-    let folder = try TemporaryDirectory()
-    let parent = try DirectoryHandle(path: folder.path)
-    try parent.createDirectory("target")
-    let target = try parent.openDirectory("target")
+    let (folder, parent, target) = try Self.sandbox()
     let reserve = FolderReserve(beside: "out", in: parent, inPlaceFirst: 0, firstBatch: 4)
     // Nothing is made before the first take.
     #expect(try Self.names(folder.path) == ["target"])
@@ -55,10 +60,7 @@ import Testing
   }
 
   @Test func takeNeverReplacesWhatIsThere() throws {
-    let folder = try TemporaryDirectory()
-    let parent = try DirectoryHandle(path: folder.path)
-    try parent.createDirectory("target")
-    let target = try parent.openDirectory("target")
+    let (folder, parent, target) = try Self.sandbox()
     try writeFile(folder.appending("target/file"), "kept")
     try target.createDirectory("folder")
     try writeFile(folder.appending("target/folder/inside"), "kept too")
@@ -78,10 +80,7 @@ import Testing
   }
 
   @Test func aReserveRefillsInGrowingBatches() throws {
-    let folder = try TemporaryDirectory()
-    let parent = try DirectoryHandle(path: folder.path)
-    try parent.createDirectory("target")
-    let target = try parent.openDirectory("target")
+    let (folder, parent, target) = try Self.sandbox()
     let reserve = FolderReserve(beside: "out", in: parent, inPlaceFirst: 0, firstBatch: 2, largestBatch: 8)
     for index in 0..<40 { #expect(reserve.take("f\(index)", in: target)) }
     #expect(reserve.taken == 40)
@@ -95,11 +94,9 @@ import Testing
 
   /// A package's first folders are made in place: a small tree makes no spares at all.
   @Test func theFirstFoldersAreMadeInPlace() throws {
-    let folder = try TemporaryDirectory()
-    let parent = try DirectoryHandle(path: folder.path)
-    try parent.createDirectory("root")
+    let (folder, parent, root) = try Self.sandbox("root")
     let reserve = FolderReserve(beside: "root", in: parent, inPlaceFirst: 3)
-    let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+    let sink = SafeDirectorySink(root: root, reserve: reserve)
     for index in 0..<3 {
       #expect(try sink.begin(PackageEntry(path: "d\(index)", kind: .directory, mode: 0o755)) == nil)
     }
@@ -117,11 +114,9 @@ import Testing
   /// its folders in place (the reserve once took a full disk's last inodes: an unpack that fit
   /// failed with ENOSPC).
   @Test func withoutRoomToSpareNothingIsMadeAhead() throws {
-    let folder = try TemporaryDirectory()
-    let parent = try DirectoryHandle(path: folder.path)
-    try parent.createDirectory("root")
+    let (folder, parent, root) = try Self.sandbox("root")
     let reserve = FolderReserve(beside: "root", in: parent, inPlaceFirst: 0, minimumFreeBytes: .max)
-    let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+    let sink = SafeDirectorySink(root: root, reserve: reserve)
     for path in ["Contents", "Contents/a", "Contents/b"] {
       #expect(try sink.begin(PackageEntry(path: path, kind: .directory, mode: 0o755)) == nil)
     }
@@ -144,11 +139,9 @@ import Testing
     ]
     var trees: [[String]] = []
     for withReserve in [true, false] {
-      let folder = try TemporaryDirectory()
-      let parent = try DirectoryHandle(path: folder.path)
-      try parent.createDirectory("root")
+      let (folder, parent, root) = try Self.sandbox("root")
       let reserve = withReserve ? FolderReserve(beside: "root", in: parent, inPlaceFirst: 0) : nil
-      let sink = SafeDirectorySink(root: try parent.openDirectory("root"), reserve: reserve)
+      let sink = SafeDirectorySink(root: root, reserve: reserve)
       for (entry, text) in entries {
         #expect(try sink.begin(entry) == nil)
         if let text { try Array(text.utf8).withUnsafeBytes { try sink.write($0) } }
@@ -159,12 +152,12 @@ import Testing
         #expect(reserve.taken == 4)  // Contents, a, b, b/c
         reserve.discard()
       }
-      let root = folder.appending("root")
-      let tree = FileManager.default.enumerator(atPath: root)!.allObjects.map { "\($0)" }.sorted()
-      for path in tree where (try? Self.mode(root + "/" + path)).map({ $0 & S_IFMT == S_IFDIR }) == true {
-        #expect(try Self.mode(root + "/" + path) & 0o7777 == 0o755 & ~Self.umaskBits)
+      let rootPath = folder.appending("root")
+      let tree = FileManager.default.enumerator(atPath: rootPath)!.allObjects.map { "\($0)" }.sorted()
+      for path in tree where (try? Self.mode(rootPath + "/" + path)).map({ $0 & S_IFMT == S_IFDIR }) == true {
+        #expect(try Self.mode(rootPath + "/" + path) & 0o7777 == 0o755 & ~Self.umaskBits)
       }
-      #expect(try readFile(root + "/Contents/b/c/two.txt") == Array("two".utf8))
+      #expect(try readFile(rootPath + "/Contents/b/c/two.txt") == Array("two".utf8))
       #expect(try Self.names(folder.path) == ["root"])
       trees.append(tree)
     }

@@ -68,10 +68,7 @@ package final class SafeDirectorySink: EntrySink {
   /// Waits for the worker threads; throws the first error one of them met.
   package func waitForWrites() throws { try background.wait() }
 
-  private func split(_ path: String) -> (parent: String, name: String) {
-    guard let slash = path.lastIndex(of: "/") else { return ("", path) }
-    return (String(path[..<slash]), String(path[path.index(after: slash)...]))
-  }
+  private func split(_ path: String) -> (parent: String, name: String) { splitPath(path) }
 
   /// Keeps its paths (and the marks of files written) in the run's index: one copy of every
   /// path, not two. Only before the first entry.
@@ -241,6 +238,12 @@ package final class SafeDirectorySink: EntrySink {
   }
 }
 
+/// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`).
+private func splitPath(_ path: String) -> (parent: String, name: String) {
+  guard let slash = path.lastIndex(of: "/") else { return ("", path) }
+  return (String(path[..<slash]), String(path[path.index(after: slash)...]))
+}
+
 /// The folders a ``SafeDirectorySink`` made, by path, with a few of them held open. Holding every
 /// one open took a descriptor per folder: a package of 300 folders could not be unpacked where a
 /// process may open 256 files (macOS's default), nor one of 1,100 under Linux's usual 1,024. A
@@ -271,9 +274,7 @@ private struct FolderTable {
     if path.isEmpty { return root }
     if let handle = open[path] { return handle }
     guard made.contains(path) else { return nil }
-    let slash = path.lastIndex(of: "/")
-    let parentPath = slash.map { String(path[..<$0]) } ?? ""
-    let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+    let (parentPath, name) = splitPath(path)
     guard let parent = try handle(parentPath) else { return nil }
     let handle = try parent.openDirectory(name)
     hold(path, handle)
