@@ -52,8 +52,9 @@ let package = Package(
     // libarchive, wrapped once: an archive reader (zip, tar, cpio, raw streams and their
     // filters), the zip writer, and LibArchiveError (the call, libarchive's code, its message).
     .target(name: "ArchiveIO", dependencies: ["CArchive"], swiftSettings: instrumented),
-    // zlib, wrapped once: streaming deflate and inflate, Adler-32, joining deflate streams.
-    .target(name: "Zlib", dependencies: ["CZlib"], swiftSettings: instrumented),
+    // zlib, wrapped once: streaming deflate and inflate, Adler-32, joining deflate streams
+    // (libdeflate's Adler-32 checks the streams it inflates raw).
+    .target(name: "Zlib", dependencies: ["CZlib", "CDeflate"], swiftSettings: instrumented),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
@@ -136,7 +137,7 @@ let package = Package(
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(
       name: "TestSupport", dependencies: ["SystemIO", "Zlib", "XAR", "HostedContent"], path: "Tests/TestSupport"),
-    .testTarget(name: "XARTests", dependencies: ["SystemIO", "Zlib", "XAR", "TestSupport"]),
+    .testTarget(name: "XARTests", dependencies: ["SystemIO", "Zlib", "CZlib", "XAR", "TestSupport"]),
     .testTarget(name: "LZFSETests", dependencies: ["LZFSE", "TestSupport"]),
     .testTarget(name: "AppleArchiveTests", dependencies: ["AppleArchive", "LZFSE", "SystemIO", "TestSupport"]),
     .testTarget(

@@ -51,6 +51,11 @@ package final class TOCFeed: Sendable {
     state.update { $0.ended && $0.ready == $0.table.count ? $0.table : nil }
   }
 
+  /// True once no more entries will come (without waiting, and without copying the table).
+  package var hasEnded: Bool {
+    state.update { $0.ended }
+  }
+
   /// The table and how many of its entries are whole now, and whether more will come (without
   /// waiting).
   package var snapshot: (table: XAREntryTable, ready: Int, ended: Bool) {
@@ -168,11 +173,13 @@ package final class XARStreamingReader {
   }
 
   /// Starts decoding the data of every file entry on `workers` threads as the entries come (see
-  /// ``XARPrefetcher``).
-  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max) -> XARPrefetchedItems {
+  /// ``XARPrefetcher``); the files before the entry at `first` are left out (read another way).
+  package func prefetchedItems(workers: Int = 2, largeFilesInPartsUpTo: UInt64 = .max, startingAt first: Int = 0)
+    -> XARPrefetchedItems
+  {
     XARPrefetchedItems(
       XARPrefetcher(
         file: file, heapStart: header.heapStart, feed: feed, workers: workers,
-        largeFilesInPartsUpTo: largeFilesInPartsUpTo))
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first))
   }
 }

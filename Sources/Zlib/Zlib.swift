@@ -1,3 +1,4 @@
+import CDeflate
 import CZlib
 
 #if canImport(Glibc)
@@ -6,7 +7,8 @@ import CZlib
   import Darwin
 #endif
 
-// The one file of the project that calls zlib: XAR's data and TOC, Apple Archive's `pbzz` blocks.
+// The one file of the project that calls zlib: XAR's data and TOC, Apple Archive's `pbzz` blocks
+// (and libdeflate's Adler-32, for the streams inflated raw).
 
 /// A zlib (RFC 1950) compressor that streams: feed input, receive output in chunks.
 package final class ZlibDeflater {
@@ -104,11 +106,29 @@ package final class ZlibDeflater {
 }
 
 /// A zlib or gzip decompressor that streams and stops at the end of the first stream.
+///
+/// A stream with a zlib header that zlib itself would take (deflate, a window of at most 32 KiB,
+/// no preset dictionary) is inflated raw, its Adler-32 computed by libdeflate (vectorized: zlib's
+/// own was 2.7% of validating 50,000 small files, 0.3% now) and compared with the stream's last
+/// four bytes here, as zlib compares them: the same bytes in, the same bytes out and the same
+/// verdicts, `incorrect data check` included. Anything else (gzip, a header zlib refuses, fewer
+/// than two bytes in the first input) is left to zlib whole.
 package final class ZlibInflater {
   fileprivate let stream: UnsafeMutablePointer<z_stream>
   private lazy var output = [UInt8](repeating: 0, count: 256 * 1024)
   /// True once the compressed stream has ended.
   package fileprivate(set) var finished = false
+
+  /// Who reads the zlib wrapper: not decided before the first input, zlib, or this class.
+  private enum Wrapper {
+    case undecided
+    case zlib
+    /// The body is inflated raw; `adler` covers the bytes made so far.
+    case raw(adler: UInt32)
+    /// The body has ended; `have` of the four trailer bytes (big-endian Adler-32) are read.
+    case trailer(adler: UInt32, expected: UInt32, have: Int)
+  }
+  private var wrapper = Wrapper.undecided
 
   /// - Parameter acceptsGzip: take a gzip header as well as a zlib one (XAR's `x-gzip` data is
   /// either); false: a zlib (RFC 1950) stream only.
@@ -126,37 +146,100 @@ package final class ZlibInflater {
     stream.deallocate()
   }
 
+  /// True for the two bytes of a zlib header that zlib accepts and that leave nothing else to
+  /// it: method 8 (deflate), a window of at most 32 KiB, the check bits right, no dictionary.
+  private static func isPlainZlibHeader(_ first: UInt8, _ second: UInt8) -> Bool {
+    first & 0x0F == 8 && first >> 4 <= 7 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0 && second & 0x20 == 0
+  }
+
+  /// One call of zlib's inflate over `input` into `output`: the status, input bytes used and
+  /// output bytes made, with the zlib wrapper read here when the stream is inflated raw. A
+  /// status of `Z_STREAM_END` comes only once the whole stream (its check included) is read.
+  private func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> (
+    status: Int32, used: Int, made: Int
+  ) {
+    var input = input
+    var skipped = 0
+    if case .undecided = wrapper {
+      if input.count >= 2, ZlibInflater.isPlainZlibHeader(input[0], input[1]), inflateReset2(stream, -15) == Z_OK {
+        wrapper = .raw(adler: 1)
+        input = UnsafeRawBufferPointer(rebasing: input[2...])
+        skipped = 2
+      } else {
+        wrapper = .zlib
+      }
+    }
+    if case .trailer = wrapper {
+      let (status, used) = readTrailer(input)
+      return (status, skipped + used, 0)
+    }
+    stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = uInt(input.count)
+    stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+    stream.pointee.avail_out = uInt(output.count)
+    var status = CZlib.inflate(stream, Z_NO_FLUSH)
+    var used = input.count - Int(stream.pointee.avail_in)
+    let made = output.count - Int(stream.pointee.avail_out)
+    guard case .raw(var adler) = wrapper else { return (status, skipped + used, made) }
+    if made > 0 { adler = UInt32(libdeflate_adler32(UInt32(adler), output.baseAddress, made)) }
+    wrapper = .raw(adler: adler)
+    if status == Z_STREAM_END {
+      wrapper = .trailer(adler: adler, expected: 0, have: 0)
+      let (trailerStatus, trailerUsed) = readTrailer(UnsafeRawBufferPointer(rebasing: input[used...]))
+      status = trailerStatus
+      used += trailerUsed
+    }
+    return (status, skipped + used, made)
+  }
+
+  /// Reads trailer bytes from `input`: `Z_STREAM_END` once all four are read and match,
+  /// `Z_DATA_ERROR` (zlib's `incorrect data check`) when they do not, `Z_OK` while some are to
+  /// come. Returns the bytes used.
+  private func readTrailer(_ input: UnsafeRawBufferPointer) -> (status: Int32, used: Int) {
+    guard case .trailer(let adler, var expected, var have) = wrapper else { return (Z_STREAM_ERROR, 0) }
+    var used = 0
+    while have < 4 && used < input.count {
+      expected = expected << 8 | UInt32(input[used])
+      have += 1
+      used += 1
+    }
+    wrapper = .trailer(adler: adler, expected: expected, have: have)
+    guard have == 4 else { return (input.isEmpty ? Z_BUF_ERROR : Z_OK, used) }
+    return (expected == adler ? Z_STREAM_END : Z_DATA_ERROR, used)
+  }
+
+  /// zlib's message for a failed step (this class's own for a check it made).
+  private func failure(_ status: Int32) -> ZlibError {
+    if case .trailer = wrapper, status == Z_DATA_ERROR { return ZlibError(message: "incorrect data check") }
+    return ZlibError(message: stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)")
+  }
+
   /// Decompresses `input`. Output goes to `sink`; returns how many input bytes were used (fewer
   /// than given only when the stream ended). Throws a message when the data is not valid.
   package func inflate(
     _ input: UnsafeRawBufferPointer, sink: (UnsafeRawBufferPointer) throws -> Void
   ) throws -> Int {
     guard !finished else { return 0 }
-    stream.pointee.next_in = UnsafeMutablePointer(
-      mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-    stream.pointee.avail_in = uInt(input.count)
+    var position = 0
     while true {
-      let (status, produced) = output.withUnsafeMutableBytes { out -> (Int32, Int) in
-        stream.pointee.next_out = out.baseAddress!.assumingMemoryBound(to: Bytef.self)
-        stream.pointee.avail_out = uInt(out.count)
-        let status = CZlib.inflate(stream, Z_NO_FLUSH)
-        return (status, out.count - Int(stream.pointee.avail_out))
+      let (status, used, produced) = output.withUnsafeMutableBytes { out in
+        step(UnsafeRawBufferPointer(rebasing: input[position...]), into: out)
       }
+      position += used
       if produced > 0 {
         try output.withUnsafeBytes { try sink(UnsafeRawBufferPointer(rebasing: $0[..<produced])) }
       }
       switch status {
       case Z_STREAM_END:
         finished = true
-        return input.count - Int(stream.pointee.avail_in)
+        return position
       case Z_OK:
-        if stream.pointee.avail_in == 0 && stream.pointee.avail_out != 0 { return input.count }
+        if position == input.count && produced < output.count { return input.count }
       case Z_BUF_ERROR:
         // No progress possible: all input used (or none given).
-        return input.count - Int(stream.pointee.avail_in)
+        return position
       default:
-        let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)"
-        throw ZlibError(message: message)
+        throw failure(status)
       }
     }
   }
@@ -169,18 +252,11 @@ extension ZlibInflater {
     used: Int, made: Int
   ) {
     guard !finished, output.count > 0 else { return (0, 0) }
-    stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
-    stream.pointee.avail_in = uInt(input.count)
-    stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
-    stream.pointee.avail_out = uInt(output.count)
-    let status = CZlib.inflate(stream, Z_NO_FLUSH)
-    let used = input.count - Int(stream.pointee.avail_in)
-    let made = output.count - Int(stream.pointee.avail_out)
+    let (status, used, made) = step(input, into: output)
     switch status {
     case Z_STREAM_END: finished = true
     case Z_OK, Z_BUF_ERROR: break
-    default:
-      throw ZlibError(message: stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)")
+    default: throw failure(status)
     }
     return (used, made)
   }

@@ -220,6 +220,63 @@ private final class XMLOf {
     #expect(validated.integrityFailed == ordinary.integrityFailed, "\(hostile.name)")
   }
 
+  /// The findings and entries of `path` read while its TOC is parsed, the caller decoding each
+  /// file itself until the TOC's end and the decode threads after it (what validate asks for
+  /// on two processors, forced here whatever the machine has); nil for a file the streaming
+  /// source does not read.
+  static func readDecodingOnTheCaller(_ path: String, name: String) throws -> InspectionResult? {
+    guard let source = PackageOpener.openStreaming(path) else { return nil }
+    source.prefetch = true
+    source.decodeThreads = 2
+    source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
+    source.decodeOnCallerWhileParsing = true
+    let inspector = PackageInspector(context: RuleContext(packageFileName: name))
+    inspector.recordEntries = true
+    return try inspector.run(source)
+  }
+
+  static func ordinary(_ path: String, name: String) throws -> InspectionResult {
+    let inspector = PackageInspector(context: RuleContext(packageFileName: name))
+    inspector.recordEntries = true
+    return try inspector.run(try PackageOpener.openForInspection(path))
+  }
+
+  @Test(arguments: HostilePackage.all)
+  func decodingOnTheCallerWhileParsingGivesTheOrdinaryVerdict(hostile: HostilePackage) throws {
+    let dir = try TemporaryDirectory()
+    let package = dir.appending(hostile.fileName)
+    try hostile.make(package)
+    guard let streamed = try Self.readDecodingOnTheCaller(package, name: hostile.fileName) else { return }
+    let ordinary = try Self.ordinary(package, name: hostile.fileName)
+    #expect(streamed.findings == ordinary.findings, "\(hostile.name)")
+    #expect(streamed.entries == ordinary.entries, "\(hostile.name)")
+    #expect(streamed.integrityFailed == ordinary.integrityFailed, "\(hostile.name)")
+  }
+
+  /// A TOC of 20,000 entries, parsed long after the first files are read, with damaged data in
+  /// a file near its start, or near its end: whichever thread decodes it, it is reported as the
+  /// ordinary reader reports it (the first damaged file ends the reading).
+  @Test(arguments: ["f3.txt", "f19990.txt"])
+  func aLargeTreeDecodedOnTheCallerThenByTheWorkers(damaged: String) throws {
+    let dir = try TemporaryDirectory()
+    var nodes = RuleExample.baseNodes
+    for i in 0..<20_000 { nodes.append(.file("Contents/d\(i % 50)/f\(i).txt", "file \(i) of the tree\n")) }
+    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    let path = dir.appending("many.pkg")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let reader = try XARReader(path: path)
+    let entry = try #require(reader.entries.first { $0.path.hasSuffix("/" + damaged) })
+    let data = try #require(entry.data)
+    bytes[Int(reader.header.heapStart + data.offset + data.length / 2)] ^= 0x55
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let streamed = try #require(try Self.readDecodingOnTheCaller(path, name: "many.pkg"))
+    let ordinary = try Self.ordinary(path, name: "many.pkg")
+    #expect(streamed.findings == ordinary.findings)
+    #expect(streamed.entries == ordinary.entries)
+    let integrity = ordinary.findings.filter { $0.ruleID == "archive-integrity" }
+    #expect(integrity.count == 1 && integrity.first?.path?.hasSuffix("/" + damaged) == true, "\(ordinary.findings)")
+  }
+
   /// A flat package is left to the ordinary reader before any entry reaches the rules: its TOC
   /// has no ContentInfo.plist at the root, so the streaming source is never made (it used to
   /// hand out the outer entries before the payload, and the rules ran on them twice). The

@@ -94,6 +94,12 @@ package protocol EntrySource: AnyObject {
   /// threads, when it has them (a plain XAR): for a caller with work of its own per file (unpack
   /// writes every file; validate only reads them, and gains nothing past a bound). Others ignore it.
   func decodeLargeFilesAhead(upTo size: UInt64)
+  /// Tells the source that the caller's own work per file is light (validate, which checks each
+  /// file; not unpack, which writes each one): where the index is still being parsed on a thread of its own and the processors
+  /// are too few for the parser, the caller and decode threads at once, the caller then decodes
+  /// each file itself until the index is whole, and the decode threads start after. Others
+  /// ignore it.
+  func callerWorkIsLight()
   /// `ContentInfo.plist`'s bytes (at most `limit`) straight from the package's index, without
   /// reading the other entries; nil when this source has no such index, and the caller reads
   /// the entries instead. `.some(nil)`: the index has no plist at the root.
@@ -129,6 +135,7 @@ extension EntrySource {
   package var isUnreadable: Bool { false }
   package var isContentProject: Bool { false }
   package func decodeLargeFilesAhead(upTo size: UInt64) {}
+  package func callerWorkIsLight() {}
   package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? { nil }
   package var checksumStyle: String { "none" }
   package var tableOfContentsReader: XARReader? { nil }

@@ -82,6 +82,7 @@ public enum Validation {
       throw OperationError.wrap(error)
     }
     source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
+    source.callerWorkIsLight()
     return try inspector(for: source).run(source)
   }
 

@@ -26,19 +26,33 @@ package struct TOCNameScan {
   }
 
   private let name: [UInt8]
-  /// Bytes not yet judged (a pattern or a `<name>` element may straddle two pieces).
+  /// Bytes not yet judged: the declaration while it is incomplete, then the last few bytes of
+  /// a piece, which could begin a pattern that the next piece ends.
   private var pending: [UInt8] = []
   private var sawDeclaration = false
   private var decided: Verdict?
-  /// The most bytes held back for one unfinished `<name>` element; past it, "may".
-  private static let maxHeld = 64 * 1024
+  /// Inside a `<name>` element (its text read so far, up to its `</name>`), and where its text
+  /// started, counted from the document's first byte.
+  private var inName = false
+  private var nameStart = 0
+  /// The document's bytes before `pending`.
+  private var passed = 0
+  /// The longest text of one `<name>` element judged; past it, "may".
+  private static let maxNameText = 64 * 1024
+  /// The bytes at which a pattern can start (`&`, `<`, `b` and the name's first byte).
+  private let starts: [Bool]
 
-  private static let forbidden: [[UInt8]] = ["&#", "<!", "<?", "base64"].map { Array($0.utf8) }
+  private static let base64 = Array("base64".utf8)
   private static let nameOpen = Array("<name".utf8)
   private static let nameClose = Array("</name>".utf8)
 
   package init(name: String) {
     self.name = Array(name.utf8)
+    var starts = [Bool](repeating: false, count: 256)
+    for byte in [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: "b")] + self.name.prefix(1) {
+      starts[Int(byte)] = true
+    }
+    self.starts = starts
   }
 
   /// Judges the next bytes of the document; nil while no answer is certain yet.
@@ -63,59 +77,106 @@ package struct TOCNameScan {
       sawDeclaration = true
       start = end
     }
-    // Every pattern whole in the bytes is looked for; the last bytes, which could begin one
-    // that the next piece ends, are looked at again with it.
-    let longest = max(name.count, Self.forbidden.map(\.count).max()!, Self.nameClose.count)
-    let limit = final ? pending.count : max(start, pending.count - (longest - 1))
-    var keepFrom = limit
-    let verdict: Verdict? = pending.withUnsafeBytes { bytes in
-      for pattern in Self.forbidden + [name] where ByteSearch.first(pattern, in: bytes, from: start) != nil {
-        return .may
-      }
-      // Each `<name` element: text alone up to its `</name>`.
-      var at = start
-      while let open = ByteSearch.first(Self.nameOpen, in: bytes, from: at) {
-        let after = open + Self.nameOpen.count
-        guard after < bytes.count else {
-          if final { return .may }
-          keepFrom = open
-          return nil
-        }
-        let next = bytes[after]
-        if Self.isNameCharacter(next) {
-          at = after  // a longer element name (`<names>`)
-          continue
-        }
-        guard next == UInt8(ascii: ">") else { return .may }  // attributes, or an empty element
-        guard let close = ByteSearch.first([UInt8(ascii: "<")], in: bytes, from: after + 1),
-          close + Self.nameClose.count <= bytes.count
-        else {
-          if final { return .may }
-          keepFrom = open
-          return nil
-        }
-        guard bytes[close..<(close + Self.nameClose.count)].elementsEqual(Self.nameClose) else { return .may }
-        at = close + Self.nameClose.count
-      }
-      return nil
-    }
+    // One pass over the bytes, stopping only at those a pattern can start with. A position
+    // is judged once the longest pattern from it could be whole; the bytes from the first
+    // position not judged wait for the next piece.
+    let lookahead = max(name.count, Self.nameClose.count)
+    let (verdict, judged) = pending.withUnsafeBytes { scan($0, from: start, final: final, lookahead: lookahead) }
     if let verdict {
       decided = verdict
       pending = []
       return
     }
     if final {
-      decided = .cannot
+      decided = inName ? .may : .cannot  // a `<name>` cut by the document's end
       pending = []
       return
     }
-    keepFrom = min(keepFrom, limit)
-    guard pending.count - keepFrom <= Self.maxHeld else {
-      decided = .may
-      pending = []
-      return
+    passed += judged
+    pending.removeFirst(judged)
+  }
+
+  /// Scans `bytes` from `start`; "may" as soon as a pattern is found, else nil and how far the
+  /// bytes were judged.
+  private mutating func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, final: Bool, lookahead: Int) -> (
+    Verdict?, Int
+  ) {
+    let count = bytes.count
+    guard count > start, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return (nil, start) }
+    let end = final ? count : count - (lookahead - 1)
+    let name = self.name
+    let first = name.first
+    func matches(_ pattern: [UInt8], at p: Int) -> Bool {
+      guard p + pattern.count <= count else { return false }
+      for k in 0..<pattern.count where base[p + k] != pattern[k] { return false }
+      return true
     }
-    pending.removeFirst(keepFrom)
+    func byte(_ p: Int) -> UInt8? { p < count ? base[p] : nil }
+    var inName = self.inName
+    var nameStart = self.nameStart
+    let passed = self.passed
+    defer {
+      self.inName = inName
+      self.nameStart = nameStart
+    }
+    var i = start
+    let (base64, nameOpen, nameClose, maxNameText) = (Self.base64, Self.nameOpen, Self.nameClose, Self.maxNameText)
+    let lt = SIMD16<UInt8>(repeating: UInt8(ascii: "<"))
+    let amp = SIMD16<UInt8>(repeating: UInt8(ascii: "&"))
+    let bee = SIMD16<UInt8>(repeating: UInt8(ascii: "b"))
+    let firstVector = SIMD16<UInt8>(repeating: first ?? UInt8(ascii: "<"))
+    return starts.withUnsafeBufferPointer { starts in
+      while i < end {
+        // 16 bytes at a time up to the next one a pattern can start with.
+        if i &+ 16 <= end {
+          let v = UnsafeRawPointer(base + i).loadUnaligned(as: SIMD16<UInt8>.self)
+          let hit = (v .== lt) .| (v .== amp) .| (v .== bee) .| (v .== firstVector)
+          let lanes = unsafeBitCast(hit, to: SIMD2<UInt64>.self)
+          if lanes[0] != 0 {
+            i &+= lanes[0].trailingZeroBitCount >> 3
+          } else if lanes[1] != 0 {
+            i &+= 8 &+ lanes[1].trailingZeroBitCount >> 3
+          } else {
+            i &+= 16
+            continue
+          }
+        }
+        let b = base[i]
+        if !starts[Int(b)] {
+          i &+= 1
+          continue
+        }
+        if b == UInt8(ascii: "&") && byte(i + 1) == UInt8(ascii: "#") { return (.may, i) }
+        if b == UInt8(ascii: "b") && matches(base64, at: i) { return (.may, i) }
+        if b == first && matches(name, at: i) { return (.may, i) }
+        if b == UInt8(ascii: "<") {
+          let next = byte(i + 1)
+          if next == UInt8(ascii: "!") || next == UInt8(ascii: "?") { return (.may, i) }
+          if inName {
+            // The element's text ends here: only its end tag may follow (a child element,
+            // skipped, would join the text around it).
+            guard matches(nameClose, at: i), passed + i - nameStart <= maxNameText else { return (.may, i) }
+            inName = false
+            i += nameClose.count
+            continue
+          }
+          if matches(nameOpen, at: i) {
+            guard let after = byte(i + nameOpen.count) else { return (.may, i) }  // cut off
+            if !Self.isNameCharacter(after) {
+              guard after == UInt8(ascii: ">") else { return (.may, i) }  // attributes, or an empty element
+              inName = true
+              nameStart = passed + i + nameOpen.count + 1
+              i += nameOpen.count + 1
+              continue
+            }
+            // A longer element name (`<names>`).
+          }
+        }
+        i += 1
+      }
+      if inName && passed + i - nameStart > maxNameText { return (.may, i) }
+      return (nil, max(start, min(i, count)))
+    }
   }
 
   /// Where the XML declaration ends, once it is whole; sets "may" for a document that does not
