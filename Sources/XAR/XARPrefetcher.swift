@@ -181,7 +181,7 @@ package final class XARPrefetcher: Sendable {
 
   private func work() {
     let window = ReadWindow()
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    var chunk = [UInt8](repeating: 0, count: XARDataReader.deliveryLimit)
     while let (first, range, parts, entries) = claim() {
       if let parts {
         decodeInParts(range.lowerBound, of: entries, first: first, parts: parts, window: window)

@@ -427,8 +427,18 @@ package final class XARDataReader: ByteSource {
       data?.encoding == XAREncoding.none && data?.archivedChecksum?.algorithm == data?.extractedChecksum?.algorithm
   }
 
+  /// The most bytes one ``read(into:)`` delivers, whatever room it is given. Bytes decoded by a
+  /// call that then fails (a damaged check at a stream's end) are not delivered; with every
+  /// reader held to the same step, what a file delivers before its failure, and so what the
+  /// rules see of its first bytes, is the same whoever reads it: a decode thread (64 KiB at a
+  /// time) or the caller itself (256 KiB buffers), for any `--jobs`.
+  package static let deliveryLimit = 64 * 1024
+
   package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
     if let failed { throw failed }
+    let buffer =
+      buffer.count > XARDataReader.deliveryLimit
+      ? UnsafeMutableRawBufferPointer(rebasing: buffer[..<XARDataReader.deliveryLimit]) : buffer
     do {
       return try readChecked(into: buffer)
     } catch {

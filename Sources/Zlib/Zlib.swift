@@ -148,7 +148,7 @@ package final class ZlibInflater {
 
   /// True for the two bytes of a zlib header that zlib accepts and that leave nothing else to
   /// it: method 8 (deflate), a window of at most 32 KiB, the check bits right, no dictionary.
-  private static func isPlainZlibHeader(_ first: UInt8, _ second: UInt8) -> Bool {
+  package static func isPlainZlibHeader(_ first: UInt8, _ second: UInt8) -> Bool {
     first & 0x0F == 8 && first >> 4 <= 7 && (UInt16(first) << 8 | UInt16(second)) % 31 == 0 && second & 0x20 == 0
   }
 

@@ -277,6 +277,42 @@ private final class XMLOf {
     #expect(integrity.count == 1 && integrity.first?.path?.hasSuffix("/" + damaged) == true, "\(ordinary.findings)")
   }
 
+  /// A damaged file read by a decode thread or by the caller itself (with `--jobs 1`, or while a
+  /// TOC is parsed on two processors) gives the same findings: the bytes it delivers before its
+  /// failure, which the head rules judge, do not depend on who reads it. A Mach-O head over
+  /// 64 KiB of text, its zlib check or its body damaged: the caller, reading 256 KiB at a time,
+  /// used to get nothing before the failure and the decode thread its first 64 KiB, so only one
+  /// of them reported the executable.
+  @Test(arguments: [(100_000, "check"), (300_000, "check"), (100_000, "body"), (40_000, "check")])
+  func aDamagedFileGivesTheSameFindingsWhoeverDecodesIt(size: Int, damage: String) throws {
+    let dir = try TemporaryDirectory()
+    let head: [UInt8] = [0xCF, 0xFA, 0xED, 0xFE, 0x07, 0x00, 0x00, 0x01] + [UInt8](repeating: 0, count: 24)
+    let text = Array(String(repeating: "some text ", count: size / 10).utf8)
+    let nodes = RuleExample.baseNodes + [.file("Contents/tool.png", bytes: head + text)]
+    var bytes = ExamplePackages.xarBytes(nodes, compress: true)
+    let path = dir.appending("damaged.pkg")
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let reader = try XARReader(path: path)
+    let data = try #require(reader.entries.first { $0.path == "Contents/tool.png" }?.data)
+    let at = reader.header.heapStart + data.offset + (damage == "check" ? data.length - 1 : data.length * 3 / 4)
+    bytes[Int(at)] ^= 0x5A
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+    func findings(prefetch: Bool) throws -> [Finding] {
+      let source = try #require(try PackageOpener.openForInspection(path) as? XARPackageSource)
+      source.prefetch = prefetch
+      source.decodeThreads = 2
+      source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
+      return try PackageInspector(context: RuleContext(packageFileName: "damaged.pkg")).run(source).findings
+    }
+    let byWorkers = try findings(prefetch: true)
+    #expect(byWorkers.contains { $0.ruleID == "archive-integrity" }, "\(byWorkers)")
+    #expect(try findings(prefetch: false) == byWorkers)
+    #expect(try #require(try Self.readDecodingOnTheCaller(path, name: "damaged.pkg")).findings == byWorkers)
+    // What the head rules saw: the executable, where more than 64 KiB came before the failure.
+    #expect(byWorkers.contains { $0.ruleID == "no-executable" } == (size > 64 << 10), "\(byWorkers)")
+  }
+
   /// A flat package is left to the ordinary reader before any entry reaches the rules: its TOC
   /// has no ContentInfo.plist at the root, so the streaming source is never made (it used to
   /// hand out the outer entries before the payload, and the rules ran on them twice). The

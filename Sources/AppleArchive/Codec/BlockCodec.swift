@@ -41,14 +41,8 @@ enum BlockCodec {
 
   // MARK: zlib
 
-  /// True when the two bytes are a zlib (RFC 1950) header: DEFLATE, a window up to 32 KiB, no
-  /// preset dictionary, and the check bits right.
-  static func isZlibHeader(_ cmf: UInt8, _ flg: UInt8) -> Bool {
-    cmf & 0x0F == 8 && cmf >> 4 <= 7 && flg & 0x20 == 0 && (UInt16(cmf) << 8 | UInt16(flg)) % 31 == 0
-  }
-
   private static func inflate(_ input: [UInt8], rawSize: Int, block: Int) throws(AppleArchiveError) -> [UInt8] {
-    guard input.count >= 2, isZlibHeader(input[0], input[1]) else {
+    guard input.count >= 2, ZlibInflater.isPlainZlibHeader(input[0], input[1]) else {
       throw AppleArchiveError(.notZlibStream(block: block, found: Array(input.prefix(2))))
     }
     let inflater = ZlibInflater(acceptsGzip: false)

@@ -166,8 +166,9 @@ final class PrefetchedData: EntryData {
 
 /// A plain XAR package read while its TOC is still being parsed (``XARStreamingReader``): the
 /// entries come as the parser hands them out, their data decoded ahead by the same workers as
-/// ``XARPackageSource``'s, so the rules and the sink start on the first entries while the
-/// parser reads the rest.
+/// ``XARPackageSource``'s (on two processors, for a caller whose work per file is light, only
+/// once the TOC is whole: ``callerWorkIsLight()``), so the rules and the sink start on the first
+/// entries while the parser reads the rest.
 ///
 /// It is the one way a plain XAR is read for the rules (validate, unpack, install, info, diff):
 /// every entry reaches the rules once, and the checks on the whole TOC settle the verdict at the
