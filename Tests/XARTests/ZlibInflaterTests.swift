@@ -1,4 +1,5 @@
 import CZlib
+import TestSupport
 import Testing
 import Zlib
 
@@ -215,18 +216,5 @@ import Zlib
     stream[stream.count - 1] ^= 0xFF
     #expect(Self.stepped(stream, piece: 1 << 16, room: 1 << 16).error == "incorrect data check")
     #expect(Self.reference(stream).error == "incorrect data check")
-  }
-}
-
-/// A small deterministic generator (SplitMix64), so the damaged streams are the same each run.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
