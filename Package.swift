@@ -7,26 +7,23 @@ import PackageDescription
 let fuzzing = Context.environment["PKGTOOL_FUZZING"] != nil
 let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
 let fuzzerLinked: [LinkerSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
+// PKGTOOL_CORE_ONLY leaves the server out of the manifest: its targets, its tests and the packages
+// only it needs (Hummingbird, SwiftNIO, swift-certificates, ...) are then neither resolved nor
+// built. scripts/demo.sh builds that way, and scripts/test.sh tests the core that way first.
+// The core never depends on the server, so the two manifests agree on every core target.
+let coreOnly = Context.environment["PKGTOOL_CORE_ONLY"] != nil
 
 let package = Package(
   name: "pkgtool",
   platforms: [.macOS(.v13)],
   products: [
+    // The core: the command every content pipeline runs, and the library an app or tool links.
     .executable(name: "pkgtool", targets: ["pkgtool"]),
     .library(name: "HostedContent", targets: ["HostedContent"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
-    // Purchase proof (HostedContent/Trust): X.509 chains, as Apple's own server library checks them.
-    .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
-    .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
-    // `pkgtool serve` (ContentServer only): the HTTP server, its lifecycle and its log.
-    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
-    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-    .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
-    .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
   ],
   targets: [
     // C libraries, through pkg-config. Only a module map and a shim header each.
@@ -78,32 +75,16 @@ let package = Package(
       name: "HostedContent",
       dependencies: [
         "SystemIO", "ArchiveIO", "Zlib", "XAR", "AppleArchive", .product(name: "Crypto", package: "swift-crypto"),
-        .product(name: "X509", package: "swift-certificates"),
-        .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
       swiftSettings: instrumented,
       plugins: ["RuleRegistry"]),
     .plugin(name: "RuleRegistry", capability: .buildTool(), dependencies: ["RuleRegistryGenerator"]),
     .executableTarget(name: "RuleRegistryGenerator", path: "Plugins/RuleRegistryGenerator"),
-    // `pkgtool serve`: the purchase gate over HTTP. The only target that depends on a server
-    // library (Hummingbird, SwiftNIO), so HostedContent stays light.
-    .target(
-      name: "ContentServer",
-      dependencies: [
-        "HostedContent", "SystemIO",
-        .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdCore", package: "hummingbird"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOPosix", package: "swift-nio"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
-      ]),
     // Commands: parse, call HostedContent, print, exit.
     .target(
       name: "PkgToolCLI",
       dependencies: [
-        "HostedContent", "SystemIO", "ContentServer",
+        "HostedContent", "SystemIO",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
@@ -144,15 +125,64 @@ let package = Package(
       name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
       exclude: ["Golden", "Schemas"]),
     .testTarget(
-      name: "ContentServerTests",
-      dependencies: [
-        "SystemIO", "HostedContent", "ContentServer", "TestSupport",
-        .product(name: "X509", package: "swift-certificates"),
-        .product(name: "SwiftASN1", package: "swift-asn1"),
-        .product(name: "Crypto", package: "swift-crypto"),
-      ]),
-    .testTarget(
       name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
   ],
   swiftLanguageModes: [.v6]
 )
+
+// The server: `pkgtool serve` runs `pkgtool-serve`, installed beside `pkgtool` (as git runs
+// git-NAME). Only these targets depend on HTTP, X.509 or server packages.
+if !coreOnly {
+  package.products.append(.executable(name: "pkgtool-serve", targets: ["pkgtool-serve"]))
+  package.dependencies += [
+    // Purchase proof: X.509 chains, as Apple's own server library checks them.
+    .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+    .package(url: "https://github.com/apple/swift-asn1", from: "1.1.0"),
+    // The HTTP server, its lifecycle and its log.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+    .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+  ]
+  package.targets += [
+    // The proof a purchase brings: a StoreKit 2 signed transaction (JWS) and its X.509 chain.
+    .target(
+      name: "PurchaseProof",
+      dependencies: [
+        "HostedContent", "SystemIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+      ]),
+    // The gate over HTTP: the catalog's packages, signed URLs, the download check.
+    .target(
+      name: "ContentServer",
+      dependencies: [
+        "HostedContent", "PurchaseProof", "SystemIO", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdCore", package: "hummingbird"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "HTTPTypes", package: "swift-http-types"),
+      ]),
+    // The `serve` command: parse, start the gate, exit as every pkgtool command does.
+    .target(
+      name: "ServeCLI",
+      dependencies: [
+        "PkgToolCLI", "HostedContent", "PurchaseProof", "ContentServer",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .executableTarget(name: "pkgtool-serve", dependencies: ["ServeCLI"]),
+    .testTarget(
+      name: "ContentServerTests",
+      dependencies: [
+        "SystemIO", "HostedContent", "PurchaseProof", "ContentServer", "TestSupport",
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+        .product(name: "Crypto", package: "swift-crypto"),
+      ]),
+  ]
+}

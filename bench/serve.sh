@@ -35,9 +35,11 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt-get install -y
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 if [ "$debug" = 1 ]; then
   swift build --scratch-path "$scratch" --product pkgtool >/dev/null
+  swift build --scratch-path "$scratch" --product pkgtool-serve >/dev/null
   pkgtool=$(swift build --scratch-path "$scratch" --show-bin-path)/pkgtool
 else
   swift build "${release_flags[@]}" --scratch-path "$scratch" --product pkgtool >/dev/null
+  swift build "${release_flags[@]}" --scratch-path "$scratch" --product pkgtool-serve >/dev/null
   pkgtool=$(swift build "${release_flags[@]}" --scratch-path "$scratch" --show-bin-path)/pkgtool
 fi
 

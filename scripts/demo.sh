@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bootstrap.sh
 sample="${1:-level-pack}"
+# The packaging tool alone: the server's packages (pkgtool serve) are neither fetched nor built.
+export PKGTOOL_CORE_ONLY=1
 swift build "${release_flags[@]}" --product pkgtool >&2
 pkgtool="$(swift build "${release_flags[@]}" --show-bin-path)/pkgtool"
 work="$(mktemp -d)"

@@ -17,6 +17,8 @@ python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
 # Package.swift instrument the project's targets and link libFuzzer into the fuzz targets, in a
 # build folder of their own, so the normal build is untouched.
 export PKGTOOL_FUZZING=1
+# The fuzz targets read packages; the server's packages are left out of the manifest.
+export PKGTOOL_CORE_ONLY=1
 flags=(--scratch-path .build-fuzz -c debug)
 for target in FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive; do
   swift build "${flags[@]}" --product "$target" >&2

@@ -2,7 +2,7 @@
 # Tests the release archive where no Swift is installed: a minimal Debian root made with
 # mmdebstrap (this machine's suite, variant apt, plus only the packages INSTALL names), the
 # archive unpacked into its /usr/local as INSTALL says, and there:
-#   - ldd resolves every library of bin/pkgtool, and no Swift runtime is anywhere in the root;
+#   - ldd resolves every library of bin/pkgtool and bin/pkgtool-serve, and no Swift runtime is anywhere in the root;
 #   - pkgtool --version, build, validate (a valid package: 0; a package with a script: 1;
 #     a missing file: 2) and unpack give the exit codes and output expected;
 #   - the completions parse (bash -n), the man page is there.
@@ -74,7 +74,7 @@ with tarfile.open(path) as tar:
     members = tar.getmembers()
 names = [m.name for m in members]
 files = {m.name[len(name) + 1:] for m in members if m.isfile()}
-want = {"INSTALL", "bin/pkgtool", "share/man/man1/pkgtool.1",
+want = {"INSTALL", "bin/pkgtool", "bin/pkgtool-serve", "share/man/man1/pkgtool.1", "share/man/man1/pkgtool-serve.1",
         "share/bash-completion/completions/pkgtool", "share/zsh/site-functions/_pkgtool",
         "share/fish/vendor_completions.d/pkgtool.fish"}
 assert files == want, f"files {sorted(files)} != {sorted(want)}"
@@ -115,7 +115,8 @@ else
   echo "$suite $packages" > "$root/.pkgtool-release-test"
   timing "mmdebstrap $suite (variant apt + $packages)" "$t"
 fi
-rm -rf "$root/usr/local/bin/pkgtool" "$root/usr/local/share/man/man1/pkgtool.1" "$root/work"
+rm -rf "$root/usr/local/bin/pkgtool" "$root/usr/local/bin/pkgtool-serve" "$root/usr/local/share/man/man1/pkgtool.1" \
+  "$root/usr/local/share/man/man1/pkgtool-serve.1" "$root/work"
 mount -t proc proc "$root/proc"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 
@@ -133,7 +134,7 @@ in_root sh -c "cd /tmp && $install_line" || fail "INSTALL's line failed: $instal
   && [ ! -e "$root/usr/local/INSTALL" ] || fail "INSTALL's line did not install bin/ and share/ alone"
 pass "installed with: $install_line"
 
-out="$(in_root ldd /usr/local/bin/pkgtool)" || fail "ldd in the root"
+out="$(in_root ldd /usr/local/bin/pkgtool /usr/local/bin/pkgtool-serve)" || fail "ldd in the root"
 echo "$out" | grep -q 'not found' && fail "ldd: $(echo "$out" | grep 'not found')"
 echo "$out" | grep -qi swift && fail "ldd names a Swift library: $out"
 pass "ldd resolves all $(echo "$out" | grep -c '=>') libraries in the root"
@@ -149,6 +150,8 @@ expect() {  # expect CODE DESCRIPTION COMMAND…: runs in the root, checks the e
 version="$(in_root pkgtool --version)"
 [ "$name" = "pkgtool-$version-linux-$(uname -m)" ] || fail "--version says '$version' for $name"
 pass "pkgtool --version: $version"
+in_root pkgtool serve --help | grep -q -- '--root-certificate' || fail "pkgtool serve --help does not run pkgtool-serve"
+pass "pkgtool serve runs pkgtool-serve"
 
 mkdir -p "$root/work"
 cp -R samples/book-chapter1 "$root/work/book"

@@ -2,7 +2,9 @@
 # Makes the release archive: dist/pkgtool-VERSION-linux-ARCH.tar.gz, installable without a Swift
 # toolchain. It holds one folder, pkgtool-VERSION-linux-ARCH/, laid out as a PREFIX:
 #   bin/pkgtool                                (release build, Swift runtime and Foundation linked in, stripped)
+#   bin/pkgtool-serve                          (the server `pkgtool serve` runs; the same build)
 #   share/man/man1/pkgtool.1                   (with EXIT STATUS and ENVIRONMENT)
+#   share/man/man1/pkgtool-serve.1
 #   share/bash-completion/completions/pkgtool, share/zsh/site-functions/_pkgtool,
 #   share/fish/vendor_completions.d/pkgtool.fish
 #   INSTALL                                    (how to install it; the Debian packages it needs)
@@ -34,13 +36,14 @@ version="$("$binary" --version)"
 arch="$(uname -m)"
 name="pkgtool-$version-linux-$arch"
 
-# The Debian packages that hold the libraries the binary links against directly.
+# The Debian packages that hold the libraries the binaries link against directly.
 packages=()
-for library in $(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+for library in $(for b in "$binary" "$stage/bin/pkgtool-serve"; do readelf -d "$b"; done \
+    | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
   case "$library" in libswift* | libFoundation* | lib_Foundation* | libdispatch* | libBlocksRuntime*)
     echo "release: the binary needs the Swift runtime ($library): build it with --static-swift-stdlib" >&2; exit 2 ;;
   esac
-  path="$(ldd "$binary" | awk -v l="$library" '$1 == l { print $3 } $1 ~ /^\// && substr($1, length($1) - length(l)) == "/" l { print $1 }')"
+  path="$(ldd "$binary" "$stage/bin/pkgtool-serve" | awk -v l="$library" '$1 == l { print $3 } $1 ~ /^\// && substr($1, length($1) - length(l)) == "/" l { print $1 }' | head -1)"
   [ -n "$path" ] && [ -e "$path" ] || { echo "release: $library is not found on this machine" >&2; exit 2; }
   package=""
   for candidate in "$path" "$(readlink -f "$path")" "${path#/usr}" "/usr${path#/usr}"; do
@@ -58,7 +61,7 @@ root="$work/$name"
 mkdir -p "$root"
 cp -a "$stage/." "$root/"
 # Symbols stripped: 92 MB -> 62 MB (the Swift runtime's metadata is in sections strip keeps).
-strip "$root/bin/pkgtool"
+strip "$root/bin/pkgtool" "$root/bin/pkgtool-serve"
 cat > "$root/INSTALL" <<EOF
 pkgtool $version for Linux ($arch)
 
@@ -66,7 +69,8 @@ Needs glibc $needs_glibc or later (built on ${PRETTY_NAME}) and these packages:
 
   Debian / Ubuntu:  apt-get install ${packages[*]}
 
-No Swift toolchain is needed: the Swift runtime is linked into bin/pkgtool.
+No Swift toolchain is needed: the Swift runtime is linked into bin/pkgtool and bin/pkgtool-serve
+(the server that 'pkgtool serve' runs; keep the two side by side).
 unpack and install of an http(s):// URL also need the curl command (apt-get install curl).
 
 Install (the folders are a PREFIX: bin/, share/man/, share/bash-completion/, share/zsh/, share/fish/):

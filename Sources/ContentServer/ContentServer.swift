@@ -6,6 +6,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
+import PurchaseProof
 import ServiceLifecycle
 
 /// `pkgtool serve`: the purchase gate and the package bytes over HTTP/1.1, with Hummingbird 2.

@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import PurchaseProof
 
 /// The purchase gate without HTTP: a download request in, a signed URL or a refusal out. The
 /// server answers with what this decides; another server (or a test) can call it directly.

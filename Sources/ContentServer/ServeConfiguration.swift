@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import PurchaseProof
 
 /// Everything `pkgtool serve` is started with: the options of the command, and the limits that
 /// bound what one client can take.

@@ -30,7 +30,7 @@ public struct PkgToolCommand: ParsableCommand {
     subcommands: [
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
       BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self, KeygenCommand.self,
-      PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeCommand.self,
+      PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeLauncherCommand.self,
     ])
 
   public init() {}
@@ -41,6 +41,13 @@ public enum PkgToolMain {
   public static func main(_ arguments: [String]? = nil) -> Never {
     signal(SIGPIPE, SIG_IGN)
     let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+    // `serve` is a program of its own (the server's packages stay out of this one).
+    if given.first == ServeLauncherCommand.name {
+      ServeLauncherCommand.replaceProcess(arguments: Array(given.dropFirst()))
+    }
+    if given.count >= 2, given[0] == "help", given[1] == ServeLauncherCommand.name {
+      ServeLauncherCommand.replaceProcess(arguments: ["--help"])
+    }
     if let first = given.first, !first.hasPrefix("-"), first != "help" {
       let names = PkgToolCommand.configuration.subcommands.map { $0._commandName }
       if !names.contains(first) {
@@ -53,11 +60,18 @@ public enum PkgToolMain {
         exit(2)
       }
     }
+    run(PkgToolCommand.self, given, usage: "Run 'pkgtool --help' or 'pkgtool <command> --help' for usage.")
+  }
+
+  /// Parses `arguments` as `Root`'s, runs the command and exits as every pkgtool command does:
+  /// 0 success, 1 as the command says, 2 with one line `pkgtool: error: …` on stderr (the line
+  /// `usage` follows an argument error). Ctrl-C removes what the run registered.
+  package static func run<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [String], usage: String) -> Never {
     let command: ParsableCommand
     do {
-      command = try PkgToolCommand.parseAsRoot(arguments)
+      command = try Root.parseAsRoot(arguments)
     } catch {
-      exitForParseError(error)
+      exitForParseError(error, root, usage: usage)
     }
     InterruptHandling.install()
     do {
@@ -71,12 +85,12 @@ public enum PkgToolMain {
     } catch let error as SystemError {
       fail(error.description)
     } catch {
-      exitForParseError(error)
+      exitForParseError(error, root, usage: usage)
     }
   }
 
   /// One line on stderr: `pkgtool: error: …`; exit 2.
-  static func fail(_ message: String) -> Never {
+  package static func fail(_ message: String) -> Never {
     if Interruption.isInterrupted { Interruption.endUnlessInterrupted(2) }
     Terminal.standardError("pkgtool: error: \(message)\n")
     // Ends past every `defer`: the temporaries this run registered go first.
@@ -85,16 +99,18 @@ public enum PkgToolMain {
   }
 
   /// Help and version go to stdout with exit 0; argument errors are one line on stderr and exit 2.
-  private static func exitForParseError(_ error: Error) -> Never {
-    let code = PkgToolCommand.exitCode(for: error)
+  private static func exitForParseError<Root: ParsableCommand>(_ error: Error, _ root: Root.Type, usage: String)
+    -> Never
+  {
+    let code = Root.exitCode(for: error)
     if code == .success {
-      PkgToolCommand.exit(withError: error)  // --help, --version: stdout, exit 0
+      Root.exit(withError: error)  // --help, --version: stdout, exit 0
     }
-    var message = PkgToolCommand.message(for: error)
+    var message = Root.message(for: error)
     if message.hasPrefix("Error: ") { message.removeFirst(7) }
     if let first = message.first { message = first.lowercased() + message.dropFirst() }
     Terminal.standardError("pkgtool: error: \(message)\n")
-    Terminal.standardError("Run 'pkgtool --help' or 'pkgtool <command> --help' for usage.\n")
+    Terminal.standardError(usage + "\n")
     exit(2)
   }
 }

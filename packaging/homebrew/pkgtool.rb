@@ -24,7 +24,9 @@ class Pkgtool < Formula
     ENV.prepend_path "PKG_CONFIG_PATH", Formula["libxml2"].opt_lib/"pkgconfig"
     ENV.prepend_path "PKG_CONFIG_PATH", Formula["libdeflate"].opt_lib/"pkgconfig"
     system "swift", "build", "--disable-sandbox", "-c", "release", "--product", "pkgtool"
-    bin.install ".build/release/pkgtool"
+    system "swift", "build", "--disable-sandbox", "-c", "release", "--product", "pkgtool-serve"
+    # pkgtool serve runs pkgtool-serve from beside pkgtool.
+    bin.install ".build/release/pkgtool", ".build/release/pkgtool-serve"
 
     # The man page as scripts/install.sh makes it: generate-manual's page with EXIT STATUS and
     # ENVIRONMENT from docs/man-sections.mdoc.
@@ -33,6 +35,9 @@ class Pkgtool < Formula
     generated = Dir[".build/plugins/GenerateManual/outputs/**/pkgtool.1"].first
     (buildpath/"pkgtool.1").write Utils.safe_popen_read("scripts/man-page.sh", generated)
     man1.install "pkgtool.1"
+    serve_page = Dir[".build/plugins/GenerateManual/outputs/**/pkgtool serve.1"].first
+    (buildpath/"pkgtool-serve.1").write Utils.safe_popen_read("scripts/man-page.sh", serve_page)
+    man1.install "pkgtool-serve.1"
 
     generate_completions_from_executable(bin/"pkgtool", "--generate-completion-script",
                                          shells: [:bash, :zsh, :fish])

@@ -9,10 +9,10 @@ import SystemIO
 #endif
 
 /// Output helpers: unbuffered stderr, and a progress line when stderr is a terminal.
-enum Terminal {
+package enum Terminal {
   /// `text` on stderr, control characters other than newline and tab escaped: every message
   /// may quote a name or a link target from a hostile package.
-  static func standardError(_ text: String) {
+  package static func standardError(_ text: String) {
     rawStandardError(terminalSafe(text))
   }
 
@@ -27,7 +27,7 @@ enum Terminal {
   /// command quietly with ``closedPipeStatus``; any other failure to write (a full disk,
   /// `> /dev/full`) is an error: one line on stderr, exit 2, never a report that silently
   /// went nowhere.
-  static func standardOutput(_ text: String) {
+  package static func standardOutput(_ text: String) {
     var text = terminalSafe(text)
     text.withUTF8 { bytes in
       do { try standardOutputBytes(UnsafeRawBufferPointer(bytes)) } catch {

@@ -3,10 +3,21 @@ import ContentServer
 import Foundation
 import HostedContent
 import Logging
+import PkgToolCLI
+import PurchaseProof
+
+/// `pkgtool-serve`, which `pkgtool serve` runs: parses the server's options and exits as every
+/// pkgtool command does.
+public enum ServeMain {
+  public static func main() -> Never {
+    PkgToolMain.run(
+      ServeCommand.self, Array(CommandLine.arguments.dropFirst()), usage: "Run 'pkgtool serve --help' for usage.")
+  }
+}
 
 struct ServeCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "serve",
+    commandName: "pkgtool serve",
     abstract: "Serve a catalog's packages to apps that prove the purchase (the App Store's hosting, self-hosted).",
     discussion: """
       GET /catalog.json serves the signed catalog as published. POST /v1/downloads takes \
@@ -34,7 +45,8 @@ struct ServeCommand: ParsableCommand {
             --root-certificate AppleRootCA-G3.cer --url-key url.key \\
             --environment Sandbox --open com.example.app.sample \\
             --public-url https://content.example.com
-      """)
+      """,
+    version: PkgTool.version)
 
   @Option(help: ArgumentHelp("The signed catalog (pkgtool publish writes it).", valueName: "catalog.json"))
   var catalog: String

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HostedContent
 import SystemIO
 
 /// Signs and checks download URLs that expire: `PATH?expires=SECONDS&signature=HEX`, where the

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HostedContent
 import SwiftASN1
 import SystemIO
 // The chain is checked at the transaction's signedDate, a fixed time, as Apple's own server

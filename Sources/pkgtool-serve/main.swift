@@ -1,0 +1,3 @@
+import ServeCLI
+
+ServeMain.main()
