@@ -1,8 +1,8 @@
 import Dispatch
 
-/// A value shared between threads, reached only while holding its lock: the one place the
-/// project vouches for thread safety by hand (`@unchecked Sendable`), so everything built on
-/// it is checked by the compiler.
+/// A value shared between threads, reached only while holding its lock. It vouches for thread
+/// safety by hand (`@unchecked Sendable`), as ``Watched`` and a few types of the XAR and
+/// AppleArchive codecs do, so that everything built on it is checked by the compiler.
 package final class Locked<Value: Sendable>: @unchecked Sendable {
   private var value: Value
   private let lock = DispatchSemaphore(value: 1)
