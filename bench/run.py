@@ -14,9 +14,9 @@ Unpack runs in two modes, and both are reported every time:
 On ext4 without a journal (this machine), inodes freed in the last 30 s (5.5 minutes while their
 inode table is dirty) are skipped, one by one, when new ones are allocated, so a run that creates
 files just after a large deletion can spend seconds of system time there. It hits every tool the
-same way (docs/performance.md: bsdtar 2.2 -> 27.6 s, pkgtool 1.6 -> 27.1 s on a fresh 4 GB
-image, 50,000 files); with a journal neither slows down. The delete mode measures that day as it
-is; the keep mode measures the tools.
+same way (docs/performance-archive.md, "Why small-file unpack slows down after a delete": bsdtar
+2.2 -> 27.6 s, pkgtool 1.6 -> 27.1 s on a fresh 4 GB image, 50,000 files); with a journal
+neither slows down. The delete mode measures that day as it is; the keep mode measures the tools.
 
 Apple Archive (`--only aar`, or by default after the others): on the mixed corpus, pkgtool
 writes an asset pack (`export background-assets -o X.aar`, LZFSE) and reads it (`validate`),

@@ -16,9 +16,9 @@
 /// square of the files per group. Folders made together, before their files, share a group;
 /// once it is full, their files go to groups chosen by each folder's inode number. bsdtar gets
 /// the same effect because libarchive hands out every folder before any file. Measured on this
-/// project's VM (docs/performance.md, round 3, third part): the same 50,000-file unpack, its
-/// output deleted before each run, took 3.6, 24, 37 and 36 s with folders made in turn, and 1.9,
-/// 6.5, 8.9 and 11.2 s from a reserve.
+/// project's VM (docs/performance-archive.md#round-3-third-part-2026-11-26-folders-before-files):
+/// the same 50,000-file unpack, its output deleted before each run, took 3.6, 24, 37 and 36 s
+/// with folders made in turn, and 1.9, 6.5, 8.9 and 11.2 s from a reserve.
 ///
 /// A folder taken from the reserve is what `mkdirat(name, 0755)` in place would make (the same
 /// mode, umask, owner and inherited attributes; only its inode number and times differ), put
