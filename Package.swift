@@ -133,7 +133,12 @@ let package = Package(
 // The server: `pkgtool serve` runs `pkgtool-serve`, installed beside `pkgtool` (as git runs
 // git-NAME). Only these targets depend on HTTP, X.509 or server packages.
 if !coreOnly {
-  package.products.append(.executable(name: "pkgtool-serve", targets: ["pkgtool-serve"]))
+  package.products += [
+    .executable(name: "pkgtool-serve", targets: ["pkgtool-serve"]),
+    // What another server or a CDN's edge function checks with, without the HTTP server: the
+    // purchase proof (TransactionVerifier) and the signed download URLs (URLSigner).
+    .library(name: "PurchaseProof", targets: ["PurchaseProof"]),
+  ]
   package.dependencies += [
     // Purchase proof: X.509 chains, as Apple's own server library checks them.
     .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
@@ -146,7 +151,8 @@ if !coreOnly {
     .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
   ]
   package.targets += [
-    // The proof a purchase brings: a StoreKit 2 signed transaction (JWS) and its X.509 chain.
+    // The proofs the gate checks: a purchase (a StoreKit 2 signed transaction, a JWS, and its
+    // X.509 chain) and a download grant (a signed URL).
     .target(
       name: "PurchaseProof",
       dependencies: [
@@ -154,7 +160,7 @@ if !coreOnly {
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
-    // The gate over HTTP: the catalog's packages, signed URLs, the download check.
+    // The gate over HTTP: the catalog's packages, the download check, the byte ranges.
     .target(
       name: "ContentServer",
       dependencies: [

@@ -67,6 +67,38 @@ public enum PkgToolMain {
   /// 0 success, 1 as the command says, 2 with one line `pkgtool: error: …` on stderr (the line
   /// `usage` follows an argument error). Ctrl-C removes what the run registered.
   package static func run<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [String], usage: String) -> Never {
+    var command = parse(root, arguments, usage: usage)
+    do {
+      try command.run()
+      end(root, nil, usage: usage)
+    } catch {
+      end(root, error, usage: usage)
+    }
+  }
+
+  /// As ``run(_:_:usage:)``, for a command whose work is asynchronous (`serve`).
+  package static func run<Root: AsyncParsableCommand>(_ root: Root.Type, _ arguments: [String], usage: String) async
+    -> Never
+  {
+    let parsed = parse(root, arguments, usage: usage)
+    do {
+      if var command = parsed as? AsyncParsableCommand {
+        try await command.run()
+      } else {
+        var command = parsed
+        try command.run()
+      }
+      end(root, nil, usage: usage)
+    } catch {
+      end(root, error, usage: usage)
+    }
+  }
+
+  /// The command `arguments` name, with the interruption handlers installed; exits on an
+  /// argument error, `--help` or `--version`.
+  private static func parse<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [String], usage: String)
+    -> ParsableCommand
+  {
     let command: ParsableCommand
     do {
       command = try Root.parseAsRoot(arguments)
@@ -74,18 +106,17 @@ public enum PkgToolMain {
       exitForParseError(error, root, usage: usage)
     }
     InterruptHandling.install()
-    do {
-      var mutable = command
-      try mutable.run()
-      Interruption.endUnlessInterrupted(0)
-    } catch let code as ExitCode {
-      Interruption.endUnlessInterrupted(code.rawValue)
-    } catch let error as OperationError {
-      fail(error.description)
-    } catch let error as SystemError {
-      fail(error.description)
-    } catch {
-      exitForParseError(error, root, usage: usage)
+    return command
+  }
+
+  /// Ends the process after a command returned (`error` nil) or threw.
+  private static func end<Root: ParsableCommand>(_ root: Root.Type, _ error: Error?, usage: String) -> Never {
+    switch error {
+    case nil: Interruption.endUnlessInterrupted(0)
+    case let code as ExitCode: Interruption.endUnlessInterrupted(code.rawValue)
+    case let error as OperationError: fail(error.description)
+    case let error as SystemError: fail(error.description)
+    case let error?: exitForParseError(error, root, usage: usage)
     }
   }
 

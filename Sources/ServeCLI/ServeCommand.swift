@@ -9,13 +9,13 @@ import PurchaseProof
 /// `pkgtool-serve`, which `pkgtool serve` runs: parses the server's options and exits as every
 /// pkgtool command does.
 public enum ServeMain {
-  public static func main() -> Never {
-    PkgToolMain.run(
+  public static func main() async -> Never {
+    await PkgToolMain.run(
       ServeCommand.self, Array(CommandLine.arguments.dropFirst()), usage: "Run 'pkgtool serve --help' for usage.")
   }
 }
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "pkgtool serve",
     abstract: "Serve a catalog's packages to apps that prove the purchase (the App Store's hosting, self-hosted).",
@@ -76,8 +76,9 @@ struct ServeCommand: ParsableCommand {
 
   @Option(
     name: .customLong("url-lifetime"),
-    help: ArgumentHelp("How long a signed URL holds: 90s, 15m, 1h.", valueName: "time"))
-  var urlLifetime = "15m"
+    help: ArgumentHelp("How long a signed URL holds: 90s, 15m, 1h (from 1s to 7d).", valueName: "time"),
+    transform: DurationArgument.option("--url-lifetime", range: 1...7 * 86_400))
+  var urlLifetime = DurationArgument(seconds: 15 * 60)
 
   @Option(
     parsing: .upToNextOption,
@@ -93,24 +94,20 @@ struct ServeCommand: ParsableCommand {
   @Option(
     name: .customLong("client-timeout"),
     help: ArgumentHelp(
-      "Close a connection that sends no request, or takes none of the response, for this long.", valueName: "time"))
-  var clientTimeout = "30s"
+      "Close a connection that sends no request, or takes none of the response, for this long (1s to 1h).",
+      valueName: "time"),
+    transform: DurationArgument.option("--client-timeout", range: 1...3_600))
+  var clientTimeout = DurationArgument(seconds: 30)
 
-  func run() throws {
+  func run() async throws {
     let (host, port) = try Self.address(listen)
     guard let environment = TransactionVerifier.Environment(rawValue: environment),
       [.production, .sandbox].contains(environment)
     else {
       throw OperationError("--environment is '\(self.environment)'", hint: "use Production or Sandbox")
     }
-    guard let lifetime = Self.duration(urlLifetime), lifetime >= 1, lifetime <= 7 * 86400 else {
-      throw OperationError(
-        "--url-lifetime '\(urlLifetime)' is not a time from 1s to 7d", hint: "write it as 90s, 15m or 1h")
-    }
-    guard let timeout = Self.duration(clientTimeout), timeout >= 1, timeout <= 3600 else {
-      throw OperationError(
-        "--client-timeout '\(clientTimeout)' is not a time from 1s to 1h", hint: "write it as 30s or 2m")
-    }
+    let lifetime = urlLifetime.seconds
+    let timeout = clientTimeout.seconds
     var base: String?
     if let publicURL {
       var url = publicURL
@@ -151,24 +148,15 @@ struct ServeCommand: ParsableCommand {
       logger.notice("no --url-key: signed URLs hold only on this instance, until it stops")
     }
     let count = server.gate.store.packages.count
-    let done = DispatchSemaphore(value: 0)
-    nonisolated(unsafe) var failure: Error?
-    Task.detached {
-      do {
-        try await server.run { bound in
-          let shown = host.contains(":") ? "[\(host)]" : host
-          Terminal.standardOutput(
-            "pkgtool serve: listening on http://\(shown):\(bound) (\(count) package\(count == 1 ? "" : "s") of \(products.count) product\(products.count == 1 ? "" : "s"))\n"
-          )
-        }
-      } catch {
-        failure = error
+    do {
+      try await server.run { bound in
+        let shown = host.contains(":") ? "[\(host)]" : host
+        Terminal.standardOutput(
+          "pkgtool serve: listening on http://\(shown):\(bound) (\(count) package\(count == 1 ? "" : "s") of \(products.count) product\(products.count == 1 ? "" : "s"))\n"
+        )
       }
-      done.signal()
-    }
-    done.wait()
-    if let failure {
-      throw OperationError("cannot serve on \(listen): \(failure)", hint: "is another server listening there?")
+    } catch {
+      throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
     }
   }
 
@@ -182,14 +170,5 @@ struct ServeCommand: ParsableCommand {
     if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
     guard !host.isEmpty else { throw bad }
     return (host, port)
-  }
-
-  /// `90`, `90s`, `15m`, `1h`, `1d` in seconds.
-  static func duration(_ text: String) -> TimeInterval? {
-    let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-    if let last = text.last, let unit = units[last], let value = Int(text.dropLast()), value >= 0 {
-      return Double(value) * unit
-    }
-    return Int(text).map { Double($0) }
   }
 }

@@ -1,3 +1,3 @@
 import ServeCLI
 
-ServeMain.main()
+await ServeMain.main()

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HostedContent
+import PurchaseProof
 import SwiftASN1
 import X509
 import XAR

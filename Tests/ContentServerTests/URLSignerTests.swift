@@ -1,5 +1,6 @@
 import Foundation
 import HostedContent
+import PurchaseProof
 import TestSupport
 import Testing
 

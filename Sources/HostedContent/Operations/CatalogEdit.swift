@@ -103,17 +103,4 @@ public enum CatalogEdit {
     try Publish.signAgain(&catalog, signer: signer, lifetime: lifetime, to: path)
     return Result(catalog: catalog, previousSequence: previous)
   }
-
-  /// Parses a lifetime such as `30d`, `12h`, `90m` or `3600s` into seconds: a whole number of
-  /// at least 1 and one unit, at most 3650 days.
-  public static func lifetime(parsing text: String) throws -> Int64 {
-    let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-    guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count >= 1,
-      count <= 3650 * 86_400 / unit
-    else {
-      throw OperationError(
-        "'\(text)' is not a duration", hint: "a whole number and s, m, h or d, at most 3650d: e.g. 30d, 12h, 90m")
-    }
-    return count * unit
-  }
 }

@@ -62,12 +62,14 @@ struct CatalogSigningOptions: ParsableArguments {
   @Option(
     name: .customLong("expires-in"),
     help: ArgumentHelp(
-      "How long clients trust the catalog from now: a whole number and s, m, h or d.", valueName: "duration"))
-  var expiresIn = "30d"
+      "How long clients trust the catalog from now: a number and s, m, h or d (at most 3650d).",
+      valueName: "duration"),
+    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+  var expiresIn = DurationArgument(seconds: 30 * 86_400)
 
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
-  func lifetime() throws -> Int64 { try CatalogEdit.lifetime(parsing: expiresIn) }
+  var lifetime: Int64 { expiresIn.wholeSeconds }
 
   func report(_ what: String, _ path: String, _ result: CatalogEdit.Result, signer: CatalogSigner) {
     guard !quiet else { return }
@@ -213,7 +215,7 @@ struct CatalogRemoveCommand: ParsableCommand {
   func run() throws {
     let signer = try signing.signer(for: "catalog remove")
     let result = try CatalogEdit.remove(
-      product: product, version: version, from: catalog, signer: signer, lifetime: try signing.lifetime())
+      product: product, version: version, from: catalog, signer: signer, lifetime: signing.lifetime)
     signing.report("withdrew \(product) \(version)", catalog, result, signer: signer)
   }
 }
@@ -243,7 +245,7 @@ struct CatalogRebaseCommand: ParsableCommand {
 
   func run() throws {
     let signer = try signing.signer(for: "catalog rebase")
-    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, signer: signer, lifetime: try signing.lifetime())
+    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, signer: signer, lifetime: signing.lifetime)
     let count = result.catalog.products.reduce(0) { $0 + $1.versions.count }
     signing.report("moved \(count) URL(s)", catalog, result, signer: signer)
   }
@@ -266,7 +268,7 @@ struct CatalogRenewCommand: ParsableCommand {
 
   func run() throws {
     let signer = try signing.signer(for: "catalog renew")
-    let result = try CatalogEdit.renew(catalog, signer: signer, lifetime: try signing.lifetime())
+    let result = try CatalogEdit.renew(catalog, signer: signer, lifetime: signing.lifetime)
     signing.report("renewed", catalog, result, signer: signer)
   }
 }

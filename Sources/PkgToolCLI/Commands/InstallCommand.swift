@@ -49,9 +49,10 @@ struct InstallCommand: ParsableCommand {
   @Option(
     name: .customLong("lock-timeout"),
     help: ArgumentHelp(
-      "Seconds to wait for another install of the same product to finish (default 60); then exit 2.",
-      valueName: "seconds"))
-  var lockTimeout: Double = 60
+      "How long to wait for another install of the same product to finish (30s, 2m; a number alone is seconds); then exit 2.",
+      valueName: "duration"),
+    transform: DurationArgument.option("--lock-timeout", range: 0...86_400))
+  var lockTimeout = DurationArgument(seconds: 60)
 
   @Option(
     help: ArgumentHelp(
@@ -79,7 +80,7 @@ struct InstallCommand: ParsableCommand {
     var options = Install.Options()
     options.keep = keep
     options.allowDowngrade = allowDowngrade
-    options.lockTimeout = lockTimeout
+    options.lockTimeout = lockTimeout.seconds
     options.validation = rules.validationOptions
     options.limits = limits.limits
     if let jobs {

@@ -58,8 +58,9 @@ struct PublishCommand: ParsableCommand {
   @Option(
     name: .customLong("expires-in"),
     help: ArgumentHelp(
-      "How long clients trust the catalog: a whole number and s, m, h or d.", valueName: "duration"))
-  var expiresIn = "30d"
+      "How long clients trust the catalog: a number and s, m, h or d (at most 3650d).", valueName: "duration"),
+    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+  var expiresIn = DurationArgument(seconds: 30 * 86_400)
 
   @Flag(help: "Print the result as JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
@@ -85,7 +86,7 @@ struct PublishCommand: ParsableCommand {
     var options = Publish.Options(baseURL: baseURL)
     options.minimumAppVersion = minimumAppVersion
     options.previous = previous
-    options.lifetime = try CatalogEdit.lifetime(parsing: expiresIn)
+    options.lifetime = expiresIn.wholeSeconds
     options.validation = rules.validationOptions
     options.limits = limits.limits
     // One line per package, each finished before the next starts.

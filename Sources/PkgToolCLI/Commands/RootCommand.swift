@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HostedContent
+import SystemIO
 
 struct RootCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -49,8 +50,10 @@ struct RootRoleOptions: ParsableArguments {
 
   @Option(
     name: .customLong("expires-in"),
-    help: ArgumentHelp("How long clients trust the root: a whole number and s, m, h or d.", valueName: "duration"))
-  var expiresIn = "365d"
+    help: ArgumentHelp(
+      "How long clients trust the root: a number and s, m, h or d (at most 3650d).", valueName: "duration"),
+    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+  var expiresIn = DurationArgument(seconds: 365 * 86_400)
 
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
@@ -70,19 +73,17 @@ struct RootRoleOptions: ParsableArguments {
     return keys
   }
 
-  /// Refuses to write over an existing file: every version of a root is kept for the clients
-  /// that walk the chain.
-  static func checkNew(_ output: String) throws {
-    if FileManager.default.fileExists(atPath: output) {
+  /// Writes the new root `output` whole (beside it, then linked into place), never over an
+  /// existing file: every version of a root is kept for the clients that walk the chain.
+  static func write(_ bytes: [UInt8], to output: String) throws {
+    do {
+      try PendingFile.write(bytes, to: output, replace: false)
+    } catch let error as SystemError where error.code == EEXIST {
       throw OperationError(
         "'\(output)' already exists",
         hint: "a root version is never overwritten, since clients need every version; write the new one to a new file")
-    }
-  }
-
-  static func write(_ bytes: [UInt8], to output: String) throws {
-    do { try Data(bytes).write(to: URL(fileURLWithPath: output), options: [.withoutOverwriting]) } catch {
-      throw OperationError("cannot write the root '\(output)': \(error.localizedDescription)")
+    } catch let error as SystemError {
+      throw OperationError("cannot write the root '\(output)': \(error.reason) (\(error.codeName))")
     }
   }
 
@@ -113,14 +114,13 @@ struct RootInitCommand: ParsableCommand {
   }
 
   func run() throws {
-    try RootRoleOptions.checkNew(output)
     let rootKeys = try KeyFiles.secrets(roles.rootKeys, for: "root init --root-key")
     let root: Root
     do {
       root = try Root(
         version: 1, rootKeys: rootKeys.map(\.publicKey), rootThreshold: roles.rootThreshold ?? 1,
         catalogKeys: try roles.catalogPublicKeys(for: "root init") ?? [],
-        catalogThreshold: roles.catalogThreshold ?? 1, lifetime: try CatalogEdit.lifetime(parsing: roles.expiresIn))
+        catalogThreshold: roles.catalogThreshold ?? 1, lifetime: roles.expiresIn.wholeSeconds)
     } catch let problem as CatalogError {
       throw OperationError("cannot make the root '\(output)': \(problem)", hint: "see pkgtool root init --help")
     }
@@ -159,7 +159,6 @@ struct RootRotateCommand: ParsableCommand {
   func validate() throws { _ = try KeyFiles.distinct(keys) }
 
   func run() throws {
-    try RootRoleOptions.checkNew(output)
     let previous = try RootOptions.chainIgnoringExpiry(old)
     let signers = try KeyFiles.secrets(
       try KeyFiles.distinct(keys + roles.rootKeys.filter { !keys.contains($0) }), for: "root rotate")
@@ -176,7 +175,7 @@ struct RootRotateCommand: ParsableCommand {
         version: previous.version + 1, rootKeys: rootKeys,
         rootThreshold: roles.rootThreshold ?? previous.roles.root.threshold, catalogKeys: catalogKeys,
         catalogThreshold: roles.catalogThreshold ?? previous.roles.catalog.threshold,
-        lifetime: try CatalogEdit.lifetime(parsing: roles.expiresIn))
+        lifetime: roles.expiresIn.wholeSeconds)
     } catch let problem as CatalogError {
       throw OperationError("cannot make the root '\(output)': \(problem)", hint: "see pkgtool root rotate --help")
     }

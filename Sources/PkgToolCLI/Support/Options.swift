@@ -40,6 +40,68 @@ struct ByteCount: ExpressibleByArgument {
   static var defaultValueDescription: String { "2000000000" }
 }
 
+/// A length of time: a number and s, m, h or d (`90s`, `15m`, `1.5h`, `30d`), or a number of
+/// seconds alone (`0.5`). The one parser of every option that takes a time; each option says
+/// the range it accepts (``option(_:range:)``), and a value out of it fails at parse time.
+package struct DurationArgument: Sendable, Equatable, CustomStringConvertible {
+  /// The length, in seconds.
+  package var seconds: Double
+
+  package init(seconds: Double) { self.seconds = seconds }
+
+  /// The length in whole seconds (rounded down).
+  package var wholeSeconds: Int64 { Int64(seconds) }
+
+  private static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+
+  /// `text` as a length of time, or nil.
+  package static func parse(_ text: String) -> DurationArgument? {
+    var number = Substring(text.trimmingSpaces())
+    var unit = 1.0
+    if let last = number.last, let factor = units[last] {
+      unit = factor
+      number = number.dropLast()
+    }
+    guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+      let value = Double(number), value.isFinite
+    else { return nil }
+    return DurationArgument(seconds: value * unit)
+  }
+
+  /// The value as an option's help shows its default: `30d`.
+  package var description: String { Self.shown(seconds) }
+
+  /// The longest life a catalog or a root is given: ten years.
+  package static let longestLifetime = 3650.0 * 86_400
+
+  /// How `seconds` reads in an option's help and messages: `90s`, `15m`, `7d`.
+  package static func shown(_ seconds: Double) -> String {
+    for (unit, factor) in [("d", 86_400.0), ("h", 3_600), ("m", 60)] where seconds >= factor {
+      if seconds.truncatingRemainder(dividingBy: factor) == 0 { return "\(Int(seconds / factor))\(unit)" }
+    }
+    return seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s"
+  }
+
+  /// The transform of an option that takes a time within `range` (seconds): a value that is not
+  /// a time, or lies outside, is refused with both bounds and an example.
+  package static func option(_ name: String, range: ClosedRange<Double>)
+    -> @Sendable (String) throws
+    -> DurationArgument
+  {
+    { text in
+      let bounds = "from \(shown(range.lowerBound)) to \(shown(range.upperBound))"
+      guard let parsed = parse(text) else {
+        throw ValidationError(
+          "'\(text)' is not a duration: a number and s, m, h or d (90s, 15m, 12h, 30d), \(bounds)")
+      }
+      guard range.contains(parsed.seconds) else {
+        throw ValidationError("\(name) '\(text)' is not a time \(bounds)")
+      }
+      return parsed
+    }
+  }
+}
+
 extension String {
   func trimmingSpaces() -> String {
     var s = Substring(self)
@@ -49,44 +111,12 @@ extension String {
   }
 }
 
-/// Options every checking command shares.
-struct RuleOptions: ParsableArguments {
-  @Option(
-    name: .customLong("max-size"),
-    help: ArgumentHelp(
-      "Largest package file and unpacked content, in bytes (default 2G = 2,000,000,000; units K, M, G count 1,000s, KiB, MiB, GiB 1,024s).",
-      valueName: "bytes"), transform: ByteCount.parse)
-  var maxSize: ByteCount?
-
-  @Option(
-    name: .customLong("product-id"),
-    help: ArgumentHelp("The product identifier the package must carry.", valueName: "id"))
-  var productID: String?
-
-  @Flag(help: "Treat warnings (such as junk files) as errors.")
-  var strict = false
-
-  @Option(
-    name: .customLong("asset-pack-room"),
-    help: ArgumentHelp(
-      "For asset packs: the room left for this pack of the 200 GB App Store Connect allows for all of an app's Apple-hosted asset packs (default 200G); asset-pack-size warns past it.",
-      valueName: "bytes"), transform: ByteCount.parse)
-  var assetPackRoom: ByteCount?
-
-  var validationOptions: ValidationOptions {
-    var options = ValidationOptions(
-      maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
-    if let room = assetPackRoom?.value { options.assetPackLimit = room }
-    return options
-  }
-}
-
-/// `--max-size` and `--strict` alone, for commands where `--product-id` means something else.
+/// `--max-size` and `--strict`: declared once, for every command that checks a package.
 struct LimitOptions: ParsableArguments {
   @Option(
     name: .customLong("max-size"),
     help: ArgumentHelp(
-      "Largest package file and unpacked content, in bytes (units K, M, G count 1,000s, KiB, MiB, GiB 1,024s).",
+      "Largest package file and unpacked content, in bytes (default 2G = 2,000,000,000; units K, M, G count 1,000s, KiB, MiB, GiB 1,024s).",
       valueName: "bytes"), transform: ByteCount.parse)
   var maxSize: ByteCount?
 
@@ -96,6 +126,31 @@ struct LimitOptions: ParsableArguments {
   func validationOptions(productID: String? = nil) -> ValidationOptions {
     ValidationOptions(
       maxSize: maxSize?.value ?? ValidationOptions.defaultMaxSize, productIdentifier: productID, strict: strict)
+  }
+}
+
+/// Options every checking command shares: the limits, the product ID and the asset-pack room.
+struct RuleOptions: ParsableArguments {
+  @OptionGroup var limits: LimitOptions
+
+  @Option(
+    name: .customLong("product-id"),
+    help: ArgumentHelp("The product identifier the package must carry.", valueName: "id"))
+  var productID: String?
+
+  @Option(
+    name: .customLong("asset-pack-room"),
+    help: ArgumentHelp(
+      "For asset packs: the room left for this pack of the 200 GB App Store Connect allows for all of an app's Apple-hosted asset packs (default 200G); asset-pack-size warns past it.",
+      valueName: "bytes"), transform: ByteCount.parse)
+  var assetPackRoom: ByteCount?
+
+  var strict: Bool { limits.strict }
+
+  var validationOptions: ValidationOptions {
+    var options = limits.validationOptions(productID: productID)
+    if let room = assetPackRoom?.value { options.assetPackLimit = room }
+    return options
   }
 }
 
