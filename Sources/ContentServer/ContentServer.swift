@@ -18,15 +18,15 @@ import ServiceLifecycle
 /// - `GET /healthz`.
 ///
 /// Stateless: instances with the same URL key and catalog answer the same.
-public struct ContentServer: Sendable {
+package struct ContentServer: Sendable {
   /// What it serves and how.
-  public let configuration: ServeConfiguration
+  package let configuration: ServeConfiguration
   /// The gate, over the store read at startup.
-  public let gate: DownloadGate
+  package let gate: DownloadGate
   let logger: Logger
 
   /// Reads the catalog and opens the packages (errors name the file); nothing listens yet.
-  public init(configuration: ServeConfiguration, logger: Logger) throws {
+  package init(configuration: ServeConfiguration, logger: Logger) throws {
     self.configuration = configuration
     let store = try ContentStore(catalogPath: configuration.catalogPath, directory: configuration.packagesDirectory)
     gate = DownloadGate(
@@ -37,7 +37,7 @@ public struct ContentServer: Sendable {
 
   /// Runs until SIGTERM or SIGINT (then stops accepting, lets requests in progress finish for up
   /// to `shutdownGrace` seconds, and returns). `onListening` receives the bound port.
-  public func run(shutdownGrace: TimeInterval = 10, onListening: @escaping @Sendable (Int) -> Void = { _ in })
+  package func run(shutdownGrace: TimeInterval = 10, onListening: @escaping @Sendable (Int) -> Void = { _ in })
     async throws
   {
     let limits = configuration.limits

@@ -6,36 +6,36 @@ import SystemIO
 /// What the server serves, read and checked once at startup: the catalog's exact bytes, and for
 /// every version it lists, the package file, open, whose size and SHA-256 are the catalog's.
 /// Files in the folder that the catalog does not list are never served.
-public struct ContentStore: Sendable {
+package struct ContentStore: Sendable {
   /// The catalog file's bytes, served unchanged.
-  public let catalogBytes: [UInt8]
+  package let catalogBytes: [UInt8]
   /// The catalog's ETag: its SHA-256, quoted.
-  public let catalogETag: String
+  package let catalogETag: String
   /// The catalog as signed.
-  public let catalog: Catalog
+  package let catalog: Catalog
   /// The packages by the name they are served under (`/packages/NAME`).
-  public let packages: [String: Package]
+  package let packages: [String: Package]
 
   /// One package file, open for the server's lifetime: the bytes served are the bytes hashed at
   /// startup even if the file is replaced on disk.
-  public struct Package: Sendable {
+  package struct Package: Sendable {
     /// The name under `/packages/`.
-    public let name: String
+    package let name: String
     /// The product and the version the catalog lists it as.
-    public let productIdentifier: String
+    package let productIdentifier: String
     /// The version's `ContentVersion`.
-    public let contentVersion: String
+    package let contentVersion: String
     /// Its size in bytes.
-    public let size: Int64
+    package let size: Int64
     /// Its SHA-256, lower-case hex.
-    public let sha256: String
+    package let sha256: String
     /// The open file.
     let file: FileDescriptor
   }
 
   /// Reads the catalog at `catalogPath` and opens and checks every package it lists in
   /// `directory`. Errors name the file and say what to do.
-  public init(catalogPath: String, directory: String) throws {
+  package init(catalogPath: String, directory: String) throws {
     let catalogFile: FileDescriptor
     do {
       catalogFile = try FileDescriptor.open(regularFile: catalogPath)
@@ -108,7 +108,7 @@ public struct ContentStore: Sendable {
   }
 
   /// The version the catalog lists for `product`: `contentVersion`, or the newest.
-  public func version(of product: String, contentVersion: String?) -> Package? {
+  package func version(of product: String, contentVersion: String?) -> Package? {
     guard let entry = catalog.products.first(where: { $0.productIdentifier == product }) else { return nil }
     let version: Catalog.Version?
     if let contentVersion {
@@ -125,7 +125,7 @@ public struct ContentStore: Sendable {
 
   /// The path a package is served under: `/packages/` and its name, percent-encoded except for
   /// letters, digits and `-._~`. This is the path a URL signature covers.
-  public static func servedPath(of name: String) -> String {
+  package static func servedPath(of name: String) -> String {
     var out = "/packages/"
     for byte in name.utf8 {
       switch byte {

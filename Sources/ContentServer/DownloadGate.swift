@@ -4,20 +4,20 @@ import PurchaseProof
 
 /// The purchase gate without HTTP: a download request in, a signed URL or a refusal out. The
 /// server answers with what this decides; another server (or a test) can call it directly.
-public struct DownloadGate: Sendable {
+package struct DownloadGate: Sendable {
   /// What the gate serves.
-  public let store: ContentStore
+  package let store: ContentStore
   /// What a purchase must prove.
-  public let verifier: TransactionVerifier
+  package let verifier: TransactionVerifier
   /// Signs the URLs it hands out.
-  public let signer: URLSigner
+  package let signer: URLSigner
   /// How long a URL holds.
-  public let urlLifetime: TimeInterval
+  package let urlLifetime: TimeInterval
   /// Products that need no proof.
-  public let openProducts: Set<String>
+  package let openProducts: Set<String>
 
   /// A gate over `store`.
-  public init(
+  package init(
     store: ContentStore, verifier: TransactionVerifier, signer: URLSigner, urlLifetime: TimeInterval,
     openProducts: Set<String>
   ) {
@@ -29,21 +29,21 @@ public struct DownloadGate: Sendable {
   }
 
   /// A download granted: where, until when, and what the bytes are.
-  public struct Grant: Sendable, Equatable {
+  package struct Grant: Sendable, Equatable {
     /// The path and query (`/packages/NAME?expires=…&signature=…`), to put after the public URL.
-    public var pathAndQuery: String
+    package var pathAndQuery: String
     /// When the URL stops working (Unix seconds); nil for an open product.
-    public var expires: Int64?
+    package var expires: Int64?
     /// The package's size.
-    public var size: Int64
+    package var size: Int64
     /// Its SHA-256.
-    public var sha256: String
+    package var sha256: String
     /// Its `ContentVersion`.
-    public var contentVersion: String
+    package var contentVersion: String
   }
 
   /// Why a download was refused: 400 for ``malformedRequest``, 403 for the rest.
-  public enum Refusal: Error, Equatable, Sendable {
+  package enum Refusal: Error, Equatable, Sendable {
     /// The body is not the JSON the API takes.
     case malformedRequest(String)
     /// The catalog has no such product.
@@ -54,13 +54,13 @@ public struct DownloadGate: Sendable {
     case notProved(TransactionRejection)
 
     /// The HTTP status.
-    public var status: Int {
+    package var status: Int {
       if case .malformedRequest = self { return 400 }
       return 403
     }
 
     /// The `error` field of the answer: a stable code.
-    public var code: String {
+    package var code: String {
       switch self {
       case .malformedRequest: return "malformed-request"
       case .unknownProduct: return "unknown-product"
@@ -70,7 +70,7 @@ public struct DownloadGate: Sendable {
     }
 
     /// The `detail` field: the reason for people.
-    public var detail: String {
+    package var detail: String {
       switch self {
       case .malformedRequest(let why): return why
       case .unknownProduct(let product): return "the catalog has no product '\(product)'"
@@ -88,7 +88,7 @@ public struct DownloadGate: Sendable {
   }
 
   /// Decides a `POST /v1/downloads` body.
-  public func decide(body: [UInt8], now: Date = Date()) async throws(Refusal) -> Grant {
+  package func decide(body: [UInt8], now: Date = Date()) async throws(Refusal) -> Grant {
     let request: Request
     do { request = try JSONDecoder().decode(Request.self, from: Data(body)) } catch {
       throw .malformedRequest(

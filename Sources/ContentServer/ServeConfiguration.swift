@@ -4,50 +4,50 @@ import PurchaseProof
 
 /// Everything `pkgtool serve` is started with: the options of the command, and the limits that
 /// bound what one client can take.
-public struct ServeConfiguration: Sendable {
+package struct ServeConfiguration: Sendable {
   /// The signed catalog file, served as published.
-  public var catalogPath: String
+  package var catalogPath: String
   /// The folder that holds every package the catalog lists, under the last component of its URL.
-  public var packagesDirectory: String
+  package var packagesDirectory: String
   /// The address to listen on.
-  public var host: String
+  package var host: String
   /// The port to listen on; 0 picks a free one (the server prints it).
-  public var port: Int
+  package var port: Int
   /// What a transaction must prove.
-  public var verifier: TransactionVerifier
+  package var verifier: TransactionVerifier
   /// Signs download URLs; the same key on every instance behind a load balancer.
-  public var signer: URLSigner
+  package var signer: URLSigner
   /// How long a signed URL holds.
-  public var urlLifetime: TimeInterval
+  package var urlLifetime: TimeInterval
   /// Products served without proof and without a signature.
-  public var openProducts: Set<String>
+  package var openProducts: Set<String>
   /// Where signed URLs point (a CDN, a load balancer); without it, the request's own host.
-  public var publicURL: String?
+  package var publicURL: String?
   /// What bounds each client.
-  public var limits: Limits
+  package var limits: Limits
 
   /// Bounds on what the server holds for one client and in all.
-  public struct Limits: Sendable {
+  package struct Limits: Sendable {
     /// Connections open at once; more wait in the listen backlog.
-    public var maximumConnections = 1024
+    package var maximumConnections = 1024
     /// The largest POST body read.
-    public var maximumBodySize = 96 * 1024
+    package var maximumBodySize = 96 * 1024
     /// The largest request head (all header fields together), and one field.
-    public var maximumHeaderSize = 16 * 1024
+    package var maximumHeaderSize = 16 * 1024
     /// Header fields in one request.
-    public var maximumHeaderCount = 100
+    package var maximumHeaderCount = 100
     /// A connection with no request in progress is closed after this long.
-    public var idleTimeout: TimeInterval = 30
+    package var idleTimeout: TimeInterval = 30
     /// A connection whose client takes none of the response for this long is closed.
-    public var stalledWriteTimeout: TimeInterval = 30
+    package var stalledWriteTimeout: TimeInterval = 30
     /// Bytes read from disk and queued at a time, per download.
-    public var chunkSize = 128 * 1024
+    package var chunkSize = 128 * 1024
     /// Limits that serve most deployments.
-    public init() {}
+    package init() {}
   }
 
   /// A configuration; see the properties.
-  public init(
+  package init(
     catalogPath: String, packagesDirectory: String, host: String, port: Int, verifier: TransactionVerifier,
     signer: URLSigner, urlLifetime: TimeInterval = 900, openProducts: Set<String> = [], publicURL: String? = nil,
     limits: Limits = Limits()

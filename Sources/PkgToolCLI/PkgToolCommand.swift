@@ -9,8 +9,8 @@ import SystemIO
 #endif
 
 /// The root command: configuration only.
-public struct PkgToolCommand: ParsableCommand {
-  public static let configuration = CommandConfiguration(
+package struct PkgToolCommand: ParsableCommand {
+  package static let configuration = CommandConfiguration(
     commandName: "pkgtool",
     abstract: "Build, validate, inspect and unpack In-App Purchase hosted-content packages.",
     discussion: """
@@ -33,12 +33,12 @@ public struct PkgToolCommand: ParsableCommand {
       PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeLauncherCommand.self,
     ])
 
-  public init() {}
+  package init() {}
 }
 
 /// Runs pkgtool with the process's arguments and exits with 0, 1 or 2.
-public enum PkgToolMain {
-  public static func main(_ arguments: [String]? = nil) -> Never {
+package enum PkgToolMain {
+  package static func main(_ arguments: [String]? = nil) -> Never {
     signal(SIGPIPE, SIG_IGN)
     let given = arguments ?? Array(CommandLine.arguments.dropFirst())
     // `serve` is a program of its own (the server's packages stay out of this one).

@@ -8,8 +8,8 @@ import PurchaseProof
 
 /// `pkgtool-serve`, which `pkgtool serve` runs: parses the server's options and exits as every
 /// pkgtool command does.
-public enum ServeMain {
-  public static func main() async -> Never {
+package enum ServeMain {
+  package static func main() async -> Never {
     await PkgToolMain.run(
       ServeCommand.self, Array(CommandLine.arguments.dropFirst()), usage: "Run 'pkgtool serve --help' for usage.")
   }
