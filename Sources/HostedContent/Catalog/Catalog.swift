@@ -315,7 +315,7 @@ public enum CatalogFile {
     guard catalog.sequence <= JSONValue.largestExactInteger else {
       throw OperationError(
         "the catalog's sequence would be \(catalog.sequence), past 2^53 - 1, which JSON numbers hold exactly",
-        hint: "start a new catalog with a new key, and ship that key's .pub to the apps")
+        hint: "start a new catalog with a new key, and ship that key's .pub to the apps", code: .catalogRefused)
     }
     let signed = try JSONValue(encoding: catalog).canonicalBytes
     let signatures = try keys.sorted { $0.publicKey.keyID < $1.publicKey.keyID }.map {
@@ -426,7 +426,7 @@ public enum CatalogFile {
     } catch let error as CatalogError {
       throw error
     } catch {
-      throw OperationError("cannot read the \(what) '\(path)': \(error)")
+      throw OperationError("cannot read the \(what) '\(path)': \(error)", code: .inputUnreadable)
     }
   }
 }

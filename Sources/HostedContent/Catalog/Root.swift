@@ -252,7 +252,8 @@ public enum RootFile {
     }
     guard !paths.isEmpty else {
       throw OperationError(
-        "no root file in \(arguments.joined(separator: ", "))", hint: "make one with pkgtool root init")
+        "no root file in \(arguments.joined(separator: ", "))", hint: "make one with pkgtool root init",
+        code: .catalogRefused)
     }
     return paths
   }
@@ -335,8 +336,8 @@ public struct CatalogSigner: Sendable {
       throw OperationError(
         "the catalog would carry \(listed.count) signature(s) by catalog keys of root version \(root.version); its threshold is \(root.roles.catalog.threshold)",
         hint:
-          "give --key once for each catalog key to sign with; the root lists \(root.roles.catalog.keyIds.joined(separator: ", "))"
-      )
+          "give --key once for each catalog key to sign with; the root lists \(root.roles.catalog.keyIds.joined(separator: ", "))",
+        code: .catalogRefused)
     }
   }
 }

@@ -36,7 +36,8 @@ public struct CatalogSigningKey: Sendable {
     case .publicKey:
       throw OperationError(
         "'\(path)' is a public key; \(purpose) needs the secret key, made by pkgtool keygen",
-        hint: path.hasSuffix(".pub") ? "pass '\(path.dropLast(4))', the file beside it without .pub" : hint)
+        hint: path.hasSuffix(".pub") ? "pass '\(path.dropLast(4))', the file beside it without .pub" : hint,
+        code: .unusableKey)
     case .secretKey, .legacy:
       if file.kind == .legacy {
         // An old one-line file cannot say which half it is: one named as a public key, or one
@@ -44,26 +45,26 @@ public struct CatalogSigningKey: Sendable {
         guard !path.hasSuffix(".pub") else {
           throw OperationError(
             "'\(path)' is an old one-line key file named as a public key; \(purpose) needs the secret key",
-            hint: "pass '\(path.dropLast(4))', the file beside it without .pub")
+            hint: "pass '\(path.dropLast(4))', the file beside it without .pub", code: .unusableKey)
         }
         if let beside = try? CatalogKeyFile.read(path + ".pub"), beside.kind != .secretKey {
           guard beside.raw != file.raw else {
             throw OperationError(
               "'\(path)' holds the same bytes as the public key '\(path).pub'; \(purpose) needs the secret key",
-              hint: hint)
+              hint: hint, code: .unusableKey)
           }
         }
       }
       let key: Curve25519.Signing.PrivateKey
       do { key = try Curve25519.Signing.PrivateKey(rawRepresentation: file.raw) } catch {
-        throw OperationError("'\(path)' is not an Ed25519 secret key", hint: hint)
+        throw OperationError("'\(path)' is not an Ed25519 secret key", hint: hint, code: .unusableKey)
       }
       if file.kind == .legacy, let beside = try? CatalogKeyFile.read(path + ".pub"), beside.kind != .secretKey,
         beside.raw != Array(key.publicKey.rawRepresentation)
       {
         throw OperationError(
           "'\(path)' does not match the public key '\(path).pub' beside it; \(purpose) needs the secret key of that pair",
-          hint: hint)
+          hint: hint, code: .unusableKey)
       }
       self.init(key, formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: true) : nil)
     }
@@ -81,7 +82,7 @@ public struct CatalogSigningKey: Sendable {
     for target in [path, path + ".pub"] where Paths.status(target) != nil {
       throw OperationError(
         "'\(target)' already exists",
-        hint: "keys are never overwritten; choose another name or remove the old key deliberately")
+        hint: "keys are never overwritten; choose another name or remove the old key deliberately", code: .outputExists)
     }
     try CatalogKeyFile.write(pemRepresentation, to: path, mode: 0o600)
     do {
@@ -117,7 +118,7 @@ public struct CatalogPublicKey: Sendable, Equatable {
 
   private init(rawRepresentation: [UInt8], formatNote: String?) throws {
     do { raw = Array(try Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation).rawRepresentation) } catch {
-      throw OperationError("not an Ed25519 public key (\(rawRepresentation.count) bytes)")
+      throw OperationError("not an Ed25519 public key (\(rawRepresentation.count) bytes)", code: .unusableKey)
     }
     self.formatNote = formatNote
   }
@@ -131,14 +132,15 @@ public struct CatalogPublicKey: Sendable, Equatable {
     if file.kind == .secretKey || (file.kind == .legacy && Paths.status(path + ".pub") != nil) {
       throw OperationError(
         "'\(path)' is a secret key; \(purpose) needs the public key, made by pkgtool keygen",
-        hint: "pass '\(path).pub', and keep '\(path)' away from anything that ships")
+        hint: "pass '\(path).pub', and keep '\(path)' away from anything that ships", code: .unusableKey)
     }
     do {
       try self.init(
         rawRepresentation: file.raw,
         formatNote: file.kind == .legacy ? CatalogKeyFile.legacyNote(path, secret: false) : nil)
     } catch {
-      throw OperationError("'\(path)' is not an Ed25519 public key", hint: "pass the .pub file pkgtool keygen wrote")
+      throw OperationError(
+        "'\(path)' is not an Ed25519 public key", hint: "pass the .pub file pkgtool keygen wrote", code: .unusableKey)
     }
   }
 
@@ -200,11 +202,12 @@ enum CatalogKeyFile {
   static func read(_ path: String) throws -> (kind: Kind, raw: [UInt8]) {
     let bytes: [UInt8]
     do { bytes = try FileDescriptor.open(regularFile: path).read(count: 4096, at: 0) } catch {
-      throw OperationError("cannot read the key '\(path)': \(error)")
+      throw OperationError("cannot read the key '\(path)': \(error)", code: .inputUnreadable)
     }
     let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     let notAKey = OperationError(
-      "'\(path)' is not an Ed25519 key file (PEM, or one line of base64)", hint: "make keys with pkgtool keygen")
+      "'\(path)' is not an Ed25519 key file (PEM, or one line of base64)", hint: "make keys with pkgtool keygen",
+      code: .unusableKey)
     guard text.hasPrefix("-----BEGIN ") else {
       guard !text.contains("\n"), let raw = Base64.decode(text), raw.count == 32 else { throw notAKey }
       return (.legacy, Array(raw))
@@ -220,21 +223,23 @@ enum CatalogKeyFile {
       guard der.count == 48, Array(der.prefix(16)) == pkcs8Prefix else {
         throw OperationError(
           "'\(path)' is a private key, but not an Ed25519 one (OID 1.3.101.112) in PKCS#8 v1",
-          hint: "make one with pkgtool keygen, or openssl genpkey -algorithm ed25519")
+          hint: "make one with pkgtool keygen, or openssl genpkey -algorithm ed25519", code: .unusableKey)
       }
       return (.secretKey, Array(der.suffix(32)))
     case "PUBLIC KEY":
       guard der.count == 44, Array(der.prefix(12)) == spkiPrefix else {
         throw OperationError(
-          "'\(path)' is a public key, but not an Ed25519 one (OID 1.3.101.112)", hint: "make one with pkgtool keygen")
+          "'\(path)' is a public key, but not an Ed25519 one (OID 1.3.101.112)", hint: "make one with pkgtool keygen",
+          code: .unusableKey)
       }
       return (.publicKey, Array(der.suffix(32)))
     case "ENCRYPTED PRIVATE KEY":
       throw OperationError(
         "'\(path)' is an encrypted private key, which pkgtool does not read",
-        hint: "decrypt it: openssl pkey -in '\(path)' -out KEY (and keep KEY 0600)")
+        hint: "decrypt it: openssl pkey -in '\(path)' -out KEY (and keep KEY 0600)", code: .unusableKey)
     default:
-      throw OperationError("'\(path)' holds a '\(label)', not an Ed25519 key", hint: "make keys with pkgtool keygen")
+      throw OperationError(
+        "'\(path)' holds a '\(label)', not an Ed25519 key", hint: "make keys with pkgtool keygen", code: .unusableKey)
     }
   }
 

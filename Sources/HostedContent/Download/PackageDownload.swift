@@ -32,7 +32,7 @@ public final class DownloadedPackage {
     let lower = location.lowercased()
     if lower.hasPrefix("file://") {
       guard let url = URL(string: location), url.isFileURL else {
-        throw OperationError("'\(location)' is not a file URL")
+        throw OperationError("'\(location)' is not a file URL", code: .inputUnsuitable)
       }
       path = url.path
       temporaryFolder = nil
@@ -43,7 +43,9 @@ public final class DownloadedPackage {
       temporaryFolder = nil
       return
     }
-    guard let url = URL(string: location) else { throw OperationError("'\(location)' is not a URL") }
+    guard let url = URL(string: location) else {
+      throw OperationError("'\(location)' is not a URL", code: .inputUnsuitable)
+    }
     let catalogLimit = (catalog?.downloadLimit(forURL: location)).map { UInt64(clamping: $0) }
     let limit: ResumingDownload.Limit? =
       if let catalogLimit, catalogLimit <= (maxSize ?? .max) {
@@ -76,7 +78,7 @@ public final class DownloadedPackage {
       let parent = StandardInput.temporaryFolder
       throw OperationError(
         "cannot download '\(address)': cannot make a temporary folder in '\(parent)': \(SystemError("create", path: parent).reason)",
-        hint: "set TMPDIR to a folder you can write")
+        hint: "set TMPDIR to a folder you can write", code: .downloadFailed)
     }
     return made
   }
@@ -154,7 +156,7 @@ public struct ResumingDownload {
     do { output = try FileDescriptor.create(path, mode: 0o600) } catch {
       throw OperationError(
         "cannot download '\(address)': cannot make a temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
-        hint: "set TMPDIR to a folder you can write")
+        hint: "set TMPDIR to a folder you can write", code: .downloadFailed)
     }
     var kept: UInt64 = 0
     var etag: String?
@@ -183,7 +185,8 @@ public struct ResumingDownload {
           // are its bytes put after the ones kept.
           total = range.size
           if attempt.overLimit {
-            throw OperationError("cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")")
+            throw OperationError(
+              "cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
           }
           kept = resumeFrom + attempt.received
         } else if (200..<300).contains(attempt.status) && attempt.status != 206 {
@@ -207,16 +210,18 @@ public struct ResumingDownload {
         }
       } else {
         if attempt.overLimit {
-          throw OperationError("cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")")
+          throw OperationError(
+            "cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
         }
         if attempt.status == 206 {
           throw OperationError(
             "cannot download '\(address)': the server answered a request for the whole file with part of it (HTTP 206)",
-            hint: "download the file yourself and pass its path")
+            hint: "download the file yourself and pass its path", code: .downloadFailed)
         }
         if attempt.exitStatus == 0 && !(200..<300).contains(attempt.status) {
           // A redirect curl did not follow (no Location), a 1xx: not the file.
-          throw OperationError("cannot download '\(address)': the server answered HTTP \(attempt.status)")
+          throw OperationError(
+            "cannot download '\(address)': the server answered HTTP \(attempt.status)", code: .downloadFailed)
         }
         kept = attempt.received
         etag = Self.strongETag(attempt.etag)
@@ -248,7 +253,7 @@ public struct ResumingDownload {
   private func writeFailure(_ error: Error) -> OperationError {
     OperationError(
       "cannot download '\(address)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
-      hint: "free some space in the temporary folder, or set TMPDIR to another folder")
+      hint: "free some space in the temporary folder, or set TMPDIR to another folder", code: .downloadFailed)
   }
 
   /// Waits before the next attempt, or throws when the retries are used up.
@@ -256,7 +261,7 @@ public struct ResumingDownload {
     guard retriesWithoutProgress <= Self.maximumRetries, attempts < Self.maximumAttempts else {
       throw OperationError(
         "cannot download '\(address)': the transfer was cut \(attempts) times (\(kept) bytes received; the last time: \(Self.reason(attempt)))",
-        hint: "try again later, or download the file yourself and pass its path")
+        hint: "try again later, or download the file yourself and pass its path", code: .downloadFailed)
     }
     // 0.25 s, 0.5 s, 1 s, 2 s, 2 s.
     let pause = min(0.25 * Double(1 << max(0, min(retriesWithoutProgress - 1, 3))), 2)
@@ -268,9 +273,9 @@ public struct ResumingDownload {
     if attempt.exitStatus == 127 {
       return OperationError(
         "cannot download '\(address)': the curl command is not installed",
-        hint: "install curl, or download the file yourself and pass its path")
+        hint: "install curl, or download the file yourself and pass its path", code: .downloadFailed)
     }
-    return OperationError("cannot download '\(address)': \(Self.reason(attempt))")
+    return OperationError("cannot download '\(address)': \(Self.reason(attempt))", code: .downloadFailed)
   }
 
   /// curl's message, turned into words where it can be.
@@ -317,7 +322,8 @@ public struct ResumingDownload {
     do { try curl.run() } catch {
       throw OperationError(
         "cannot download '\(address)': \(error.localizedDescription)",
-        hint: "downloading needs the curl command; or download the file yourself and pass its path")
+        hint: "downloading needs the curl command; or download the file yourself and pass its path",
+        code: .downloadFailed)
     }
     // curl's messages are short; read on another thread so that neither pipe can fill up.
     let collected = Locked<[UInt8]>([])

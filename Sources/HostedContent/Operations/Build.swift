@@ -60,7 +60,7 @@ public enum Build {
       guard let seconds = Int64(value), seconds >= 0 else {
         throw OperationError(
           "SOURCE_DATE_EPOCH='\(value)' is not a non-negative number of seconds",
-          hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)")
+          hint: "unset it or set it to, e.g., $(git log -1 --format=%ct)", code: .invalidArgument)
       }
       return seconds
     }
@@ -110,7 +110,7 @@ public enum Build {
     guard Paths.isDirectory(directory) else {
       throw OperationError(
         Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder",
-        hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content")
+        hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content", code: .inputUnsuitable)
     }
     let source = try ProjectSource(
       directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion,
@@ -138,13 +138,16 @@ public enum Build {
       if let existing = Paths.status(output) {
         guard options.force || Build.isPackageFile(output, status: existing) else {
           throw OperationError(
-            "'\(output)' already exists and is not a package", hint: "pass --force to replace it, or -o another path")
+            "'\(output)' already exists and is not a package", hint: "pass --force to replace it, or -o another path",
+            code: .outputExists)
         }
         replacing = true
       }
       let parent = Paths.parent(of: output)
       guard Paths.isDirectory(parent) else {
-        throw OperationError("cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first")
+        throw OperationError(
+          "cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first",
+          code: .outputUnwritable)
       }
       // Temporaries a killed build left beside this output.
       if let folder = try? DirectoryHandle(path: parent) {

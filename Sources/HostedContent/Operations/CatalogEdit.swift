@@ -32,12 +32,14 @@ public enum CatalogEdit {
       guard let p = catalog.products.firstIndex(where: { $0.productIdentifier == product }) else {
         throw OperationError(
           "'\(path)' lists no product \(product)",
-          hint: "the products are \(catalog.products.map(\.productIdentifier).joined(separator: ", "))")
+          hint: "the products are \(catalog.products.map(\.productIdentifier).joined(separator: ", "))",
+          code: .inputUnsuitable)
       }
       guard let v = catalog.products[p].versions.firstIndex(where: { $0.contentVersion == version }) else {
         throw OperationError(
           "'\(path)' lists no version \(version) of \(product)",
-          hint: "its versions are \(catalog.products[p].versions.map(\.contentVersion).joined(separator: ", "))")
+          hint: "its versions are \(catalog.products[p].versions.map(\.contentVersion).joined(separator: ", "))",
+          code: .inputUnsuitable)
       }
       catalog.products[p].versions.remove(at: v)
       if catalog.products[p].versions.isEmpty { catalog.products.remove(at: p) }
@@ -62,7 +64,7 @@ public enum CatalogEdit {
         for v in catalog.products[p].versions.indices {
           let url = catalog.products[p].versions[v].url
           guard let slash = url.lastIndex(of: "/"), slash < url.index(before: url.endIndex) else {
-            throw OperationError("the URL '\(url)' has no file name to keep")
+            throw OperationError("the URL '\(url)' has no file name to keep", code: .catalogRefused)
           }
           catalog.products[p].versions[v].url = base + url[slash...]
         }
@@ -96,7 +98,8 @@ public enum CatalogEdit {
     var catalog: Catalog
     do { catalog = try signer.existing(path) } catch let error as CatalogError {
       throw OperationError(
-        "the catalog '\(path)' cannot be changed: \(error)", hint: "sign with the key that signed it")
+        "the catalog '\(path)' cannot be changed: \(error)", hint: "sign with the key that signed it",
+        code: .catalogRefused)
     }
     let previous = catalog.sequence
     try change(&catalog)

@@ -153,14 +153,16 @@ public enum ExportBackgroundAssets {
       guard options.force, Paths.isRegularFile(destination) else {
         throw OperationError(
           "'\(destination)' already exists",
-          hint: options.force ? "--force replaces a file only" : "export to a new name, or pass --force to replace it")
+          hint: options.force ? "--force replaces a file only" : "export to a new name, or pass --force to replace it",
+          code: .outputExists)
       }
     } else if let existing = Paths.status(destination) {
       guard options.force, Paths.isDirectoryMode(existing.st_mode) else {
         throw OperationError(
           "'\(destination)' already exists",
           hint: options.force
-            ? "--force replaces a folder only" : "export into a new folder, or pass --force to replace it")
+            ? "--force replaces a folder only" : "export into a new folder, or pass --force to replace it",
+          code: .outputExists)
       }
     }
     // The pack never lands inside the project it comes from: the next export would take it in.
@@ -172,22 +174,24 @@ public enum ExportBackgroundAssets {
     let parent: DirectoryHandle
     do { parent = try DirectoryHandle(path: parentPath) } catch {
       throw OperationError(
-        "cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first")
+        "cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first",
+        code: .outputUnwritable)
     }
     if let id = options.assetPackID, let problem = AssetPackManifest.problem(withAssetPackID: id) {
-      throw OperationError("--asset-pack-id: \(problem)")
+      throw OperationError("--asset-pack-id: \(problem)", code: .invalidArgument)
     }
     let source: EntrySource
     do { source = try PackageOpener.openForInspection(path, limits: options.limits) } catch {
       throw OperationError.wrap(error)
     }
     guard source.format != .assetPack else {
-      throw OperationError("'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it")
+      throw OperationError(
+        "'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it", code: .inputUnsuitable)
     }
     if source.format == .directory && !source.isContentProject {
       throw OperationError(
-        "'\(path)' is a folder without ContentInfo.plist", hint: "export a package, or a project made with pkgtool init"
-      )
+        "'\(path)' is a folder without ContentInfo.plist",
+        hint: "export a package, or a project made with pkgtool init", code: .inputUnsuitable)
     }
     var unpack = Unpack.Options()
     unpack.validation = options.validation
@@ -292,7 +296,7 @@ public enum ExportBackgroundAssets {
     } catch {
       throw OperationError(
         "the asset pack could not be written as '\(destination)': \(error); nothing was written",
-        hint: "export it again; if it fails again, report it as a pkgtool bug")
+        hint: "export it again; if it fails again, report it as a pkgtool bug", code: .outputUnwritable)
     }
     do { try sink.finishWriting() } catch { throw OperationError.writing(destination, error) }
     // Read back as any reader of the .aar will: the same rules, the same entries.
@@ -304,7 +308,7 @@ public enum ExportBackgroundAssets {
       let why = back.findings.first.map { $0.message } ?? "its entries differ from the folder's"
       throw OperationError(
         "the archive written for '\(destination)' did not read back as the asset pack: \(why); nothing was written",
-        hint: "report it as a pkgtool bug; exporting to a folder (no .aar) still works")
+        hint: "report it as a pkgtool bug; exporting to a folder (no .aar) still works", code: .outputUnwritable)
     }
     do { return try sink.commit() } catch { throw OperationError.writing(destination, error) }
   }

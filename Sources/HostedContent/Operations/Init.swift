@@ -64,14 +64,15 @@ public enum ProjectTemplate {
   /// Creates `directory` (which must not exist, or be empty) with a plist, `Contents/` and a README.
   public static func create(at directory: String, productIdentifier: String, version: ContentVersion) throws {
     if let problem = ProductIdentifier.problem(with: productIdentifier) {
-      throw OperationError("--product-id: \(problem)")
+      throw OperationError("--product-id: \(problem)", code: .invalidArgument)
     }
     let parentPath = Paths.parent(of: directory)
     let name = Paths.name(of: directory)
     let parent: DirectoryHandle
     do { parent = try DirectoryHandle(path: parentPath) } catch {
       throw OperationError(
-        "cannot create '\(directory)': the folder '\(parentPath)' does not exist", hint: "create it first")
+        "cannot create '\(directory)': the folder '\(parentPath)' does not exist", hint: "create it first",
+        code: .outputUnwritable)
     }
     let files: [(name: String, bytes: [UInt8]?)] = [
       (ContentInfo.fileName, Array(contentInfo(productIdentifier: productIdentifier, version: version).utf8)),
@@ -90,7 +91,8 @@ public enum ProjectTemplate {
       let existing = try? parent.openDirectory(name)
       guard let existing, (try? existing.list())?.isEmpty == true else {
         throw OperationError(
-          "'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name")
+          "'\(directory)' already exists and is not an empty folder", hint: "choose a new folder name",
+          code: .outputExists)
       }
       let staging = try PendingFolder(in: existing, for: "project", purpose: "init")
       defer { staging.discard() }

@@ -144,12 +144,16 @@ public enum Install {
       source.decodeLargeFilesAhead(upTo: .max)
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
       info = try ContentInfo(decoding: bytes)
-    } catch is ContentInfoError, is XARError, is LibArchiveError, is ZipDirectory.Inconsistency,
-      is UnreadablePackageSource.NotAPackage
-    {
-      return try invalid(packageFile, options)
-    } catch {
+    } catch let error as SystemError {
       throw OperationError.wrap(error)
+    } catch PackageOpener.OpenError.unreadable(let error) {
+      throw OperationError.wrap(error)
+    } catch {
+      // Any other failure is the package's bytes, whichever reader met it (XAR, Apple Archive,
+      // zip, cpio, the plist), as PackageInspector judges a read: the package broke a rule, and
+      // the validation says which. (A hand-kept list of codec errors here missed Apple
+      // Archive's: a cut .aar exited 2.)
+      return try invalid(packageFile, options)
     }
     let product = info.productIdentifier
     let version = info.contentVersion

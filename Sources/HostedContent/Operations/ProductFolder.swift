@@ -81,7 +81,7 @@ package final class ProductFolder {
     } catch let error as SystemError {
       throw OperationError(
         "cannot install into '\(path)': \(error.reason) (\(error.codeName))",
-        hint: "it must be a folder (not a symlink) you can write")
+        hint: "it must be a folder (not a symlink) you can write", code: .outputUnwritable)
     }
   }
 
@@ -136,7 +136,7 @@ package final class ProductFolder {
     let shown = "'\(path.isEmpty ? "" : path + "/")\(Self.recordFolder)/\(name)'"
     let bytes: [UInt8]
     do { bytes = try folder.openFile(name).read(count: 64, at: 0) } catch {
-      throw OperationError("cannot read \(shown): \(error)", hint: "check its permissions")
+      throw OperationError("cannot read \(shown): \(error)", hint: "check its permissions", code: .inputUnreadable)
     }
     var digits = bytes[...]
     if digits.last == 0x0A { digits = digits.dropLast() }

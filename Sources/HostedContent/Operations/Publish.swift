@@ -95,7 +95,8 @@ public enum Publish {
     for path in packages {
       guard !Paths.isDirectory(path) else {
         throw OperationError(
-          "'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)")
+          "'\(path)' is a folder; publish takes package files", hint: "build it first: pkgtool build \(path)",
+          code: .inputUnsuitable)
       }
       // Opened once: the bytes validated are the bytes hashed into the catalog.
       let file: FileDescriptor
@@ -110,7 +111,8 @@ public enum Publish {
       let sha256 = try PackageDigest.sha256(of: file)
       guard (try? file.changeStamp()) == stamp else {
         throw OperationError(
-          "'\(path)' changed while it was being published; nothing was written", hint: "publish again")
+          "'\(path)' changed while it was being published; nothing was written", hint: "publish again",
+          code: .inputChanged)
       }
       let version = Catalog.Version(
         contentVersion: info.contentVersion.description, url: base + "/" + percentEncodedPath(Paths.name(of: path)),
@@ -158,7 +160,7 @@ public enum Publish {
     else {
       throw OperationError(
         "--base-url '\(text)' is not an absolute http(s) or file URL of printable ASCII characters",
-        hint: "e.g. --base-url https://cdn.example.com/content")
+        hint: "e.g. --base-url https://cdn.example.com/content", code: .invalidArgument)
     }
     // What goes into a signed, public catalog and has every package's name appended to it:
     // no password, and no query or fragment that would swallow the file name.
@@ -166,29 +168,30 @@ public enum Publish {
     let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
     if authority.isEmpty && !lower.hasPrefix("file://") {
       throw OperationError(
-        "--base-url '\(text)' names no host", hint: "e.g. --base-url https://cdn.example.com/content")
+        "--base-url '\(text)' names no host", hint: "e.g. --base-url https://cdn.example.com/content",
+        code: .invalidArgument)
     }
     if url.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3).contains(where: {
       $0 == ".." || $0 == "."
     }) {
       throw OperationError(
         "--base-url '\(text)' has a '.' or '..' segment, which clients resolve differently",
-        hint: "give the folder's path as it is")
+        hint: "give the folder's path as it is", code: .invalidArgument)
     }
     if authority.contains("@") {
       throw OperationError(
         "--base-url carries a user name or password ('…@'): it would be published in the signed, public catalog",
-        hint: "give the server's address alone; authenticate downloads another way")
+        hint: "give the server's address alone; authenticate downloads another way", code: .invalidArgument)
     }
     if url.contains("#") {
       throw OperationError(
         "--base-url '\(text)' has a fragment ('#…'): every package's file name would be appended to it, so every version would fetch the same URL",
-        hint: "leave the fragment out")
+        hint: "leave the fragment out", code: .invalidArgument)
     }
     if url.contains("?") {
       throw OperationError(
         "--base-url '\(text)' has a query ('?…'): the package's file name would be appended to the query, not the path",
-        hint: "leave the query out; sign URLs at the server or CDN instead")
+        hint: "leave the query out; sign URLs at the server or CDN instead", code: .invalidArgument)
     }
     return String(url)
   }
@@ -205,7 +208,7 @@ public enum Publish {
   /// Beside, then renamed over: the catalog appears whole.
   static func write(_ bytes: [UInt8], to path: String) throws {
     do { try PendingFile.write(bytes, to: path) } catch {
-      throw OperationError("cannot write the catalog '\(path)': \(error)")
+      throw OperationError("cannot write the catalog '\(path)': \(error)", code: .outputUnwritable)
     }
   }
 }
