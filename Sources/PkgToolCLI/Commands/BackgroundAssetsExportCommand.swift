@@ -144,21 +144,6 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     }
   }
 
-  struct Summary: Encodable {
-    var output: String?
-    var written: Bool
-    var assetPackID: String?
-    var policy: String?
-    var files: Int
-    var replacedSymlinks: [String]
-    var replacedHardLinks: [String]
-    var leftOutJunk: [String]
-    /// With -o NAME.aar: the archive's size and SHA-256.
-    var archiveSize: UInt64?
-    var archiveSHA256: String?
-    var findings: [Finding]
-  }
-
   func run() throws {
     var options = ExportBackgroundAssets.Options()
     options.assetPackID = assetPackID
@@ -171,44 +156,12 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     if let archiveCompression { options.archiveCompression = archiveCompression }
     if let jobs { options.threads = min(max(1, jobs), 64) }
     let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
-    let findings = result.inspection.findings + (result.assetPackInspection?.findings ?? [])
+    let report = ExportReport(result, displayPath: source, outputPath: output, strict: rules.strict)
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            output: result.output, written: result.output != nil, assetPackID: result.manifest?.assetPackID,
-            policy: result.manifest?.policy.rawValue, files: result.fileCount,
-            replacedSymlinks: result.replacedSymlinks, replacedHardLinks: result.replacedHardLinks,
-            leftOutJunk: result.leftOutJunk, archiveSize: result.archiveSize, archiveSHA256: result.archiveSHA256,
-            findings: findings)))
-    } else {
-      let failed = result.output == nil
-      if !result.inspection.findings.isEmpty && !(quiet && !failed) {
-        Terminal.standardOutput(findingLines(result.inspection, displayPath: source, strict: rules.strict))
-      }
-      if let check = result.assetPackInspection, !check.findings.isEmpty, !(quiet && !failed) {
-        Terminal.standardOutput(findingLines(check, displayPath: output, strict: rules.strict))
-      }
-      if let written = result.output, let manifest = result.manifest, !quiet {
-        for link in result.replacedSymlinks {
-          Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a symlink in the package)\n")
-        }
-        for link in result.replacedHardLinks {
-          Terminal.standardOutput("copied: \(link.debugEscapedForTerminal) (a hard link in the package)\n")
-        }
-        for junk in result.leftOutJunk {
-          Terminal.standardOutput("left out: \(junk.debugEscapedForTerminal) (junk)\n")
-        }
-        if let size = result.archiveSize, let sha = result.archiveSHA256 {
-          Terminal.standardOutput(
-            "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) as \(written): Contents/ (\(result.fileCount) files) and Manifest.json, \(size) bytes, sha256 \(sha)\nnext: upload it with Transporter (docs/migration.md)\n"
-          )
-        } else {
-          Terminal.standardOutput(
-            "exported \(manifest.assetPackID) (\(manifest.policy.rawValue), \(manifest.platforms.joined(separator: ", "))) into \(written)/: Contents/ (\(result.fileCount) files) and Manifest.json\nnext, on a Mac: cd \(written) && xcrun ba-package Manifest.json -o ../\(Paths.name(of: written)).aar\n"
-          )
-        }
-      }
+      Terminal.standardOutput(report.json)
+    } else if !quiet || result.output == nil {
+      // Quiet: nothing but the findings of an export that fails (all that its text holds).
+      Terminal.standardOutput(report.text)
     }
     if result.output == nil {
       Terminal.standardError(

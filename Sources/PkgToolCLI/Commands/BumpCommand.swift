@@ -45,15 +45,6 @@ struct BumpCommand: ParsableCommand {
     if force && set == nil { throw ValidationError("--force only applies to --set.") }
   }
 
-  struct Summary: Encodable {
-    var plist: String
-    var productIdentifier: String
-    var old: String
-    var new: String
-    var format: String
-    var changed: Bool
-  }
-
   func run() throws {
     let change: Bump.Change
     if let set {
@@ -76,15 +67,11 @@ struct BumpCommand: ParsableCommand {
       )
       throw ExitCode(1)
     }
+    let report = BumpReport(result, dryRun: dryRun)
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            plist: result.plist, productIdentifier: result.productIdentifier, old: result.old.description,
-            new: result.new.description, format: result.format.rawValue, changed: !dryRun)))
+      Terminal.standardOutput(report.json)
     } else if !quiet {
-      Terminal.standardOutput(
-        "\(result.productIdentifier): \(result.old) → \(result.new)\(dryRun ? " (dry run: nothing changed)" : "")\n")
+      Terminal.standardOutput(report.text)
     }
   }
 }

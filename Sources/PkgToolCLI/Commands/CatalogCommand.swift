@@ -71,11 +71,10 @@ struct CatalogSigningOptions: ParsableArguments {
 
   var lifetime: Int64 { expiresIn.wholeSeconds }
 
-  func report(_ what: String, _ path: String, _ result: CatalogEdit.Result, signer: CatalogSigner) {
+  func report(_ change: CatalogEditReport.Change, _ path: String, _ result: CatalogEdit.Result, signer: CatalogSigner) {
     guard !quiet else { return }
     Terminal.standardOutput(
-      "\(what) in \(path): sequence \(result.previousSequence) -> \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key\(signer.keys.count == 1 ? "" : "s") \(signer.keyIDs.joined(separator: ", "))\n"
-    )
+      CatalogEditReport(result, change: change, displayPath: path, keyIDs: signer.keyIDs).text)
   }
 }
 
@@ -93,39 +92,10 @@ struct CatalogShowCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
   @Flag(help: "Print the catalog as JSON.") var json = false
 
-  struct Shown: Encodable {
-    var catalog: Catalog
-    var keyIds: [String]
-    var verified = false
-  }
-
   func run() throws {
     let (shown, keyIDs) = try CatalogFile.unverified(contentsOf: catalog)
-    if json {
-      Terminal.standardOutput(jsonText(Shown(catalog: shown, keyIds: keyIDs)))
-      return
-    }
-    // Nothing here is verified: a field's line breaks and tabs are shown escaped, so a hostile
-    // file cannot add lines that look like pkgtool's.
-    func field(_ text: String) -> String {
-      text.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
-        .replacingOccurrences(of: "\t", with: "\\t")
-    }
-    var text = "\(catalog): sequence \(shown.sequence), expires \(field(shown.expires ?? "never (no expiry)"))\n"
-    text +=
-      "signed by key\(keyIDs.count == 1 ? "" : "s") \(keyIDs.map(field).joined(separator: ", ")) (not verified here)\n"
-    for product in shown.products {
-      text += "\(field(product.productIdentifier))\n"
-      for version in product.versions {
-        text +=
-          "  \(field(version.contentVersion))  \(field(version.format))  \(version.size) bytes  \(field(version.url))\n"
-        text += "      sha256 \(field(version.sha256))"
-        text += version.minimumAppVersion.map { "  app \(field($0))+" } ?? ""
-        text += "\n"
-      }
-    }
-    if shown.products.isEmpty { text += "(no products)\n" }
-    Terminal.standardOutput(text)
+    let report = CatalogShowReport(shown, keyIDs: keyIDs, displayPath: catalog)
+    Terminal.standardOutput(json ? report.json : report.text)
   }
 }
 
@@ -167,16 +137,15 @@ struct CatalogVerifyCommand: ParsableCommand {
 
   func run() throws {
     let trust: CatalogTrust
-    let signedBy: String
+    let trusted: CatalogVerifyReport.Trusted
     if let publicKey {
       let key = try KeyFiles.public(publicKey, for: "catalog verify --public-key")
       trust = CatalogTrust(key: key)
-      signedBy = "key \(key.keyID)"
+      trusted = .key(id: key.keyID)
     } else {
       let root = try RootOptions.chain(roots, for: "catalog verify").last!
       trust = root.catalogTrust
-      signedBy =
-        "root version \(root.version) (\(root.roles.catalog.threshold) of \(root.roles.catalog.keyIds.count) catalog keys)"
+      trusted = .root(root)
     }
     let verified: Catalog
     do {
@@ -187,10 +156,7 @@ struct CatalogVerifyCommand: ParsableCommand {
       throw ExitCode(1)
     }
     if !quiet {
-      let versions = verified.products.reduce(0) { $0 + $1.versions.count }
-      Terminal.standardOutput(
-        "valid: '\(catalog)', sequence \(verified.sequence), expires \(verified.expires ?? "never"), \(signedBy), \(verified.products.count) product(s), \(versions) version(s)\n"
-      )
+      Terminal.standardOutput(CatalogVerifyReport(verified, displayPath: catalog, trusted: trusted).text)
     }
   }
 }
@@ -216,7 +182,7 @@ struct CatalogRemoveCommand: ParsableCommand {
     let signer = try signing.signer(for: "catalog remove")
     let result = try CatalogEdit.remove(
       product: product, version: version, from: catalog, signer: signer, lifetime: signing.lifetime)
-    signing.report("withdrew \(product) \(version)", catalog, result, signer: signer)
+    signing.report(.removed(product: product, version: version), catalog, result, signer: signer)
   }
 }
 
@@ -246,8 +212,7 @@ struct CatalogRebaseCommand: ParsableCommand {
   func run() throws {
     let signer = try signing.signer(for: "catalog rebase")
     let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, signer: signer, lifetime: signing.lifetime)
-    let count = result.catalog.products.reduce(0) { $0 + $1.versions.count }
-    signing.report("moved \(count) URL(s)", catalog, result, signer: signer)
+    signing.report(.rebased, catalog, result, signer: signer)
   }
 }
 
@@ -269,6 +234,6 @@ struct CatalogRenewCommand: ParsableCommand {
   func run() throws {
     let signer = try signing.signer(for: "catalog renew")
     let result = try CatalogEdit.renew(catalog, signer: signer, lifetime: signing.lifetime)
-    signing.report("renewed", catalog, result, signer: signer)
+    signing.report(.renewed, catalog, result, signer: signer)
   }
 }

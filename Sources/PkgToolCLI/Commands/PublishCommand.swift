@@ -73,14 +73,6 @@ struct PublishCommand: ParsableCommand {
     if packages.isEmpty { throw ValidationError("Name at least one package to publish.") }
   }
 
-  struct Summary: Encodable {
-    var catalog: String
-    var written: Bool
-    var sequence: Int64
-    var added: [String]
-    var products: Int
-  }
-
   func run() throws {
     let signer = try signing.signer(for: "publish")
     var options = Publish.Options(baseURL: baseURL)
@@ -102,28 +94,18 @@ struct PublishCommand: ParsableCommand {
           return progress?.handler
         })
     }
+    let report = PublishReport(result, catalogPath: output, keyIDs: signer.keyIDs, strict: rules.strict)
     if !result.refused.isEmpty {
-      for (path, inspection) in result.refused {
-        Terminal.standardOutput(findingLines(inspection, displayPath: path, strict: rules.strict))
-      }
+      // The refused packages' findings, with --json and --quiet too.
+      Terminal.standardOutput(report.text)
       Terminal.standardError(
         "pkgtool: publish refused: \(result.refused.count) package(s) broke a rule; '\(output)' was not changed\n")
       throw ExitCode(1)
     }
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            catalog: output, written: result.written, sequence: result.catalog.sequence, added: result.added,
-            products: result.catalog.products.count)))
+      Terminal.standardOutput(report.json)
     } else if !quiet {
-      if result.written {
-        Terminal.standardOutput(
-          "\(result.added.isEmpty ? "nothing new; signed again to continue --previous" : "published " + result.added.joined(separator: ", ")) in \(output) (sequence \(result.catalog.sequence), expires \(result.catalog.expires ?? "never"), signed by key\(signer.keys.count == 1 ? "" : "s") \(signer.keyIDs.joined(separator: ", ")))\n"
-        )
-      } else {
-        Terminal.standardOutput("\(output) already lists these packages, byte for byte; nothing written\n")
-      }
+      Terminal.standardOutput(report.text)
     }
   }
 }

@@ -87,9 +87,6 @@ struct RootRoleOptions: ParsableArguments {
     }
   }
 
-  static func summary(_ root: Root) -> String {
-    "version \(root.version), expires \(root.expires), root \(root.roles.root.threshold) of \(root.roles.root.keyIds.count) key(s), catalog \(root.roles.catalog.threshold) of \(root.roles.catalog.keyIds.count) key(s)"
-  }
 }
 
 struct RootInitCommand: ParsableCommand {
@@ -125,7 +122,7 @@ struct RootInitCommand: ParsableCommand {
       throw OperationError("cannot make the root '\(output)': \(problem)", hint: "see pkgtool root init --help")
     }
     try RootRoleOptions.write(try RootFile.encode(root, signedWith: rootKeys), to: output)
-    if !roles.quiet { Terminal.standardOutput("wrote \(output): root \(RootRoleOptions.summary(root))\n") }
+    if !roles.quiet { Terminal.standardOutput("wrote \(output): root \(RootShowReport.summary(root))\n") }
   }
 }
 
@@ -194,7 +191,7 @@ struct RootRotateCommand: ParsableCommand {
     try RootRoleOptions.write(try RootFile.encode(next, signedWith: used), to: output)
     if !roles.quiet {
       Terminal.standardOutput(
-        "wrote \(output): root \(RootRoleOptions.summary(next)), signed by \(used.count) key(s)\n")
+        "wrote \(output): root \(RootShowReport.summary(next)), signed by \(used.count) key(s)\n")
     }
   }
 }
@@ -232,16 +229,8 @@ struct RootShowCommand: ParsableCommand {
       Terminal.standardError("pkgtool: invalid: \(refusal)\n")
       throw ExitCode(1)
     }
-    let shown = parsed.root
-    if json {
-      Terminal.standardOutput(jsonText(shown))
-      return
-    }
-    var text = "\(root): root \(RootRoleOptions.summary(shown)) (not verified here)\n"
-    for (name, role) in [("root", shown.roles.root), ("catalog", shown.roles.catalog)] {
-      text += "\(name) keys (\(role.threshold) must sign): \(role.keyIds.joined(separator: ", "))\n"
-    }
-    Terminal.standardOutput(text)
+    let report = RootShowReport(parsed.root, displayPath: root)
+    Terminal.standardOutput(json ? report.json : report.text)
   }
 }
 
@@ -276,7 +265,7 @@ struct RootVerifyCommand: ParsableCommand {
     }
     if !quiet {
       Terminal.standardOutput(
-        "valid: root \(RootRoleOptions.summary(chain.last!)) (chain of \(chain.count) from version \(chain[0].version))\n"
+        "valid: root \(RootShowReport.summary(chain.last!)) (chain of \(chain.count) from version \(chain[0].version))\n"
       )
     }
   }

@@ -61,23 +61,6 @@ struct UnpackCommand: ParsableCommand {
 
   @OptionGroup var progressOption: ProgressOptions
 
-  struct Summary: Encodable {
-    var package: String
-    var output: String?
-    var unpacked: Bool
-    var valid: Bool
-    /// Every entry not written, with why (only with --keep-going).
-    var skipped: [SkippedEntry]
-    var productIdentifier: String?
-    var contentVersion: String?
-    var files: Int
-    /// The package's content, as the table of contents declares it.
-    var contentSize: UInt64
-    /// The bytes of the files written (less than contentSize when --keep-going skipped files).
-    var writtenSize: UInt64
-    var findings: [Finding]
-  }
-
   func run() throws {
     var options = Unpack.Options()
     options.force = force
@@ -105,32 +88,17 @@ struct UnpackCommand: ParsableCommand {
       Terminal.standardError("pkgtool: unpack refused: \(refusal); '\(output)' was not created\n")
       throw ExitCode(1)
     }
-    let info = result.inspection.contentInfo
     let failed = result.inspection.failed(strict: rules.strict)
-    let skipped = result.inspection.skippedEntries
+    let report = UnpackReport(result, displayPath: package, strict: rules.strict)
     if json {
-      Terminal.standardOutput(
-        jsonText(
-          Summary(
-            package: package, output: result.output, unpacked: result.output != nil, valid: !failed, skipped: skipped,
-            productIdentifier: info?.productIdentifier,
-            contentVersion: info?.contentVersion.description, files: result.fileCount,
-            contentSize: result.inspection.contentSize, writtenSize: result.byteCount,
-            findings: result.inspection.findings)))
-    } else {
-      if !result.inspection.findings.isEmpty && !(quiet && !failed) {
+      Terminal.standardOutput(report.json)
+    } else if quiet {
+      // Quiet: nothing but the findings of an unpack that fails.
+      if failed {
         Terminal.standardOutput(findingLines(result.inspection, displayPath: package, strict: rules.strict))
       }
-      if let written = result.output, !quiet {
-        for entry in skipped {
-          Terminal.standardOutput(
-            "skipped: \(entry.path.debugEscapedForTerminal): \(entry.reason.debugEscapedForTerminal)\n")
-        }
-        let partial = failed ? ", \(skipped.count) \(skipped.count == 1 ? "entry" : "entries") skipped" : ""
-        Terminal.standardOutput(
-          "unpacked \(info.map { "\($0.productIdentifier) \($0.contentVersion) " } ?? "")into \(written)/ (\(result.fileCount) files, \(describeBytes(result.byteCount))\(partial))\n"
-        )
-      }
+    } else {
+      Terminal.standardOutput(report.text)
     }
     if result.output == nil {
       Terminal.standardError("pkgtool: unpack refused: '\(package)' broke a rule; '\(output)' was not created\n")
