@@ -7,7 +7,7 @@ import Testing
 /// line: every hostile package, and packages damaged in the middle and at the end of a file.
 @Suite struct PrefetchTests {
   private func findings(_ path: String, prefetch: Bool, large: Bool = true) throws -> [Finding]? {
-    guard let source = try PackageOpener.open(path) as? XARPackageSource else { return nil }
+    guard let source = try PackageOpener.open(.path(path)) as? XARPackageSource else { return nil }
     source.prefetch = prefetch
     source.prefetchLargeFilesUpTo = large ? .max : 0
     let inspector = PackageInspector(context: RuleContext(packageFileName: (path as NSString).lastPathComponent))

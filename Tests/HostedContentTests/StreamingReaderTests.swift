@@ -209,7 +209,7 @@ private final class XMLOf {
     let package = dir.appending(hostile.fileName)
     try hostile.make(package)
     let validated = try Validation.run(path: package, options: ValidationOptions(), recordEntries: true)
-    let source = try PackageOpener.openForInspection(package)
+    let source = try PackageOpener.open(.path(package), .inspection())
     let inspector = PackageInspector(context: RuleContext(packageFileName: hostile.fileName))
     inspector.recordEntries = true
     let ordinary = try inspector.run(source)
@@ -225,10 +225,11 @@ private final class XMLOf {
   /// on two processors, forced here whatever the machine has); nil for a file the streaming
   /// source does not read.
   static func readDecodingOnTheCaller(_ path: String, name: String) throws -> InspectionResult? {
-    guard let source = PackageOpener.openStreaming(path) else { return nil }
+    var policy = ReadPolicy.rules()
+    policy.decodeThreads = 2
+    policy.decodeAheadUpTo = ReadPolicy.partsLimitForChecking
+    guard let source = PackageOpener.streamed(path, policy) else { return nil }
     source.prefetch = true
-    source.decodeThreads = 2
-    source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
     source.decodeOnCallerWhileParsing = true
     let inspector = PackageInspector(context: RuleContext(packageFileName: name))
     inspector.recordEntries = true
@@ -238,7 +239,7 @@ private final class XMLOf {
   static func ordinary(_ path: String, name: String) throws -> InspectionResult {
     let inspector = PackageInspector(context: RuleContext(packageFileName: name))
     inspector.recordEntries = true
-    return try inspector.run(try PackageOpener.openForInspection(path))
+    return try inspector.run(try PackageOpener.open(.path(path), .inspection()))
   }
 
   @Test(arguments: HostilePackage.all)
@@ -299,10 +300,11 @@ private final class XMLOf {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 
     func findings(prefetch: Bool) throws -> [Finding] {
-      let source = try #require(try PackageOpener.openForInspection(path) as? XARPackageSource)
+      var policy = ReadPolicy.inspection()
+      policy.decodeThreads = 2
+      policy.decodeAheadUpTo = ReadPolicy.partsLimitForChecking
+      let source = try #require(try PackageOpener.open(.path(path), policy) as? XARPackageSource)
       source.prefetch = prefetch
-      source.decodeThreads = 2
-      source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
       return try PackageInspector(context: RuleContext(packageFileName: "damaged.pkg")).run(source).findings
     }
     let byWorkers = try findings(prefetch: true)
@@ -321,7 +323,7 @@ private final class XMLOf {
     let dir = try TemporaryDirectory()
     let path = dir.appending("flat.pkg")
     try HostilePackage.flat("valid flat package", "none").make(path)
-    #expect(PackageOpener.openStreaming(path) == nil)
+    #expect(PackageOpener.streamed(path) == nil)
     let result = try Unpack.run(package: path, destination: dir.appending("out"), options: Unpack.Options())
     #expect(result.output != nil, "\(result.inspection.findings)")
     #expect(FileManager.default.fileExists(atPath: dir.appending("out/Contents/readme.txt")))
@@ -340,7 +342,7 @@ private final class XMLOf {
     let path = dir.appending("flat.pkg")
     try HostilePackage.flat("spelled flat package", "none", payloadName: "<name>\(spelling)</name>").make(path)
     #expect(try XARReader(path: path).entries.map(\.path).contains("content.pkg/Payload"))
-    #expect(PackageOpener.openStreaming(path) == nil)
+    #expect(PackageOpener.streamed(path) == nil)
     let result = try Unpack.run(package: path, destination: dir.appending("out"), options: Unpack.Options())
     #expect(result.output != nil, "\(result.inspection.findings)")
     #expect(FileManager.default.fileExists(atPath: dir.appending("out/Contents/readme.txt")))
@@ -356,10 +358,10 @@ private final class XMLOf {
     for i in 0..<600 { nodes.append(.file("Contents/d\(i % 4)/f\(i).txt", "file \(i)\n")) }
     let package = dir.appending("p.pkg")
     try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
-    let streamed = try #require(PackageOpener.openStreaming(package))
+    let streamed = try #require(PackageOpener.streamed(package))
     let inspector = PackageInspector(context: RuleContext(packageFileName: "p.pkg"))
     let viaStream = try inspector.run(streamed)
-    let ordinary = try inspector.run(try PackageOpener.openForInspection(package))
+    let ordinary = try inspector.run(try PackageOpener.open(.path(package), .inspection()))
     #expect(viaStream.findings == ordinary.findings)
     #expect(viaStream.findings.contains { $0.ruleID == "content-info" })
     #expect(viaStream.entries == ordinary.entries)
@@ -378,10 +380,10 @@ private final class XMLOf {
     try bsdtar(["--format", "xar", "-cf", package, "-C", tree, "."])
     let order = try XARReader(path: package).entries.map(\.path)
     #expect(order.last == "ContentInfo.plist", "bsdtar's order: \(order.suffix(2))")
-    let streamed = try #require(PackageOpener.openStreaming(package))
+    let streamed = try #require(PackageOpener.streamed(package))
     let inspector = PackageInspector(context: RuleContext(packageFileName: "b.pkg"))
     let viaStream = try inspector.run(streamed)
-    let ordinary = try inspector.run(try PackageOpener.openForInspection(package))
+    let ordinary = try inspector.run(try PackageOpener.open(.path(package), .inspection()))
     #expect(viaStream.findings == ordinary.findings)
     #expect(viaStream.entries == ordinary.entries)
   }
@@ -399,7 +401,7 @@ private final class XMLOf {
     let bytes = ExamplePackages.xarBytes(nodes, compress: true)
     let package = dir.appending("p.pkg")
     try Data(bytes).write(to: URL(fileURLWithPath: package))
-    let streamed = try #require(PackageOpener.openStreaming(package))
+    let streamed = try #require(PackageOpener.streamed(package))
     try streamed.forEachEntry { _, _ in }
     #expect(streamed.confirmed() == (variant == "plain"))
     let results = try Self.both(package, in: dir)
@@ -514,7 +516,7 @@ final class CountingRule: Rule {
     let package = dir.appending("p.pkg")
     try Data(ExamplePackages.xarBytes(nodes, compress: true)).write(to: URL(fileURLWithPath: package))
     let ordinary = try XARReader(path: package).entries.map(\.path)
-    let source = try #require(PackageOpener.openStreaming(package))
+    let source = try #require(PackageOpener.streamed(package))
     for pass in 0..<2 {
       var paths: [String] = []
       var bytes = 0
@@ -527,6 +529,14 @@ final class CountingRule: Rule {
       #expect(paths == ordinary, "pass \(pass)")
       #expect(bytes > 600 * 6, "pass \(pass)")
     }
-    #expect(source.indexRefusal() == nil)
+    #expect(source.index?.refusal?() == nil)
+  }
+}
+
+extension PackageOpener {
+  /// The streaming source `path` opens as under `policy` (the rules' by default); nil when the
+  /// opener gives it to another reader (not a plain XAR, a flat package, a header it refuses).
+  static func streamed(_ path: String, _ policy: ReadPolicy = .rules()) -> StreamingXARPackageSource? {
+    (try? open(.path(path), policy)) as? StreamingXARPackageSource
   }
 }

@@ -175,7 +175,7 @@ public struct Catalog: Codable, Equatable, Sendable {
     let (product, entry) = try listedEntry(sha256: try PackageDigest.sha256(of: file), size: size, name: path)
     let info: ContentInfo
     do {
-      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(file: file)) else {
+      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(.file(file))) else {
         throw CatalogError.mismatch("'\(path)' has no ContentInfo.plist")
       }
       info = try ContentInfo(decoding: bytes)

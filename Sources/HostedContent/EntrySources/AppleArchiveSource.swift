@@ -12,8 +12,11 @@ package final class AppleArchiveSource: EntrySource {
   package let location: String
   package let packageSize: UInt64?
   package let otherForms: [PackageFormat]
-  package var checksumStyle: String {
-    "per-file hashes (CKS, SH1/SH2/SH3/SH5) where the writer put them; " + compressionName
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.otherForms = otherForms
+    index.checksumStyle = "per-file hashes (CKS, SH1/SH2/SH3/SH5) where the writer put them; " + compressionName
+    return index
   }
   private let reader: AppleArchiveReader
   private let maxDepth: Int
@@ -117,7 +120,7 @@ package final class AppleArchiveSource: EntrySource {
       size: kind == .file ? (x.dataSize ?? 0) : 0,
       linkTarget: kind == .symlink ? target?.text : nil,
       // No storage: the format keeps no per-entry stored size (blocks are shared), so none is
-      // made up; the compression shows in ``checksumStyle``.
+      // made up; the compression shows in ``PackageIndex/checksumStyle``.
       pathIsValidUTF8: path.valid && (target?.valid ?? true))
   }
 }

@@ -14,6 +14,12 @@ package final class DirectorySource: EntrySource {
   package let format: PackageFormat
   package let location: String
   package let packageSize: UInt64? = nil
+
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.expectedDataSize = { self.expectedDataSize }
+    return index
+  }
   /// Names left out (junk), when the walk was asked to skip them.
   package fileprivate(set) var skipped: [String] = []
   private let skipJunk: Bool

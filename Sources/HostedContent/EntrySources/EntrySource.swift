@@ -1,5 +1,4 @@
 import SystemIO
-import XAR
 
 /// The shape a package comes in, found from its bytes.
 public enum PackageFormat: String, Codable, Sendable {
@@ -46,10 +45,9 @@ package protocol PackageReader: AnyObject {
   func next() throws -> (entry: PackageEntry, data: EntryData?)?
 }
 
-/// A package or folder, opened: the facts operations ask of it, and its entries, read on
-/// demand through a ``PackageReader`` (each with its bytes readable once). After the last entry
-/// (or wherever reading stopped), ``indexRefusal()`` gives a verdict the index only settles at
-/// the end.
+/// A package or folder, opened: what every format has (its format, where it is, its size) and
+/// its entries, read on demand through a ``PackageReader`` (each with its bytes readable once).
+/// What only some formats know travels in one value, ``index``.
 ///
 /// Rules never know which source they are fed from.
 package protocol EntrySource: AnyObject {
@@ -62,59 +60,10 @@ package protocol EntrySource: AnyObject {
   /// first entry (a stream that can be read once, an Apple Archive, reads on where it was).
   /// Throws as ``PackageReader/next()`` does.
   func entries() throws -> PackageReader
-  /// Other formats the file's bytes also parse as (found by ``PackageOpener``); the entries
-  /// come from ``format``'s view.
-  var otherForms: [PackageFormat] { get }
-  /// Paths of a project folder that `build` leaves out (known once the walk is over); empty for
-  /// packages.
-  var leftOut: [LeftOutPath] { get }
-  /// How many entries will come, when the source knows before it starts (a XAR's TOC); lets the
-  /// run size its path index once.
-  var entryCountHint: Int? { get }
-  /// The bytes the files' data will add up to (decoded), for a progress display: a XAR's and a
-  /// zip's declared sizes, a folder's file sizes; nil when unknown (a flat package's cpio
-  /// payload declares its sizes only as it is read). May cost a walk: asked once, and only when
-  /// progress is shown (see ``ProgressHandler``).
-  var expectedDataSize: UInt64? { get }
-  /// True when ``expectedDataSize`` may turn from nil to a value while the entries are read (a
-  /// TOC still being parsed): then it is asked again now and then.
-  var expectedDataSizeMayArrive: Bool { get }
-  /// Where the package file was cut off, when it was opened anyway (a plain XAR read for
-  /// `unpack --keep-going`): the entries whose data lies past the cut throw when read.
-  var truncation: XARTruncation? { get }
-  /// Every entry's path in the package's own index (a XAR's TOC, a zip's central directory),
-  /// when it has one and it was read: what `--keep-going` lists as not read when reading stops.
-  var indexedPaths: [String]? { get }
-  /// True when the file is not a package at all (its index could not be read): only the
-  /// `archive-integrity` rule applies, and nothing is written from it.
-  var isUnreadable: Bool { get }
-  /// True for a content project folder (`ContentInfo.plist` and `Contents/`).
-  var isContentProject: Bool { get }
-  /// Asks the source to decode files up to `size` bytes ahead of the caller, on its decode
-  /// threads, when it has them (a plain XAR): for a caller with work of its own per file (unpack
-  /// writes every file; validate only reads them, and gains nothing past a bound). Others ignore it.
-  func decodeLargeFilesAhead(upTo size: UInt64)
-  /// Tells the source that the caller's own work per file is light (validate, which checks each
-  /// file; not unpack, which writes each one): where the index is still being parsed on a thread of its own and the processors
-  /// are too few for the parser, the caller and decode threads at once, the caller then decodes
-  /// each file itself until the index is whole, and the decode threads start after. Others
-  /// ignore it.
-  func callerWorkIsLight()
-  /// `ContentInfo.plist`'s bytes (at most `limit`) straight from the package's index, without
-  /// reading the other entries; nil when this source has no such index, and the caller reads
-  /// the entries instead. `.some(nil)`: the index has no plist at the root.
-  func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]??
-  /// How the package checks its files' bytes, for people (`sha1`, `crc32`, `none`, …).
-  var checksumStyle: String { get }
-  /// Asked once the entries are read, or reading stopped: why the package's index is refused
-  /// after all, for a source that checks its whole index only at the end (a plain XAR read as its
-  /// TOC streams, ``StreamingXARPackageSource``). The run's verdict is then that of a file whose
-  /// index cannot be read (``UnreadablePackageSource``), whatever the rules saw. Nil for every
-  /// other source, and when the index stands.
-  func indexRefusal() -> (any Error)?
-  /// The XAR reader of a package that has a XAR table of contents (a plain XAR, or a flat
-  /// package's outer XAR); nil for every other source.
-  var tableOfContentsReader: XARReader? { get }
+  /// What the source knows beyond its entries (its own index, a walk's leftovers, its
+  /// verdict at the end): nil when it knows nothing more. Asked again, it gives what is known
+  /// then (a zip's names once its central directory was read, a walk's leftovers once it is over).
+  var index: PackageIndex? { get }
 }
 
 extension EntrySource {
@@ -125,21 +74,79 @@ extension EntrySource {
     while let (entry, data) = try reader.next() { try visit(entry, data) }
   }
 
-  package var otherForms: [PackageFormat] { [] }
-  package var leftOut: [LeftOutPath] { [] }
-  package var entryCountHint: Int? { nil }
-  package var expectedDataSize: UInt64? { nil }
-  package var expectedDataSizeMayArrive: Bool { false }
-  package var truncation: XARTruncation? { nil }
-  package var indexedPaths: [String]? { nil }
-  package var isUnreadable: Bool { false }
-  package var isContentProject: Bool { false }
-  package func decodeLargeFilesAhead(upTo size: UInt64) {}
-  package func callerWorkIsLight() {}
-  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? { nil }
-  package var checksumStyle: String { "none" }
-  package var tableOfContentsReader: XARReader? { nil }
-  package func indexRefusal() -> (any Error)? { nil }
+  /// True when the file is not a package at all (see ``PackageIndex/unreadable``).
+  package var isUnreadable: Bool { index?.unreadable != nil }
+}
+
+/// What only some formats know about a package, beyond its entries: the facts a package's own
+/// index (a XAR's TOC, a zip's central directory) or a folder's walk gives. Every fact has the
+/// value of a source that does not know it by default, so a source sets only what it knows.
+///
+/// Facts that cost something to find (a walk, a list of every path) are functions, asked only
+/// when they are needed.
+package struct PackageIndex {
+  /// Other formats the file's bytes also parse as (found by ``PackageOpener``); the entries
+  /// come from the source's own format's view.
+  package var otherForms: [PackageFormat] = []
+  /// Paths of a project folder that `build` leaves out (known once the walk is over).
+  package var leftOut: [LeftOutPath] = []
+  /// How many entries will come, when the source knows before it starts (a XAR's TOC); lets the
+  /// run size its path index once.
+  package var entryCountHint: Int?
+  /// The bytes the files' data will add up to (decoded), for a progress display: a XAR's and a
+  /// zip's declared sizes, a folder's file sizes; nil when unknown (a flat package's cpio
+  /// payload declares its sizes only as it is read). May cost a walk: asked once, and only when
+  /// progress is shown (see ``ProgressHandler``).
+  package var expectedDataSize: (() -> UInt64?)?
+  /// True when ``expectedDataSize`` may turn from nil to a value while the entries are read (a
+  /// TOC still being parsed): then it is asked again now and then.
+  package var expectedDataSizeMayArrive = false
+  /// Where the package file was cut off, when it was opened anyway (a plain XAR read for
+  /// `unpack --keep-going`): the entries whose data lies past the cut throw when read.
+  package var truncation: Truncation?
+  /// Every entry's path in the package's own index (a XAR's TOC, a zip's central directory,
+  /// once read): what `--keep-going` lists as not read when reading stops.
+  package var indexedPaths: (() -> [String]?)?
+  /// Why the file is not a package at all (its index could not be read), when it is not: only
+  /// the `archive-integrity` rule applies, and nothing is written from it.
+  package var unreadable: String?
+  /// True for a content project folder (`ContentInfo.plist` and `Contents/`).
+  package var isContentProject = false
+  /// `ContentInfo.plist`'s bytes (at most the limit given) straight from the package's index,
+  /// without reading the other entries (nil: the index has no plist at the root); absent when
+  /// the source has no such index, and the caller reads the entries instead.
+  package var contentInfo: ((_ limit: UInt64) throws -> [UInt8]?)?
+  /// How the package checks its files' bytes, for people (`sha1`, `crc32`, `none`, …).
+  package var checksumStyle = "none"
+  /// Asked once the entries are read, or reading stopped: why the package's index is refused
+  /// after all, for a source that checks its whole index only at the end (a plain XAR read as its
+  /// TOC streams, ``StreamingXARPackageSource``); nil when the index stands. The run's verdict
+  /// is then that of a file whose index cannot be read, whatever the rules saw.
+  package var refusal: (() -> (any Error)?)?
+  /// The package's table of contents as stored, for a package that has one (a plain XAR, or a
+  /// flat package's outer XAR).
+  package var tableOfContents: (any TableOfContents)?
+
+  package init() {}
+}
+
+/// Where a package file was cut off, when it was opened anyway: it ends at byte ``fileSize``,
+/// its index describes ``describedSize`` bytes.
+package struct Truncation: Equatable, Sendable {
+  package var fileSize: UInt64
+  package var describedSize: UInt64
+
+  package init(fileSize: UInt64, describedSize: UInt64) {
+    self.fileSize = fileSize
+    self.describedSize = describedSize
+  }
+}
+
+/// A package's own table of contents, as stored (inflated): what `info --toc` writes.
+package protocol TableOfContents: AnyObject {
+  /// Writes the table of contents to `write`, chunk by chunk as it inflates, with the same checks
+  /// as opening the package.
+  func writeTOC(to write: ([UInt8]) throws -> Void) throws
 }
 
 /// A path in a project folder that `build` does not put in the package.

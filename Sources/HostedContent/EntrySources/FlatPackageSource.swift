@@ -7,8 +7,6 @@ import Zlib
 /// libarchive as a stream straight out of the XAR entry (no temporary copy).
 package final class FlatPackageSource: EntrySource {
   package let format = PackageFormat.flatPackage
-  package var checksumStyle: String { reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload" }
-  package var tableOfContentsReader: XARReader? { reader }
   package let location: String
   package let reader: XARReader
   /// The `Payload` entry.
@@ -45,6 +43,14 @@ package final class FlatPackageSource: EntrySource {
   }
 
   package var packageSize: UInt64? { reader.fileSize }
+
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.otherForms = otherForms
+    index.checksumStyle = reader.header.checksumAlgorithm.styleName + " (outer XAR), cpio payload"
+    index.tableOfContents = reader
+    return index
+  }
 
   package func entries() throws -> PackageReader { Entries(self) }
 
@@ -209,7 +215,6 @@ private final class PayloadStream {
 /// The entries of a zip (the client's delivery form) or a tar, through libarchive.
 package final class ZipPackageSource: EntrySource {
   package let format: PackageFormat
-  package var checksumStyle: String { format == .zip ? "crc32" : "none" }
   package let location: String
   package let packageSize: UInt64?
   package let otherForms: [PackageFormat]
@@ -229,7 +234,16 @@ package final class ZipPackageSource: EntrySource {
   package var maxEntries = ReaderLimits().maxEntries
 
   /// The central directory's names, once it was read.
-  package private(set) var indexedPaths: [String]?
+  private var indexedPaths: [String]?
+
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.otherForms = otherForms
+    index.expectedDataSize = { self.expectedDataSize }
+    index.checksumStyle = format == .zip ? "crc32" : "none"
+    index.indexedPaths = { self.indexedPaths }
+    return index
+  }
 
   package func entries() throws -> PackageReader {
     guard format == .zip else { return try LibArchiveReader(file: file) }

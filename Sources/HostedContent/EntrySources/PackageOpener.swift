@@ -20,29 +20,51 @@ package enum PackageOpener {
     }
   }
 
-  /// Opens `path`: a folder gives a ``DirectorySource``; a file is sniffed for XAR (plain or
-  /// flat package) or zip.
-  package static func open(_ path: String, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
+  /// Opens `input` as `policy` allows: the one way into a package. A folder gives a
+  /// ``DirectorySource`` (or, when the policy reads folders as projects, a ``ProjectSource`` or an
+  /// asset-pack folder); a file is sniffed from its first bytes (read once) for XAR (plain or flat
+  /// package), Apple Archive, zip or tar. A plain XAR is read while its TOC is parsed when the
+  /// policy allows it (``ReadPolicy/streaming``), and the decode threads are set from the policy.
+  /// A file that is not a package throws ``OpenError/notAPackage(path:reason:cause:)``, or becomes
+  /// an ``UnreadablePackageSource`` (``ReadPolicy/notAPackage``); a path that cannot be read
+  /// throws ``OpenError/unreadable(_:)``.
+  package static func open(_ input: PackageInput, _ policy: ReadPolicy = ReadPolicy()) throws -> EntrySource {
+    let file: FileDescriptor
+    switch input {
+    case .file(let given):
+      file = given
+    case .path(let path):
+      if let folder = try openFolder(path, policy) { return folder }
+      do {
+        file = try FileDescriptor.open(regularFile: path)
+      } catch let error as SystemError {
+        throw OpenError.unreadable(error)
+      }
+    }
+    do {
+      return try open(file: file, policy)
+    } catch OpenError.notAPackage(let path, let reason, let cause) where policy.notAPackage == .unreadableSource {
+      return UnreadablePackageSource(path: path, packageSize: try? file.size(), reason: reason, cause: cause)
+    }
+  }
+
+  /// The source for `path` when it is a folder; nil for a file. Throws when `path` cannot be read.
+  private static func openFolder(_ path: String, _ policy: ReadPolicy) throws -> EntrySource? {
+    if policy.foldersAsProjects && Paths.isDirectory(path) {
+      if ProjectSource.isProject(path) { return try ProjectSource(directory: path) }
+      // No ContentInfo.plist, a Manifest.json: a Background Assets asset-pack source folder.
+      if Paths.isRegularFile(path + "/" + AssetPackManifest.fileName) {
+        return DirectorySource(path: path, format: .assetPack)
+      }
+    }
     guard let info = Paths.status(path) else {
       throw OpenError.unreadable(SystemError("open", path: path))
     }
-    if Paths.isDirectory(path) && Paths.isDirectoryMode(info.st_mode) {
-      return DirectorySource(path: path)
-    }
-    let file: FileDescriptor
-    do {
-      file = try FileDescriptor.open(regularFile: path)
-    } catch let error as SystemError {
-      throw OpenError.unreadable(error)
-    }
-    return try open(file: file, limits: limits)
+    return Paths.isDirectory(path) && Paths.isDirectoryMode(info.st_mode) ? DirectorySource(path: path) : nil
   }
 
-  /// Opens the package file already open as `file`: every later read (index, data, checksums)
-  /// goes through this one descriptor, so a file renamed over the path meanwhile is never read.
-  /// An operation that hashes or checks the package and then reads it opens the path once and
-  /// passes the same descriptor to both.
-  package static func open(file: FileDescriptor, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
+  /// Opens the package file `file` (its first bytes read here, once).
+  private static func open(file: FileDescriptor, _ policy: ReadPolicy) throws -> EntrySource {
     let path = file.path
     let size: UInt64
     let head: [UInt8]
@@ -57,28 +79,10 @@ package enum PackageOpener {
     // and the view bsdtar takes of a file that starts with `xar!`.
     let forms = sniff(head)
     if forms.first == .xar {
-      let reader: XARReader
-      do {
-        reader = try XARReader(file: file, limits: limits.xar)
-      } catch let error as XARError {
-        throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
-      }
-      if let payload = FlatPackageSource.payload(in: reader) {
-        if let cut = reader.truncation {
-          // The content is one compressed Payload: a cut leaves none of it verifiable.
-          let error = XARError.truncatedArchive(
-            fileSize: cut.fileSize, describedSize: cut.describedSize,
-            unrecoverable: "a flat package's content is one compressed Payload, whose checksum cannot be verified")
-          throw OpenError.notAPackage(path: path, reason: error.description, cause: error)
-        }
-        let source = FlatPackageSource(reader: reader, payload: payload)
-        source.otherForms = Array(forms.dropFirst())
+      if policy.streamsPlainXAR, let source = openStreaming(file: file, otherForms: Array(forms.dropFirst()), policy) {
         return source
       }
-      let source = XARPackageSource(reader: reader)
-      source.otherForms = Array(forms.dropFirst())
-      source.decodeThreads = limits.decodeThreads
-      return source
+      return try openXAR(file: file, otherForms: Array(forms.dropFirst()), policy)
     }
     if forms.first == .appleArchive {
       // A zip read from its end (unzip, Python's zipfile) finds one when the last file's data
@@ -86,7 +90,7 @@ package enum PackageOpener {
       var others = Array(forms.dropFirst())
       if !others.contains(.zip), zipPrefix(file: file, size: size) != nil { others.append(.zip) }
       do {
-        return try AppleArchiveSource(file: file, size: size, limits: limits, otherForms: others)
+        return try AppleArchiveSource(file: file, size: size, limits: policy.limits, otherForms: others)
       } catch let error as AppleArchiveError {
         throw OpenError.notAPackage(path: path, reason: error.description)
       }
@@ -100,7 +104,7 @@ package enum PackageOpener {
     }
     if let first = forms.first {
       let source = ZipPackageSource(file: file, size: size, format: first, otherForms: Array(forms.dropFirst()))
-      source.maxEntries = limits.maxEntries
+      source.maxEntries = policy.limits.maxEntries
       return source
     }
     if let prefix = zipPrefix(file: file, size: size) {
@@ -114,6 +118,53 @@ package enum PackageOpener {
       magic.isEmpty
       ? "the file is empty" : "it starts with bytes \(hexString(magic)), not 'xar!', a zip or a tar header"
     throw OpenError.notAPackage(path: path, reason: "\(shown)")
+  }
+
+  /// Opens a XAR whose TOC is read whole first: a plain XAR, or a flat package.
+  private static func openXAR(file: FileDescriptor, otherForms: [PackageFormat], _ policy: ReadPolicy) throws
+    -> EntrySource
+  {
+    let reader: XARReader
+    do {
+      reader = try XARReader(file: file, limits: policy.xar)
+    } catch let error as XARError {
+      throw OpenError.notAPackage(path: file.path, reason: error.description, cause: error)
+    }
+    if let payload = FlatPackageSource.payload(in: reader) {
+      if let cut = reader.truncation {
+        // The content is one compressed Payload: a cut leaves none of it verifiable.
+        let error = XARError.truncatedArchive(
+          fileSize: cut.fileSize, describedSize: cut.describedSize,
+          unrecoverable: "a flat package's content is one compressed Payload, whose checksum cannot be verified")
+        throw OpenError.notAPackage(path: file.path, reason: error.description, cause: error)
+      }
+      let source = FlatPackageSource(reader: reader, payload: payload)
+      source.otherForms = otherForms
+      return source
+    }
+    let source = XARPackageSource(reader: reader)
+    source.otherForms = otherForms
+    source.decodeThreads = policy.decodeThreads
+    source.prefetchLargeFilesUpTo = policy.decodeAheadUpTo
+    return source
+  }
+
+  /// Opens a plain XAR whose TOC is parsed while its entries are read
+  /// (``StreamingXARPackageSource``). Nil for a flat package, or when even the header or the
+  /// TOC's bounds fail: the ordinary reader then judges the file.
+  private static func openStreaming(file: FileDescriptor, otherForms: [PackageFormat], _ policy: ReadPolicy)
+    -> StreamingXARPackageSource?
+  {
+    guard let streaming = try? XARStreamingReader(file: file, limits: policy.xar) else { return nil }
+    let source = StreamingXARPackageSource(streaming: streaming)
+    source.otherForms = otherForms
+    source.decodeThreads = policy.decodeThreads
+    source.prefetchLargeFilesUpTo = policy.decodeAheadUpTo
+    source.decodeOnCallerWhileParsing = policy.decodesOnCallerWhileParsing
+    // Decided before any rule runs: a TOC without ContentInfo.plist at its root (a flat
+    // package) goes to the ordinary reader whole.
+    guard source.waitForContentInfo() else { return nil }
+    return source
   }
 
   /// For a file that does not start like a zip: how many bytes come before the zip it ends
@@ -144,84 +195,6 @@ package enum PackageOpener {
       i -= 1
     }
     return nil
-  }
-
-  /// Opens `path` for the rules: as ``open(_:limits:)``, except that a content project (a
-  /// folder whose `ContentInfo.plist` is a file) is read as `build` reads it
-  /// (``ProjectSource``: what build leaves out is listed, not judged), and a file which is not
-  /// a package (or whose index cannot be read) becomes an ``UnreadablePackageSource``, so it
-  /// flows through the rules like any other source and `archive-integrity` reports it. Only a
-  /// path that cannot be read at all throws.
-  package static func openForInspection(_ path: String, limits: ReaderLimits = ReaderLimits()) throws -> EntrySource {
-    if Paths.isDirectory(path) && ProjectSource.isProject(path) {
-      return try ProjectSource(directory: path)
-    }
-    if Paths.isDirectory(path) && Paths.isRegularFile(path + "/" + AssetPackManifest.fileName) {
-      // No ContentInfo.plist, a Manifest.json: a Background Assets asset-pack source folder.
-      return DirectorySource(path: path, format: .assetPack)
-    }
-    do {
-      return try open(path, limits: limits)
-    } catch OpenError.notAPackage(let path, let reason, let cause) {
-      return UnreadablePackageSource(
-        path: path, packageSize: Paths.status(path).map { UInt64($0.st_size) }, reason: reason, cause: cause)
-    }
-  }
-
-  /// As ``openForInspection(_:limits:)``, for a package file already open as `file` (see
-  /// ``open(file:limits:)``).
-  package static func openForInspection(file: FileDescriptor, limits: ReaderLimits = ReaderLimits()) throws
-    -> EntrySource
-  {
-    do {
-      return try open(file: file, limits: limits)
-    } catch OpenError.notAPackage(let path, let reason, let cause) {
-      return UnreadablePackageSource(
-        path: path, packageSize: try? file.size(), reason: reason, cause: cause)
-    }
-  }
-
-  /// Opens the package file `file` for a run of the rules: a plain XAR as its TOC streams
-  /// (``StreamingXARPackageSource``, which settles its verdict at the end), anything else as
-  /// ``openForInspection(file:limits:)`` opens it. `streaming` false reads a plain XAR's whole
-  /// TOC first (``XARPackageSource``): for a run that cannot wait for the verdict (digests
-  /// reported as they come) or reads a cut-off file (`--keep-going`).
-  package static func openForRules(file: FileDescriptor, limits: ReaderLimits, streaming: Bool = true) throws
-    -> EntrySource
-  {
-    if streaming, !limits.acceptsTruncation, let source = openStreaming(file: file, limits: limits) {
-      return source
-    }
-    return try openForInspection(file: file, limits: limits)
-  }
-
-  /// As ``openStreaming(_:limits:)``, for a package file already open as `file`.
-  package static func openStreaming(file: FileDescriptor, limits: ReaderLimits = ReaderLimits())
-    -> StreamingXARPackageSource?
-  {
-    guard let head = try? file.read(count: 512, at: 0) else { return nil }
-    let forms = sniff(head)
-    guard forms.first == .xar, let streaming = try? XARStreamingReader(file: file, limits: limits.xar) else {
-      return nil
-    }
-    let source = StreamingXARPackageSource(streaming: streaming)
-    source.otherForms = Array(forms.dropFirst())
-    source.decodeThreads = limits.decodeThreads
-    // Decided before any rule runs: a TOC without ContentInfo.plist at its root (a flat
-    // package) goes to the ordinary reader whole.
-    guard source.waitForContentInfo() else { return nil }
-    return source
-  }
-
-  /// Opens `path` as a plain XAR whose TOC is parsed while its entries are read
-  /// (``StreamingXARPackageSource``), for an operation that can hold back what it makes until
-  /// the TOC is confirmed. Nil for anything else, or when even the header or the TOC's bounds
-  /// fail: the ordinary ``openForInspection(_:limits:)`` then judges the file.
-  package static func openStreaming(_ path: String, limits: ReaderLimits = ReaderLimits())
-    -> StreamingXARPackageSource?
-  {
-    guard let file = try? FileDescriptor.open(regularFile: path) else { return nil }
-    return openStreaming(file: file, limits: limits)
   }
 
   /// The formats whose signature `head` (a file's first 512 bytes) carries, XAR first.
@@ -262,7 +235,6 @@ package enum PackageOpener {
 /// it throws why (an `archive-integrity` finding).
 package final class UnreadablePackageSource: EntrySource {
   package let format = PackageFormat.unknown
-  package var isUnreadable: Bool { true }
   package let location: String
   package let packageSize: UInt64?
   /// Why the file is not a package.
@@ -282,6 +254,12 @@ package final class UnreadablePackageSource: EntrySource {
     self.packageSize = packageSize
     self.reason = reason
     self.cause = cause
+  }
+
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.unreadable = reason
+    return index
   }
 
   package func entries() throws -> PackageReader {

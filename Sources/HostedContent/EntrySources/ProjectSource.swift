@@ -16,7 +16,6 @@ import XAR
 /// the package built from it get the same verdict.
 package final class ProjectSource: EntrySource {
   package let format = PackageFormat.directory
-  package var isContentProject: Bool { true }
   package let location: String
   package let packageSize: UInt64? = nil
   /// The product and version the package gets.
@@ -25,7 +24,16 @@ package final class ProjectSource: EntrySource {
   let plistBytes: [UInt8]
   /// True for a content project; false for a plain folder (everything goes under Contents/).
   package let isProject: Bool
+  /// What `build` leaves out, known once the walk is over.
   package private(set) var leftOut: [LeftOutPath] = []
+
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.isContentProject = true
+    index.leftOut = leftOut
+    index.expectedDataSize = { self.expectedDataSize }
+    return index
+  }
   /// The output package, left out of the walk when it is written inside the folder.
   var excludedOutput: (device: UInt64, inode: UInt64, name: String)?
   /// The folder's `.pkgtoolignore` (when it has one), then the `--exclude` patterns.

@@ -19,9 +19,6 @@ public struct ReaderLimits: Sendable, Equatable {
   public var maxTotalPathBytes: UInt64
   /// Largest decoded size / stored size accepted for a compressed file over 1 MiB.
   public var maxExpansionRatio: UInt64
-  /// Open a plain XAR that was cut off (its TOC whole, its heap not) for `unpack --keep-going`
-  /// (see ``XARReader/Limits/acceptsTruncation``).
-  package var acceptsTruncation = false
   /// Threads that decode and verify files' data ahead of the rules and the sink (a plain XAR's):
   /// by default one per processor online. The bytes written, the findings and the verdict are
   /// the same for any number; only the time and the memory held ahead change.
@@ -38,7 +35,8 @@ public struct ReaderLimits: Sendable, Equatable {
     maxExpansionRatio = xar.maxExpansionRatio
   }
 
-  /// The same limits, for the XAR reader.
+  /// The same limits, for the XAR reader (a cut-off file is accepted only when the policy keeps
+  /// going: ``ReadPolicy/keepGoing``).
   package var xar: XARReader.Limits {
     var limits = XARReader.Limits()
     limits.maxTOCBytes = maxTOCBytes
@@ -47,7 +45,6 @@ public struct ReaderLimits: Sendable, Equatable {
     limits.maxPathBytes = maxPathBytes
     limits.maxTotalPathBytes = maxTotalPathBytes
     limits.maxExpansionRatio = maxExpansionRatio
-    limits.acceptsTruncation = acceptsTruncation
     return limits
   }
 }

@@ -15,23 +15,26 @@ package final class XARPackageSource: EntrySource {
 
   package var packageSize: UInt64? { reader.fileSize }
 
-  package var entryCountHint: Int? { reader.entries.count }
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.otherForms = otherForms
+    index.entryCountHint = reader.entries.count
+    index.expectedDataSize = { XARPackageSource.declaredFileBytes(self.reader.entries) }
+    index.truncation = reader.truncation.map { Truncation(fileSize: $0.fileSize, describedSize: $0.describedSize) }
+    index.indexedPaths = { self.reader.entries.indices.map { self.reader.entries.path(at: $0) } }
+    index.contentInfo = { limit in try self.contentInfo(limit: limit) }
+    index.checksumStyle = reader.header.checksumAlgorithm.styleName
+    index.tableOfContents = reader
+    return index
+  }
 
-  package var truncation: XARTruncation? { reader.truncation }
-
-  package var indexedPaths: [String]? { reader.entries.indices.map { reader.entries.path(at: $0) } }
-
-  package func decodeLargeFilesAhead(upTo size: UInt64) { prefetchLargeFilesUpTo = size }
-
-  package var checksumStyle: String { reader.header.checksumAlgorithm.styleName }
-
-  package var tableOfContentsReader: XARReader? { reader }
-
-  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? {
+  /// `ContentInfo.plist`'s bytes (at most `limit`) straight from the TOC; nil when it has none
+  /// at the root.
+  private func contentInfo(limit: UInt64) throws -> [UInt8]? {
     guard let entry = reader.entries.first(where: { $0.path == ContentInfo.fileName && $0.kind == .file }) else {
-      return .some(nil)
+      return nil
     }
-    return .some(try reader.readData(of: entry, limit: limit))
+    return try reader.readData(of: entry, limit: limit)
   }
 
   /// The XAR entry as a ``PackageEntry``.
@@ -63,15 +66,9 @@ package final class XARPackageSource: EntrySource {
   package var decodeThreads = Machine.processorCount
   /// Decode large files up to this size ahead too (in parts), not only small ones, two at a
   /// time: for a reader that reads every file whole. Any larger file is decoded by the reading
-  /// thread itself, as far as it reads it, while the workers go on with the next ones. Unpack,
-  /// whose thread writes every file, sets no bound; validate sets ``partsLimitForChecking``.
+  /// thread itself, as far as it reads it, while the workers go on with the next ones. Set by
+  /// the opener from ``ReadPolicy/decodeAheadUpTo``.
   package var prefetchLargeFilesUpTo: UInt64 = 0
-
-  /// The bound validate sets: a file past it gains nothing from the workers (the second one
-  /// runs at most ``XARPrefetcher/partsAhead`` parts ahead, so on a long file both cannot
-  /// work at once) and loses the copy of each part: a 1.95 GB package of three 650 MB files
-  /// validated in 1.62 s that way against 1.42 s read on the validating thread.
-  package static let partsLimitForChecking: UInt64 = 8 << 20
 
   package func entries() throws -> PackageReader {
     XAREntries(reader.entries, from: 0, reading: reader.dataReader(for:)) {
@@ -167,8 +164,8 @@ final class PrefetchedData: EntryData {
 /// A plain XAR package read while its TOC is still being parsed (``XARStreamingReader``): the
 /// entries come as the parser hands them out, their data decoded ahead by the same workers as
 /// ``XARPackageSource``'s (on two processors, for a caller whose work per file is light, only
-/// once the TOC is whole: ``callerWorkIsLight()``), so the rules and the sink start on the first
-/// entries while the parser reads the rest.
+/// once the TOC is whole: ``ReadPolicy/callerWorkIsLight``), so the rules and the sink start on
+/// the first entries while the parser reads the rest.
 ///
 /// It is the one way a plain XAR is read for the rules (validate, unpack, install, info, diff):
 /// every entry reaches the rules once, and the checks on the whole TOC settle the verdict at the
@@ -180,8 +177,9 @@ final class PrefetchedData: EntryData {
 ///   The ones already given are its own: the parser stores entries in document order, and a
 ///   field after a child, which would change one, is refused by both readers
 ///   (``XARError/fieldAfterChildren(path:)``); they are compared all the same.
-/// - When the whole TOC is refused, ``indexRefusal()`` says why, and the run's verdict is that of
-///   a file whose index cannot be read (``UnreadablePackageSource``), as the ordinary reader's.
+/// - When the whole TOC is refused, ``PackageIndex/refusal`` says why, and the run's verdict is
+///   that of a file whose index cannot be read (``UnreadablePackageSource``), as the ordinary
+///   reader's: the run gives it as its result (``InspectionResult/indexRefused``).
 package final class StreamingXARPackageSource: EntrySource {
   package let format = PackageFormat.xar
   package let location: String
@@ -194,7 +192,7 @@ package final class StreamingXARPackageSource: EntrySource {
   /// Decode large files up to this size ahead too (as ``XARPackageSource/prefetchLargeFilesUpTo``).
   package var prefetchLargeFilesUpTo: UInt64 = 0
   /// The caller decodes each file itself while the TOC is parsed, and the decode threads start
-  /// once it is whole (``callerWorkIsLight()``, on a machine of two processors or fewer).
+  /// once it is whole (set by the opener: ``ReadPolicy/decodesOnCallerWhileParsing``).
   package var decodeOnCallerWhileParsing = false
 
   /// The TOC as the parser had handed it out, and how many of its entries were given.
@@ -246,30 +244,30 @@ package final class StreamingXARPackageSource: EntrySource {
     location = streaming.path
   }
 
-  package func decodeLargeFilesAhead(upTo size: UInt64) { prefetchLargeFilesUpTo = size }
-
-  /// On two processors, the TOC's parser and a caller with light work per file fill both: decode
-  /// threads beside them only take time from the parser, which the whole read waits for. On
-  /// bsdtar's package of 50,000 small files (a 36 MB TOC), validate with the caller decoding
-  /// every file itself took 0.94 of the time (8 pairs) with 4% less CPU, and this, the decode
-  /// threads taking over at the TOC's end, does as well (docs/performance.md); a package of
-  /// large files, whose TOC is parsed in a moment, hardly meets it.
-  package func callerWorkIsLight() { decodeOnCallerWhileParsing = Machine.processorCount <= 2 }
-
   package var packageSize: UInt64? { streaming.fileSize }
 
-  package var checksumStyle: String { streaming.header.checksumAlgorithm.styleName }
+  package var index: PackageIndex? {
+    var index = PackageIndex()
+    index.otherForms = otherForms
+    index.expectedDataSize = { self.streaming.feed.completeTable.map(XARPackageSource.declaredFileBytes) }
+    index.expectedDataSizeMayArrive = true
+    index.contentInfo = { limit in try self.contentInfo(limit: limit) }
+    index.checksumStyle = streaming.header.checksumAlgorithm.styleName
+    index.refusal = { self.refusal() }
+    return index
+  }
 
   /// `ContentInfo.plist`'s bytes as soon as the parser has handed out its entry (the first
   /// file of that name at the root, as ``XARPackageSource`` takes it): before the TOC is
-  /// settled, so whoever acts on them before reading the entries asks ``indexRefusal()`` first.
-  package func contentInfoFromIndex(limit: UInt64) throws -> [UInt8]?? {
+  /// settled, so whoever acts on them before reading the entries asks ``PackageIndex/refusal``
+  /// first.
+  private func contentInfo(limit: UInt64) throws -> [UInt8]? {
     guard
       let entry = firstEntry(where: { table, i in
         StreamingXARPackageSource.isContentInfo(table, i) && table.kind(at: i) == .file
       })
-    else { return .some(nil) }
-    return .some(try streaming.dataReader(for: entry).readAll(of: entry, limit: limit))
+    else { return nil }
+    return try streaming.dataReader(for: entry).readAll(of: entry, limit: limit)
   }
 
   package func entries() throws -> PackageReader { Entries(self) }
@@ -355,7 +353,8 @@ package final class StreamingXARPackageSource: EntrySource {
     return whole
   }
 
-  package func indexRefusal() -> (any Error)? {
+  /// Why the whole TOC is refused, once it is settled; nil when it stands.
+  private func refusal() -> (any Error)? {
     do {
       _ = try settle()
       return nil
@@ -370,3 +369,5 @@ package final class StreamingXARPackageSource: EntrySource {
     (try? settle().streamed) ?? false
   }
 }
+
+extension XARReader: TableOfContents {}

@@ -181,14 +181,14 @@ public enum ExportBackgroundAssets {
       throw OperationError("--asset-pack-id: \(problem)", code: .invalidArgument)
     }
     let source: EntrySource
-    do { source = try PackageOpener.openForInspection(path, limits: options.limits) } catch {
+    do { source = try PackageOpener.open(.path(path), .inspection(options.limits)) } catch {
       throw OperationError.wrap(error)
     }
     guard source.format != .assetPack else {
       throw OperationError(
         "'\(path)' is already an asset-pack folder", hint: "pkgtool validate checks it", code: .inputUnsuitable)
     }
-    if source.format == .directory && !source.isContentProject {
+    if source.format == .directory && source.index?.isContentProject != true {
       throw OperationError(
         "'\(path)' is a folder without ContentInfo.plist",
         hint: "export a package, or a project made with pkgtool init", code: .inputUnsuitable)

@@ -87,11 +87,7 @@ public enum PackageInfo {
     // gives the verdict of a file that is not a package, and no rows.
     let source: EntrySource
     do {
-      if let file {
-        source = try PackageOpener.openForRules(file: file, limits: ReaderLimits())
-      } else {
-        source = try PackageOpener.openForInspection(path)
-      }
+      source = try PackageOpener.open(file.map(PackageInput.file) ?? .path(path), .rules())
     } catch { throw OperationError.wrap(error) }
     var digests: [String: String] = [:]
     let inspector = PackageInspector(
@@ -100,7 +96,7 @@ public enum PackageInfo {
     inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
     let result = try inspector.run(source)
     // A TOC refused once it was parsed whole is no package, whose checksums are no style.
-    let checksumStyle = source.indexRefusal() == nil ? source.checksumStyle : "none"
+    let checksumStyle = result.indexRefused ? "none" : source.index?.checksumStyle ?? "none"
     var sha: String?
     // A package file is hashed; a folder (content or asset pack) has no such digest.
     if let file {
@@ -153,8 +149,10 @@ public enum PackageInfo {
     path: String, limits: ReaderLimits = ReaderLimits(), to write: ([UInt8]) throws -> Void
   ) throws {
     let source: EntrySource
-    do { source = try PackageOpener.open(path, limits: limits) } catch { throw OperationError.wrap(error) }
-    guard let reader = source.tableOfContentsReader else {
+    do { source = try PackageOpener.open(.path(path), ReadPolicy(limits: limits)) } catch {
+      throw OperationError.wrap(error)
+    }
+    guard let reader = source.index?.tableOfContents else {
       throw OperationError(
         "'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents",
         hint: "pkgtool info --files lists the entries of any package")
@@ -193,14 +191,11 @@ public enum PackageInfo {
   ) throws {
     let source: EntrySource
     do {
-      if let given {
-        source = try PackageOpener.open(file: given, limits: limits)
-      } else if Paths.isDirectory(path) {
-        source = try PackageOpener.open(path, limits: limits)
-      } else {
-        // Opened once: both passes read this descriptor.
-        source = try PackageOpener.open(file: try FileDescriptor.open(regularFile: path), limits: limits)
-      }
+      // Opened once: both passes read this descriptor.
+      let input: PackageInput =
+        try given.map(PackageInput.file)
+        ?? (Paths.isDirectory(path) ? .path(path) : .file(FileDescriptor.open(regularFile: path)))
+      source = try PackageOpener.open(input, ReadPolicy(limits: limits))
     } catch { throw OperationError.wrap(error) }
     /// Reads the entry to its end through the reader, handing each chunk to `body`.
     func readEntry(_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> PackageEntry? {

@@ -43,6 +43,10 @@ public struct InspectionResult: Sendable {
   /// Rules that did not run, by id, with the reason (`content-version-increase` without
   /// `--against`; every rule but `archive-integrity` when the file is not a package).
   public var skippedRules: [String: String] = [:]
+  /// True when the package's index was refused once the entries were read (a plain XAR whose
+  /// TOC, read as it streamed, failed its closing checks): the result is then that of a file
+  /// whose index cannot be read, whatever the entries showed.
+  package var indexRefused = false
 
   /// A result, as an inspection makes it.
   public init(

@@ -138,10 +138,10 @@ public enum Install {
     let source: EntrySource
     let info: ContentInfo
     do {
-      // A plain XAR is read as its TOC streams, as validate and unpack read it.
-      source = try PackageOpener.openForRules(file: packageFile, limits: options.limits)
-      // This thread writes every file: the workers decode large ones too.
-      source.decodeLargeFilesAhead(upTo: .max)
+      // A plain XAR is read as its TOC streams, as unpack reads it.
+      var unpack = Unpack.Options()
+      unpack.limits = options.limits
+      source = try PackageOpener.open(.file(packageFile), unpack.readPolicy)
       guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
       info = try ContentInfo(decoding: bytes)
     } catch let error as SystemError {
@@ -167,7 +167,7 @@ public enum Install {
     // The plist came from a TOC still being parsed (on its own thread, while the file was
     // hashed): nothing is decided from it, and nothing in DOCS touched, before the whole TOC
     // stands. A damaged package is invalid whatever its plist says.
-    if let refusal = source.indexRefusal() {
+    if let refusal = source.index?.refusal?() {
       if let error = refusal as? SystemError { throw OperationError.wrap(error) }
       return try invalid(packageFile, options)
     }

@@ -4,7 +4,7 @@ import XAR
 /// Called now and then by a long operation (``Build``, ``Validation``, ``Unpack``, ``Install``,
 /// ``Publish``) with the bytes of content read so far (`done`, decoded: what the rules see) and,
 /// when the source knows it, the bytes it will read in all (`total`; see
-/// ``EntrySource/expectedDataSize``). Called on the thread running the operation, about once per
+/// ``PackageIndex/expectedDataSize``). Called on the thread running the operation, about once per
 /// 256 KiB chunk: keep it cheap (read a clock, compare, return).
 public typealias ProgressHandler = (_ done: UInt64, _ total: UInt64?) -> Void
 
@@ -13,9 +13,9 @@ public typealias ProgressHandler = (_ done: UInt64, _ total: UInt64?) -> Void
 
 extension XARPackageSource {
   /// The sum of the sizes the TOC declares for its files (decoded, not stored): known before the
-  /// first entry, in memory.
-  package var expectedDataSize: UInt64? { XARPackageSource.declaredFileBytes(reader.entries) }
-
+  /// first entry, in memory. A TOC being parsed beside the reading (``StreamingXARPackageSource``)
+  /// gives it once it is whole (usually well before the first interval is over).
+  ///
   /// The sum of the declared decoded sizes of `table`'s files, saturating.
   static func declaredFileBytes(_ table: XAREntryTable) -> UInt64 {
     var total: UInt64 = 0
@@ -25,15 +25,6 @@ extension XARPackageSource {
     }
     return total
   }
-}
-
-extension StreamingXARPackageSource {
-  /// The sum of the declared file sizes, once the TOC being parsed beside the reading is whole
-  /// (usually well before the first interval is over); nil until then.
-  package var expectedDataSize: UInt64? {
-    streaming.feed.completeTable.map(XARPackageSource.declaredFileBytes)
-  }
-  package var expectedDataSizeMayArrive: Bool { true }
 }
 
 extension ZipPackageSource {

@@ -32,6 +32,19 @@ public enum Unpack {
     package var whileParsing = true
     /// The defaults: a new destination, one writer thread.
     public init() {}
+
+    /// How unpack reads a package. A broken download is opened even when it was cut off
+    /// (`keepGoing`): the entries before the cut are read, those past it listed. Otherwise a
+    /// plain XAR is read while its TOC is parsed: the files of a package of many small ones are
+    /// created while the parser reads on, and the whole TOC's checks settle the verdict at the
+    /// end. This thread writes every file: the workers decode large ones too.
+    var readPolicy: ReadPolicy {
+      var policy = ReadPolicy.rules(limits)
+      policy.streaming = whileParsing
+      policy.keepGoing = keepGoing
+      policy.decodeAheadUpTo = .max
+      return policy
+    }
   }
 
   /// What an unpack did.
@@ -101,20 +114,8 @@ public enum Unpack {
       return Result(
         inspection: staged.inspection, output: destination, fileCount: staged.fileCount, byteCount: staged.byteCount)
     }
-    // A broken download is opened even when it was cut off (--keep-going): the entries before
-    // the cut are read, those past it listed. Otherwise a plain XAR is read while its TOC is
-    // parsed: the files of a package of many small ones are created while the parser reads on,
-    // and the whole TOC's checks settle the verdict at the end (``StreamingXARPackageSource``).
-    var limits = options.limits
-    limits.acceptsTruncation = options.keepGoing
     let source: EntrySource
-    do {
-      source = try PackageOpener.openForRules(file: file, limits: limits, streaming: options.whileParsing)
-    } catch {
-      throw OperationError.wrap(error)
-    }
-    // This thread writes every file: the workers decode large ones too.
-    source.decodeLargeFilesAhead(upTo: .max)
+    do { source = try PackageOpener.open(.file(file), options.readPolicy) } catch { throw OperationError.wrap(error) }
     if source.format == .directory {
       throw OperationError(
         "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")

@@ -67,29 +67,27 @@ public enum Validation {
       let project = try ProjectSource(directory: path, exclude: exclude)
       return try inspector(for: project).run(project)
     }
-    // A plain XAR is read while its TOC is parsed, and the whole TOC's checks settle the verdict
-    // at the end (``StreamingXARPackageSource``). Not when digests are reported as they come:
-    // those could not be taken back, so its TOC is read whole first.
-    // Large files up to a bound are decoded by the workers too (docs/performance.md).
+    // A plain XAR may be read while its TOC is parsed, and the whole TOC's checks settle the
+    // verdict at the end; digests reported as they come cannot be taken back (the opener then
+    // reads the TOC whole first). Validate only checks each file: large files up to a bound are
+    // decoded by the workers too (docs/performance.md), and its work per file is light.
+    var policy = ReadPolicy.rules(limits)
+    policy.digestsInEntryOrder = onFileDigest != nil
+    policy.decodeAheadUpTo = ReadPolicy.partsLimitForChecking
+    policy.callerWorkIsLight = true
     let source: EntrySource
     do {
-      if let file {
-        source = try PackageOpener.openForRules(file: file, limits: limits, streaming: onFileDigest == nil)
-      } else {
-        source = try PackageOpener.openForInspection(path, limits: limits)
-      }
+      source = try PackageOpener.open(file.map(PackageInput.file) ?? .path(path), policy)
     } catch {
       throw OperationError.wrap(error)
     }
-    source.decodeLargeFilesAhead(upTo: XARPackageSource.partsLimitForChecking)
-    source.callerWorkIsLight()
     return try inspector(for: source).run(source)
   }
 
   /// The `ContentInfo` of the package or folder at `path`, for `--against`.
   public static func previousContentInfo(at path: String) throws -> ContentInfo {
     do {
-      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(path)) else {
+      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(.path(path))) else {
         throw OperationError(
           "--against: '\(path)' has no ContentInfo.plist",
           hint: "--against needs the previous package of the same product")
@@ -112,8 +110,8 @@ public enum Validation {
 package enum ContentInfoLocator {
   /// The plist's bytes, or nil when the source has none at its root.
   package static func bytes(in source: EntrySource) throws -> [UInt8]? {
-    if let fromIndex = try source.contentInfoFromIndex(limit: UInt64(PropertyList.maxEncodedSize)) {
-      return fromIndex
+    if let fromIndex = source.index?.contentInfo {
+      return try fromIndex(UInt64(PropertyList.maxEncodedSize))
     }
     let reader = try source.entries()
     while let (entry, data) = try reader.next() {

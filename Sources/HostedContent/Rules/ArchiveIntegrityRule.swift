@@ -55,7 +55,7 @@ package final class ArchiveIntegrityRule: Rule {
   }
 
   /// Why an entry whose data lies past `cut` was not read.
-  package static func pastTheCut(_ cut: XARTruncation) -> String {
+  package static func pastTheCut(_ cut: Truncation) -> String {
     "its data lies past the end of the file (cut at byte \(cut.fileSize) of the \(cut.describedSize) its table of contents describes)"
   }
 

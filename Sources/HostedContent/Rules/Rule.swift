@@ -221,7 +221,7 @@ public struct InspectionSummary {
   /// What `build` leaves out of a project folder (empty for packages).
   public var leftOut: [LeftOutPath] = []
   /// Where the package file was cut off, when it was read anyway (`unpack --keep-going`).
-  package var truncation: XARTruncation?
+  package var truncation: Truncation?
   /// How many entries were not read because their data lies past that cut.
   package var entriesPastTheCut = 0
 }
