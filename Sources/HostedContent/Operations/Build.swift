@@ -131,53 +131,12 @@ public enum Build {
     if let folder = Paths.identity(of: Paths.parent(of: output)) {
       source.excludedOutput = (folder.device, folder.inode, Paths.name(of: output))
     }
-    var replacing = false
-    if !options.dryRun {
-      // Rebuilding over the package a previous run wrote is the normal case in a pipeline (the
-      // new one is renamed over it whole); anything else there is kept unless --force.
-      if let existing = Paths.status(output) {
-        guard options.force || Build.isPackageFile(output, status: existing) else {
-          throw OperationError(
-            "'\(output)' already exists and is not a package", hint: "pass --force to replace it, or -o another path",
-            code: .outputExists)
-        }
-        replacing = true
-      }
-      let parent = Paths.parent(of: output)
-      guard Paths.isDirectory(parent) else {
-        throw OperationError(
-          "cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first",
-          code: .outputUnwritable)
-      }
-      // Temporaries a killed build left beside this output.
-      if let folder = try? DirectoryHandle(path: parent) {
-        PendingFolder.removeStale(in: folder, for: Paths.name(of: output))
-      }
-    }
-    let time = options.sourceDateEpoch.map { XARTimestamp(secondsSinceEpoch: $0) } ?? XARWriter.defaultTimestamp
+    let package = options.dryRun ? nil : try sink(for: output, options: options)
     let inspector = PackageInspector(
       context: RuleContext(
         options: options.validation, packageFileName: options.format == .xar ? Paths.name(of: output) : nil))
     inspector.recordEntries = options.listEntries || options.dryRun
     inspector.progress = progress
-
-    var package: PackageSink?
-    if !options.dryRun {
-      do {
-        switch options.format {
-        case .xar:
-          package = try XARSink(
-            path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression,
-            threads: options.jobs
-          )
-        case .zip:
-          package = try ZipSink(
-            path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression)
-        }
-      } catch {
-        throw OperationError.wrap(error)
-      }
-    }
     var inspection: InspectionResult
     do {
       inspection = try inspector.run(source, into: package ?? NullSink())
@@ -185,7 +144,7 @@ public enum Build {
       package?.discard()
       throw OperationError.writing(output, error)
     }
-    var result = Result(
+    let result = Result(
       output: nil, plannedOutput: output, inspection: inspection, entries: inspection.entries,
       leftOut: source.leftOut, fileCount: inspection.fileCount,
       packageSize: nil, sha256: nil, storedFiles: package?.storedCount ?? 0)
@@ -193,6 +152,55 @@ public enum Build {
       package?.discard()
       return result
     }
+    return try commit(package, as: output, result, options: options)
+  }
+
+  /// The sink that writes the package at `output`, once the place is checked: rebuilding over
+  /// the package a previous run wrote is the normal case in a pipeline (the new one is renamed
+  /// over it whole); anything else there is kept unless --force.
+  private static func sink(for output: String, options: Options) throws -> PackageSink {
+    var replacing = false
+    if let existing = Paths.status(output) {
+      guard options.force || Build.isPackageFile(output, status: existing) else {
+        throw OperationError(
+          "'\(output)' already exists and is not a package", hint: "pass --force to replace it, or -o another path",
+          code: .outputExists)
+      }
+      replacing = true
+    }
+    let parent = Paths.parent(of: output)
+    guard Paths.isDirectory(parent) else {
+      throw OperationError(
+        "cannot write '\(output)': the folder '\(parent)' does not exist", hint: "create it first",
+        code: .outputUnwritable)
+    }
+    // Temporaries a killed build left beside this output.
+    if let folder = try? DirectoryHandle(path: parent) {
+      PendingFolder.removeStale(in: folder, for: Paths.name(of: output))
+    }
+    let time = options.sourceDateEpoch.map { XARTimestamp(secondsSinceEpoch: $0) } ?? XARWriter.defaultTimestamp
+    do {
+      switch options.format {
+      case .xar:
+        return try XARSink(
+          path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression,
+          threads: options.jobs
+        )
+      case .zip:
+        return try ZipSink(
+          path: output, overwrite: options.force || replacing, mtime: time, compression: options.compression)
+      }
+    } catch {
+      throw OperationError.wrap(error)
+    }
+  }
+
+  /// Puts the package written in place, within the size limit: `result` with what was written,
+  /// or with a `size-limit` finding when the package came out too large.
+  private static func commit(_ package: PackageSink, as output: String, _ result: Result, options: Options) throws
+    -> Result
+  {
+    var result = result
     let limit = options.validation.maxSize
     var tooLarge: UInt64?
     let check: (UInt64) throws -> Void = { size in

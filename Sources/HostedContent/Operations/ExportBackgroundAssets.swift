@@ -141,14 +141,11 @@ public enum ExportBackgroundAssets {
     return copies
   }
 
-  /// Validates the package or project at `path`, then writes its content and a `Manifest.json` as an asset-pack folder at `destination` (whole or not at all).
-  public static func run(source path: String, to destination: String, options: Options) throws -> Result {
-    let parentPath = Paths.parent(of: destination)
-    let name = Paths.name(of: destination)
-    guard !name.isEmpty, name != ".", name != "..", name != "/" else {
-      throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o MyPack")
-    }
-    let archive = writesArchive(destination)
+  /// Refuses a destination that exists (unless `--force` replaces one of its kind) or lies
+  /// inside the project `source` it is exported from.
+  private static func checkDestination(_ destination: String, archive: Bool, source path: String, options: Options)
+    throws
+  {
     if archive, Paths.status(destination) != nil {
       guard options.force, Paths.isRegularFile(destination) else {
         throw OperationError(
@@ -166,20 +163,16 @@ public enum ExportBackgroundAssets {
       }
     }
     // The pack never lands inside the project it comes from: the next export would take it in.
-    if Paths.isDirectory(path), Paths.isWithin(parentPath, folder: path) {
+    if Paths.isDirectory(path), Paths.isWithin(Paths.parent(of: destination), folder: path) {
       throw OperationError(
         "'\(destination)' is inside '\(path)', the project being exported",
-        hint: "export beside the project, for example -o ../\(name)")
+        hint: "export beside the project, for example -o ../\(Paths.name(of: destination))")
     }
-    let parent: DirectoryHandle
-    do { parent = try DirectoryHandle(path: parentPath) } catch {
-      throw OperationError(
-        "cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first",
-        code: .outputUnwritable)
-    }
-    if let id = options.assetPackID, let problem = AssetPackManifest.problem(withAssetPackID: id) {
-      throw OperationError("--asset-pack-id: \(problem)", code: .invalidArgument)
-    }
+  }
+
+  /// The package or content project at `path`, opened for the rules; refuses an asset-pack folder
+  /// and a folder without `ContentInfo.plist`.
+  private static func exportedSource(_ path: String, options: Options) throws -> EntrySource {
     let source: EntrySource
     do { source = try PackageOpener.open(.path(path), .inspection(options.limits)) } catch {
       throw OperationError.wrap(error)
@@ -193,6 +186,38 @@ public enum ExportBackgroundAssets {
         "'\(path)' is a folder without ContentInfo.plist",
         hint: "export a package, or a project made with pkgtool init", code: .inputUnsuitable)
     }
+    return source
+  }
+
+  /// The manifest of the pack made from the content of `info`'s product.
+  private static func manifest(for info: ContentInfo, options: Options) -> AssetPackManifest {
+    let selectors: [AssetPackManifest.Selector] =
+      options.manifestForm == .v2 ? [.copy(source: "Contents", destination: "Contents")] : [.directory("Contents")]
+    return AssetPackManifest(
+      assetPackID: options.assetPackID ?? AssetPackManifest.suggestedAssetPackID(from: info.productIdentifier),
+      policy: options.policy, installationEvents: options.installationEvents, fileSelectors: selectors,
+      platforms: options.platforms, form: options.manifestForm, sourceRoot: options.manifestForm == .v2 ? "." : nil)
+  }
+
+  /// Validates the package or project at `path`, then writes its content and a `Manifest.json` as an asset-pack folder at `destination` (whole or not at all).
+  public static func run(source path: String, to destination: String, options: Options) throws -> Result {
+    let parentPath = Paths.parent(of: destination)
+    let name = Paths.name(of: destination)
+    guard !name.isEmpty, name != ".", name != "..", name != "/" else {
+      throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o MyPack")
+    }
+    let archive = writesArchive(destination)
+    try checkDestination(destination, archive: archive, source: path, options: options)
+    let parent: DirectoryHandle
+    do { parent = try DirectoryHandle(path: parentPath) } catch {
+      throw OperationError(
+        "cannot write '\(destination)': the folder '\(parentPath)' does not exist", hint: "create it first",
+        code: .outputUnwritable)
+    }
+    if let id = options.assetPackID, let problem = AssetPackManifest.problem(withAssetPackID: id) {
+      throw OperationError("--asset-pack-id: \(problem)", code: .invalidArgument)
+    }
+    let source = try exportedSource(path, options: options)
     var unpack = Unpack.Options()
     unpack.validation = options.validation
     unpack.limits = options.limits
@@ -219,12 +244,7 @@ public enum ExportBackgroundAssets {
         SizeLimitRule.finding(derivedSize: over.size, limit: options.validation.maxSize))
       return result
     }
-    let selectors: [AssetPackManifest.Selector] =
-      options.manifestForm == .v2 ? [.copy(source: "Contents", destination: "Contents")] : [.directory("Contents")]
-    let manifest = AssetPackManifest(
-      assetPackID: options.assetPackID ?? AssetPackManifest.suggestedAssetPackID(from: info.productIdentifier),
-      policy: options.policy, installationEvents: options.installationEvents, fileSelectors: selectors,
-      platforms: options.platforms, form: options.manifestForm, sourceRoot: options.manifestForm == .v2 ? "." : nil)
+    let manifest = manifest(for: info, options: options)
     try folder.createFile(AssetPackManifest.fileName).write(manifest.encoded)
     result.manifest = manifest
 

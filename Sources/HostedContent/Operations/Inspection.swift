@@ -155,12 +155,12 @@ public enum PackageInfo {
     guard let reader = source.index?.tableOfContents else {
       throw OperationError(
         "'\(path)' is a \(source.format.displayName); only XAR packages have a table of contents",
-        hint: "pkgtool info --files lists the entries of any package")
+        hint: "pkgtool info --files lists the entries of any package", code: .inputUnsuitable)
     }
     do {
       try reader.writeTOC(to: write)
     } catch let error as XARError {
-      throw OperationError("cannot read the table of contents of '\(path)': \(error)")
+      throw OperationError("cannot read the table of contents of '\(path)': \(error)", code: .inputUnreadable)
     }
   }
 
@@ -217,7 +217,9 @@ public enum PackageInfo {
       } catch let error as SystemError {
         throw OperationError.wrap(error)
       } catch {
-        throw OperationError("cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it")
+        throw OperationError(
+          "cannot read '\(entryPath)' from '\(path)': \(error)", hint: "run pkgtool validate on it",
+          code: .inputUnreadable)
       }
       return nil
     }

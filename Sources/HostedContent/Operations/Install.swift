@@ -119,7 +119,8 @@ public enum Install {
     var madeDocuments = false
     if Paths.status(documents) == nil, Paths.isDirectory(Paths.parent(of: documents)) {
       guard mkdir(documents, 0o755) == 0 || errno == EEXIST else {
-        throw OperationError("cannot create '\(documents)': \(SystemError("create", path: documents).reason)")
+        throw OperationError(
+          "cannot create '\(documents)': \(SystemError("create", path: documents).reason)", code: .outputUnwritable)
       }
       madeDocuments = true
     }
@@ -128,172 +129,18 @@ public enum Install {
       throw OperationError(
         "'\(documents)' is not an existing folder", hint: "--into names the app's documents folder; create it first")
     }
-    if Paths.isDirectory(package) { throw OperationError("'\(package)' is a folder, not a package") }
+    if Paths.isDirectory(package) {
+      throw OperationError("'\(package)' is a folder, not a package", code: .inputUnsuitable)
+    }
     // Opened once: the hash, the plist, the catalog check and every file's data are read through
     // this one descriptor, so a file renamed over the path meanwhile is never read.
     let packageFile: FileDescriptor
     do { packageFile = try FileDescriptor.open(regularFile: package) } catch { throw OperationError.wrap(error) }
-    let stamp = try packageFile.changeStamp()
-    // Who and what, from the plist, before anything is written.
-    let source: EntrySource
-    let info: ContentInfo
-    do {
-      // A plain XAR is read as its TOC streams, as unpack reads it.
-      var unpack = Unpack.Options()
-      unpack.limits = options.limits
-      source = try PackageOpener.open(.file(packageFile), unpack.readPolicy)
-      guard let bytes = try ContentInfoLocator.bytes(in: source) else { return try invalid(packageFile, options) }
-      info = try ContentInfo(decoding: bytes)
-    } catch let error as SystemError {
-      throw OperationError.wrap(error)
-    } catch PackageOpener.OpenError.unreadable(let error) {
-      throw OperationError.wrap(error)
-    } catch {
-      // Any other failure is the package's bytes, whichever reader met it (XAR, Apple Archive,
-      // zip, cpio, the plist), as PackageInspector judges a read: the package broke a rule, and
-      // the validation says which. (A hand-kept list of codec errors here missed Apple
-      // Archive's: a cut .aar exited 2.)
-      return try invalid(packageFile, options)
-    }
-    let product = info.productIdentifier
-    let version = info.contentVersion
-    let versionName = version.description
-    // ContentInfo checked both already; they become folder names, so check again here.
-    guard ProductIdentifier.problem(with: product) == nil, ContentVersion(versionName)?.description == versionName
-    else {
-      return try invalid(packageFile, options)
-    }
-    let sha = try PackageDigest.sha256(of: packageFile)
-    // The plist came from a TOC still being parsed (on its own thread, while the file was
-    // hashed): nothing is decided from it, and nothing in DOCS touched, before the whole TOC
-    // stands. A damaged package is invalid whatever its plist says.
-    if let refusal = source.index?.refusal?() {
-      if let error = refusal as? SystemError { throw OperationError.wrap(error) }
-      return try invalid(packageFile, options)
-    }
-    if let catalog = options.catalog {
-      do {
-        _ = try catalog.check(
-          sha256: sha, size: try packageFile.size(), info: info, name: options.displayName ?? package)
-      } catch let refusal as CatalogError {
-        return Result(
-          action: .refusedByCatalog, productIdentifier: product, version: version, sha256: sha,
-          catalogProblem: refusal.description)
-      }
-    }
-    let docs: DirectoryHandle
-    do { docs = try DirectoryHandle(path: documents) } catch { throw OperationError.wrap(error) }
-    // What a killed install left in --into (a product folder being made) goes first.
-    PendingFolder.removeStale(in: docs, for: product)
-    let productPath = documents + "/" + product
-    var result = Result(action: .installed, productIdentifier: product, version: version, sha256: sha)
-
-    // An existing product folder is locked first, so the quick answers (already current, a
-    // downgrade) come before any unpacking. A new one is made only once the package has passed
-    // every rule, so a refused package leaves nothing behind. The lock is held to the very end,
-    // whichever way the function returns.
-    var productFolder: ProductFolder?
-    defer { withExtendedLifetime(productFolder) {} }
-    func lockProductFolder() throws -> ProductFolder {
-      let folder = try ProductFolder.open(product, in: docs, path: productPath, lockTimeout: options.lockTimeout)
-      productFolder = folder
-      return folder
-    }
-    /// The answer when nothing needs installing, given the locked product folder.
-    func decided(_ folder: ProductFolder) throws -> Result? {
-      let seen = try folder.rootVersion
-      if let given = options.rootVersion, let seen, given < seen {
-        result.action = .refusedByCatalog
-        result.catalogProblem =
-          "the root's version \(given) is lower than \(seen), the highest given for \(product): an old root replayed (rollback)"
-        return result
-      }
-      if options.catalog != nil, options.rootVersion == nil, let seen {
-        // One key cannot stand for a root that may have retired it.
-        result.action = .refusedByCatalog
-        result.catalogProblem =
-          "\(product) was installed under root version \(seen); check this catalog with --root (the root's files), not --public-key"
-        return result
-      }
-      if let catalog = options.catalog, let used = try folder.catalogSequence, catalog.sequence < used {
-        result.action = .refusedByCatalog
-        result.catalogProblem =
-          "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
-        return result
-      }
-      let previous = folder.currentVersion
-      result.previous = previous
-      if let previous, previous == version, folder.hasVersion(versionName), folder.record(for: version)?.sha256 == sha {
-        result.action = .alreadyCurrent
-        result.path = productPath + "/" + versionName
-        result.removed = try folder.prune(keep: options.keep, current: version)
-        return result
-      }
-      if let previous, version < previous, !options.allowDowngrade {
-        result.action = .refusedDowngrade
-        return result
-      }
-      return nil
-    }
-    try ProductFolder.checkName(product, in: docs, documentsPath: documents)
-    if docs.exists(product), let answer = try decided(try lockProductFolder()) { return answer }
-
-    // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
-    var unpackOptions = Unpack.Options()
-    unpackOptions.validation = options.validation
-    unpackOptions.limits = options.limits
-    unpackOptions.threads = options.threads
-    let staged = try Unpack.stage(
-      source, in: docs, for: product, options: unpackOptions, output: productPath + "/" + versionName,
-      progress: progress)
-    result.inspection = staged.inspection
-    guard let staging = staged.staging else {
-      result.action = .invalid
-      return result
-    }
-    defer { staging.discard() }
-    if productFolder == nil, let answer = try decided(try lockProductFolder()) { return answer }
-    guard let productFolder else { throw OperationError("cannot open '\(productPath)'") }
-    productFolder.removeStale(for: versionName)
-    let oldRecord = productFolder.hasVersion(versionName) ? productFolder.record(for: version) : nil
-
-    // Written to while it was read: what was hashed may not be what was unpacked.
-    guard (try? packageFile.changeStamp()) == stamp else {
-      throw OperationError("'\(package)' changed while it was being installed", hint: "install it again")
-    }
-    // The plist that was written must say what the one read first said.
-    guard let writtenPlist = try? staging.handle.openFile(ContentInfo.fileName),
-      let written = try? ContentInfo(decoding: writtenPlist.read(count: PropertyList.maxEncodedSize, at: 0)),
-      written.productIdentifier == product, written.contentVersion == version
-    else {
-      throw OperationError("'\(package)' changed while it was being installed", hint: "install it again")
-    }
-    if !staging.handle.exists("Contents") { try staging.handle.createDirectory("Contents") }
-    try? staging.handle.setMode("Contents", 0o755)
-
-    do {
-      // The same version from another package is swapped out in one step, and goes with the
-      // staging folder.
-      if try productFolder.publish("Contents", of: staging, as: versionName), oldRecord?.sha256 != sha {
-        result.action = .replaced
-        result.replacedSHA256 = oldRecord?.sha256
-      }
-      try productFolder.write(
-        Record(
-          productIdentifier: product, contentVersion: versionName, package: Paths.name(of: package), sha256: sha,
-          installedAt: ISO8601DateFormatter().string(from: Date())))
-      if let catalog = options.catalog { try productFolder.raiseCatalogSequence(to: catalog.sequence) }
-      if let rootVersion = options.rootVersion { try productFolder.raiseRootVersion(to: rootVersion) }
-      try productFolder.switchCurrent(to: versionName)
-    } catch let error as SystemError {
-      throw OperationError.writing(productPath, error)
-    }
-    result.path = productPath + "/" + versionName
-    result.removed = try productFolder.prune(keep: options.keep, current: version)
-    return result
+    return try Installation(package: package, file: packageFile, documents: documents, options: options)
+      .run(progress: progress)
   }
 
-  private static func invalid(_ package: FileDescriptor, _ options: Options) throws -> Result {
+  static func invalid(_ package: FileDescriptor, _ options: Options) throws -> Result {
     let inspection = try Validation.run(
       path: package.path, file: package, options: options.validation, limits: options.limits)
     return Result(action: .invalid, inspection: inspection)

@@ -63,33 +63,7 @@ public enum Publish {
     // loses another's products or signs the same sequence.
     let lock = try OperationError.turn(in: Paths.parent(of: output), for: "publish", timeout: 120)
     defer { withExtendedLifetime(lock) {} }
-    var catalog = Catalog()
-    if Paths.status(output) != nil {
-      do {
-        catalog = try signer.existing(output)
-      } catch let error as CatalogError {
-        throw OperationError(
-          "the existing catalog '\(output)' cannot be extended: \(error)",
-          hint: "sign with the key that signed it, or publish to a new file")
-      }
-    }
-    // Set when --previous raised the sequence: the catalog is written even with nothing new,
-    // or clients that used the previous one would refuse it as a replay.
-    var raisedByPrevious = false
-    if let previous = options.previous {
-      let old: Catalog
-      do { old = try signer.existing(previous) } catch let error
-        as CatalogError
-      {
-        throw OperationError(
-          "the previous catalog '\(previous)' cannot be continued: \(error)",
-          hint: "--previous takes a catalog signed with the same --key")
-      }
-      if old.sequence > catalog.sequence {
-        catalog.sequence = old.sequence
-        raisedByPrevious = true
-      }
-    }
+    var (catalog, raisedByPrevious) = try startingCatalog(output, signer: signer, options: options)
     var refused: [(String, InspectionResult)] = []
     var entries: [(product: String, version: Catalog.Version)] = []
     for path in packages {
@@ -122,6 +96,54 @@ public enum Publish {
     }
     guard refused.isEmpty else { return Result(catalog: catalog, added: [], refused: refused, written: false) }
 
+    let added = try add(entries, to: &catalog)
+    guard !added.isEmpty || raisedByPrevious else {
+      return Result(catalog: catalog, added: [], refused: [], written: false)
+    }
+    try signAgain(&catalog, signer: signer, lifetime: options.lifetime, to: output)
+    return Result(catalog: catalog, added: added, refused: [], written: true)
+  }
+
+  /// The catalog a publish extends: the one at `output` (it must verify with `signer`), its
+  /// sequence raised to `--previous`'s when that is higher. `raisedByPrevious` is true then: the
+  /// catalog is written even with nothing new, or clients that used the previous one would
+  /// refuse it as a replay.
+  private static func startingCatalog(_ output: String, signer: CatalogSigner, options: Options) throws -> (
+    Catalog, raisedByPrevious: Bool
+  ) {
+    var catalog = Catalog()
+    if Paths.status(output) != nil {
+      do {
+        catalog = try signer.existing(output)
+      } catch let error as CatalogError {
+        throw OperationError(
+          "the existing catalog '\(output)' cannot be extended: \(error)",
+          hint: "sign with the key that signed it, or publish to a new file")
+      }
+    }
+    var raisedByPrevious = false
+    if let previous = options.previous {
+      let old: Catalog
+      do { old = try signer.existing(previous) } catch let error
+        as CatalogError
+      {
+        throw OperationError(
+          "the previous catalog '\(previous)' cannot be continued: \(error)",
+          hint: "--previous takes a catalog signed with the same --key")
+      }
+      if old.sequence > catalog.sequence {
+        catalog.sequence = old.sequence
+        raisedByPrevious = true
+      }
+    }
+    return (catalog, raisedByPrevious)
+  }
+
+  /// Adds each version of `entries` to `catalog`, unless it is there already byte for byte;
+  /// refuses a version already published from other bytes. Returns what was added.
+  private static func add(_ entries: [(product: String, version: Catalog.Version)], to catalog: inout Catalog) throws
+    -> [String]
+  {
     var added: [String] = []
     for (product, version) in entries {
       var index = catalog.products.firstIndex { $0.productIdentifier == product }
@@ -141,11 +163,7 @@ public enum Publish {
       catalog.products[index!].versions.append(version)
       added.append("\(product) \(version.contentVersion)")
     }
-    guard !added.isEmpty || raisedByPrevious else {
-      return Result(catalog: catalog, added: [], refused: [], written: false)
-    }
-    try signAgain(&catalog, signer: signer, lifetime: options.lifetime, to: output)
-    return Result(catalog: catalog, added: added, refused: [], written: true)
+    return added
   }
 
   /// `https://…`, `http://…` or `file://…`, without a trailing slash.

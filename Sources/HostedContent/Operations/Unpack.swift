@@ -79,11 +79,13 @@ public enum Unpack {
       throw OperationError("'\(destination)' cannot be a destination", hint: "name a new folder, e.g. -o unpacked")
     }
     if Paths.status(destination) != nil && !options.force {
-      throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
+      throw OperationError(
+        "'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder", code: .outputExists)
     }
     if given == nil && Paths.isDirectory(package) {
       throw OperationError(
-        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
+        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip",
+        code: .inputUnsuitable)
     }
     // Opened once: the catalog's hash, the index and every file's data are read through this
     // one descriptor, so a file renamed over the path meanwhile is never read.
@@ -103,7 +105,8 @@ public enum Unpack {
       guard (try? file.changeStamp()) == stamp else {
         staging.discard()
         throw OperationError(
-          "'\(package)' changed while it was being unpacked; nothing was written", hint: "unpack it again")
+          "'\(package)' changed while it was being unpacked; nothing was written", hint: "unpack it again",
+          code: .inputChanged)
       }
       do {
         try staging.publish(as: name, replace: options.force)
@@ -118,10 +121,12 @@ public enum Unpack {
     do { source = try PackageOpener.open(.file(file), options.readPolicy) } catch { throw OperationError.wrap(error) }
     if source.format == .directory {
       throw OperationError(
-        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip")
+        "'\(package)' is a folder, not a package", hint: "unpack takes a .pkg, a flat package or a zip",
+        code: .inputUnsuitable)
     }
     if Paths.status(destination) != nil && !options.force {
-      throw OperationError("'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder")
+      throw OperationError(
+        "'\(destination)' already exists", hint: "pass --force to replace it, or -o a new folder", code: .outputExists)
     }
     let parent: DirectoryHandle
     do {
@@ -129,7 +134,7 @@ public enum Unpack {
     } catch {
       throw OperationError(
         "cannot unpack into '\(destination)': the folder '\(parentPath)' does not exist or cannot be opened",
-        hint: "create it first")
+        hint: "create it first", code: .outputUnwritable)
     }
     let staged = try stage(source, in: parent, for: name, options: options, output: destination, progress: progress)
     // --keep-going on a file whose index could not be read (a zip cut off before its central

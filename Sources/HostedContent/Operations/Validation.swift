@@ -35,7 +35,7 @@ public enum Validation {
       guard Paths.isDirectory(path) && ProjectSource.isProject(path) else {
         throw OperationError(
           "--exclude: '\(path)' is \(Paths.isDirectory(path) ? "a folder without ContentInfo.plist" : "a package"); exclusions apply to content projects only",
-          hint: "leave --exclude out to validate it as it is")
+          hint: "leave --exclude out to validate it as it is", code: .invalidArgument)
       }
     }
     // A package file is opened once, and every read goes through that descriptor.
@@ -90,11 +90,12 @@ public enum Validation {
       guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(.path(path))) else {
         throw OperationError(
           "--against: '\(path)' has no ContentInfo.plist",
-          hint: "--against needs the previous package of the same product")
+          hint: "--against needs the previous package of the same product", code: .invalidArgument)
       }
       return try ContentInfo(decoding: bytes)
     } catch let error as ContentInfoError {
-      throw OperationError("--against: the ContentInfo.plist of '\(path)' is not valid: \(error)")
+      throw OperationError(
+        "--against: the ContentInfo.plist of '\(path)' is not valid: \(error)", code: .invalidArgument)
     } catch let error as OperationError where error.message.hasPrefix("--against") {
       throw error
     } catch {
