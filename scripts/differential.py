@@ -15,7 +15,7 @@ The corpus is made in a work folder unless --corpus names one already made:
   seeds/               what scripts/make-fuzz-seeds.py writes
 Prints each difference and the counts; exits 1 when any input differs.
 """
-import argparse, hashlib, os, re, shutil, stat, subprocess, sys, tempfile
+import argparse, concurrent.futures, hashlib, os, re, shutil, stat, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INTEROP = os.environ.get("PKGTOOL_INTEROP", "/work/shared/interop")
@@ -125,6 +125,7 @@ def main():
     parser.add_argument("new")
     parser.add_argument("--corpus", help="a corpus already made (else one is made in the work folder)")
     parser.add_argument("--keep", help="the work folder, kept (else a temporary one)")
+    parser.add_argument("--jobs", type=int, default=2, help="inputs compared at once (default 2)")
     options = parser.parse_args()
     old, new = os.path.abspath(options.old), os.path.abspath(options.new)
     work = options.keep or tempfile.mkdtemp(prefix="pkgtool-differential-")
@@ -134,18 +135,32 @@ def main():
     corpus = os.path.abspath(corpus)
     all_inputs = inputs(corpus)
     reference = os.path.join(corpus, "samples", "book-chapter1.pkg")
-    runs, differing, different_inputs = 0, 0, set()
-    for path in all_inputs:
+    def compare(numbered):
+        number, path = numbered
+        scratch = os.path.join(work, f"run{number % options.jobs}")
+        found = []
         for command in commands(path, reference):
             args, stdin = (command if isinstance(command, tuple) else (command, None))
-            a = run(old, args, os.path.join(work, "run"), stdin)
-            b = run(new, args, os.path.join(work, "run"), stdin)
-            runs += 1
+            a = run(old, args, scratch, stdin)
+            b = run(new, args, scratch, stdin)
             if a != b:
-                differing += 1
-                different_inputs.add(path)
                 what = [n for n, x, y in zip(("exit", "stdout", "stderr", "out tree", "docs tree"), a, b) if x != y]
-                print(f"DIFFERS ({', '.join(what)}): {' '.join(args)}", flush=True)
+                found.append(f"DIFFERS ({', '.join(what)}): {' '.join(args)}")
+        return number, path, len(list(commands(path, reference))), found
+
+    runs, differing, different_inputs = 0, 0, set()
+    # One worker per scratch folder: input i runs in run{i % jobs}, and a worker takes inputs in turn.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
+        lanes = [pool.submit(lambda lane: [compare((i, p)) for i, p in enumerate(all_inputs) if i % options.jobs == lane],
+                             lane) for lane in range(options.jobs)]
+        for lane in lanes:
+            for number, path, count, found in lane.result():
+                runs += count
+                for line in found:
+                    print(line, flush=True)
+                if found:
+                    differing += len(found)
+                    different_inputs.add(path)
     print(f"{len(all_inputs)} inputs, {runs} command runs compared, {differing} differ "
           f"({len(different_inputs)} inputs)")
     if not options.keep:

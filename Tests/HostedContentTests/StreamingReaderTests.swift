@@ -498,6 +498,16 @@ final class CountingRule: Rule {
     #expect(result.entryCount == 0)
     #expect(result.findings.map(\.ruleID) == ["archive-integrity"])
     #expect(result.skippedRules["test-counting"] == "the file is not a package")
+    // The pass gives the verdict as its result, as the ordinary reader's pass over the file
+    // gives it (it ran again over an unreadable source before).
+    #expect(result.indexRefused)
+    let ordinary = try PackageInspector(
+      context: RuleContext(packageFileName: Paths.name(of: package)), rules: RuleCatalog.all + [CountingRule.self]
+    ).run(try PackageOpener.open(.path(package), .inspection()))
+    #expect(!ordinary.indexRefused)
+    #expect(ordinary.findings == result.findings)
+    #expect(ordinary.skippedRules == result.skippedRules)
+    #expect(ordinary.packageSize == result.packageSize && ordinary.location == result.location)
     // info says what the ordinary reader made of it: not a package, no checksum style.
     let info = try PackageInfo.run(path: package, includeFiles: true)
     #expect(info.unreadable && info.files == [] && info.format == "unknown")
