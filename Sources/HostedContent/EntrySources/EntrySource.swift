@@ -133,13 +133,10 @@ package struct PackageIndex {
 /// Where a package file was cut off, when it was opened anyway: it ends at byte ``fileSize``,
 /// its index describes ``describedSize`` bytes.
 package struct Truncation: Equatable, Sendable {
+  /// The bytes the file has.
   package var fileSize: UInt64
+  /// The bytes its index describes.
   package var describedSize: UInt64
-
-  package init(fileSize: UInt64, describedSize: UInt64) {
-    self.fileSize = fileSize
-    self.describedSize = describedSize
-  }
 }
 
 /// A package's own table of contents, as stored (inflated): what `info --toc` writes.

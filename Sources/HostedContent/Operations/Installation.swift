@@ -19,9 +19,11 @@ struct Installation {
   private struct Identity {
     var product: String
     var version: ContentVersion
-    var versionName: String
     var sha256: String
+    /// `DOCS/<product>`.
     var productPath: String
+    /// The version as a folder name.
+    var versionName: String { version.description }
   }
 
   func run(progress: ProgressHandler?) throws -> Result {
@@ -138,8 +140,7 @@ struct Installation {
     }
     return .next(
       Identity(
-        product: product, version: version, versionName: versionName, sha256: sha,
-        productPath: documents + "/" + product))
+        product: product, version: version, sha256: sha, productPath: documents + "/" + product))
   }
 
   /// True when nothing needs installing, given the locked product folder: `result` is then the
