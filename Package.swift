@@ -52,11 +52,17 @@ let package = Package(
     // zlib, wrapped once: streaming deflate and inflate, Adler-32, joining deflate streams
     // (libdeflate's Adler-32 checks the streams it inflates raw).
     .target(name: "Zlib", dependencies: ["CZlib", "CDeflate"], swiftSettings: instrumented),
+    // Bytes as text and text for display, for every layer: Base64, hex, and the one escape of
+    // control characters in what is shown.
+    .target(name: "TextCoding", swiftSettings: instrumented),
+    // libxml2, wrapped once: the pull reader and the event parser (no entities, no DTD, no
+    // network, bounded), and the reference text writer. The XAR TOC and property lists use it.
+    .target(name: "XML", dependencies: ["CLibXML2"], swiftSettings: instrumented),
     // The XAR format: TOC model, reader, writer. Knows nothing of plists or rules.
     .target(
       name: "XAR",
       dependencies: [
-        "SystemIO", "ArchiveIO", "CLibXML2", "Zlib", "CDeflate",
+        "SystemIO", "ArchiveIO", "XML", "TextCoding", "Zlib", "CDeflate",
         .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: instrumented),
@@ -67,14 +73,17 @@ let package = Package(
     // plists or rules.
     .target(
       name: "AppleArchive",
-      dependencies: ["SystemIO", "LZFSE", "Zlib", "CLZMA", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: [
+        "SystemIO", "LZFSE", "Zlib", "CLZMA", "TextCoding", .product(name: "Crypto", package: "swift-crypto"),
+      ],
       swiftSettings: instrumented),
     // The domain: ContentInfo, versions, entries, sources, sinks, rules, operations. Its rules
     // are registered at build time from the files in Rules/ (RuleRegistry).
     .target(
       name: "HostedContent",
       dependencies: [
-        "SystemIO", "ArchiveIO", "Zlib", "XAR", "AppleArchive", .product(name: "Crypto", package: "swift-crypto"),
+        "SystemIO", "ArchiveIO", "Zlib", "XML", "TextCoding", "XAR", "AppleArchive",
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: instrumented,
       plugins: ["RuleRegistry"]),
@@ -84,7 +93,7 @@ let package = Package(
     .target(
       name: "PkgToolCLI",
       dependencies: [
-        "HostedContent", "SystemIO",
+        "HostedContent", "SystemIO", "TextCoding",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
@@ -118,7 +127,7 @@ let package = Package(
     // Shared by the test targets: temporary folders, random trees, running bsdtar and pkgtool.
     .target(
       name: "TestSupport", dependencies: ["SystemIO", "Zlib", "XAR", "HostedContent"], path: "Tests/TestSupport"),
-    .testTarget(name: "XARTests", dependencies: ["SystemIO", "Zlib", "CZlib", "XAR", "TestSupport"]),
+    .testTarget(name: "XARTests", dependencies: ["SystemIO", "Zlib", "CZlib", "XML", "XAR", "TestSupport"]),
     .testTarget(name: "LZFSETests", dependencies: ["LZFSE", "TestSupport"]),
     .testTarget(name: "AppleArchiveTests", dependencies: ["AppleArchive", "LZFSE", "SystemIO", "TestSupport"]),
     .testTarget(
@@ -156,7 +165,7 @@ if !coreOnly {
     .target(
       name: "PurchaseProof",
       dependencies: [
-        "HostedContent", "SystemIO", "XAR", .product(name: "Crypto", package: "swift-crypto"),
+        "HostedContent", "SystemIO", "TextCoding", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
@@ -171,7 +180,7 @@ if !coreOnly {
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
-        .product(name: "HTTPTypes", package: "swift-http-types"),
+        .product(name: "HTTPTypes", package: "swift-http-types"), "TextCoding",
       ]),
     // The `serve` command: parse, start the gate, exit as every pkgtool command does.
     .target(
@@ -185,7 +194,7 @@ if !coreOnly {
     .testTarget(
       name: "ContentServerTests",
       dependencies: [
-        "SystemIO", "HostedContent", "PurchaseProof", "ContentServer", "TestSupport",
+        "SystemIO", "HostedContent", "PurchaseProof", "ContentServer", "TestSupport", "TextCoding",
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
         .product(name: "Crypto", package: "swift-crypto"),

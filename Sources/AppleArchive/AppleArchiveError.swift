@@ -1,3 +1,5 @@
+import TextCoding
+
 /// Why an Apple Archive could not be read or written. ``reason`` says what is wrong; ``entry`` and
 /// ``path`` say where, when the fault is inside an entry.
 package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sendable {
@@ -158,15 +160,7 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
   }
 
   /// Lower-case hexadecimal.
-  package static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    var out = ""
-    for b in bytes {
-      out.append(digits[Int(b >> 4)])
-      out.append(digits[Int(b & 15)])
-    }
-    return out
-  }
+  package static func hex(_ bytes: [UInt8]) -> String { hexString(bytes) }
 
   private static func shown(_ bytes: [UInt8]) -> String {
     let text = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } ? " ('\(String(decoding: bytes, as: UTF8.self))')" : ""

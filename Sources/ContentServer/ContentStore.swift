@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HostedContent
 import SystemIO
+import TextCoding
 
 /// What the server serves, read and checked once at startup: the catalog's exact bytes, and for
 /// every version it lists, the package file, open, whose size and SHA-256 are the catalog's.
@@ -62,7 +63,7 @@ package struct ContentStore: Sendable {
         "the catalog '\(catalogPath)' has format \(catalog.formatVersion); this pkgtool serves format \(Catalog.currentFormatVersion)"
       )
     }
-    catalogETag = "\"" + SHA256.hash(data: catalogBytes).map { String(format: "%02x", $0) }.joined() + "\""
+    catalogETag = "\"" + hexString(SHA256.hash(data: catalogBytes)) + "\""
 
     var packages: [String: Package] = [:]
     for product in catalog.products {

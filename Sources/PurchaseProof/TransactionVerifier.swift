@@ -3,10 +3,10 @@ import Foundation
 import HostedContent
 import SwiftASN1
 import SystemIO
+import TextCoding
 // The chain is checked at the transaction's signedDate, a fixed time, as Apple's own server
 // library does: swift-certificates offers that behind this SPI name.
 @_spi(FixedExpiryValidationTime) import X509
-import XAR
 
 /// Checks a StoreKit 2 / App Store Server API signed transaction (a compact JWS) the way Apple's
 /// own server library does, with no network: the purchase it names is proved only when

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HostedContent
 import SystemIO
+import TextCoding
 
 /// Signs and checks download URLs that expire: `PATH?expires=SECONDS&signature=HEX`, where the
 /// signature is HMAC-SHA256, keyed by a shared secret, over `PATH`, a newline and `SECONDS`
@@ -60,10 +61,7 @@ public struct URLSigner: Sendable {
   /// The signature of `path` until `expires` (Unix seconds), in lower-case hex.
   public func signature(path: String, expires: Int64) -> String {
     let mac = HMAC<SHA256>.authenticationCode(for: Array(Self.message(path: path, expires: expires)), using: key)
-    return mac.map { byte in
-      let digits = Array("0123456789abcdef".utf8)
-      return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 15)]], as: UTF8.self)
-    }.joined()
+    return hexString(mac)
   }
 
   /// The query that makes `path` downloadable until `expires`: `expires=…&signature=…`.
@@ -100,24 +98,8 @@ public struct URLSigner: Sendable {
     "\(path)\n\(expires)".utf8
   }
 
-  private static func hex(_ text: String) -> [UInt8]? {
-    let digits = Array(text.utf8)
-    guard digits.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(digits.count / 2)
-    func value(_ c: UInt8) -> UInt8? {
-      switch c {
-      case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-      case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-      default: return nil
-      }
-    }
-    var i = 0
-    while i < digits.count {
-      guard let high = value(digits[i]), let low = value(digits[i + 1]) else { return nil }
-      out.append(high << 4 | low)
-      i += 2
-    }
-    return out
-  }
+  /// The signature's bytes: lower-case hex only, as ``signature(path:expires:)`` writes it (one
+  /// spelling of a URL, for caches and logs alike).
+  private static func hex(_ text: String) -> [UInt8]? { Hex.bytes(text, lowerCaseOnly: true) }
+
 }

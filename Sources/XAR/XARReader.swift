@@ -1,5 +1,6 @@
 import ArchiveIO
 import SystemIO
+import TextCoding
 import Zlib
 
 /// Reads a XAR archive without trusting it.

@@ -1,5 +1,6 @@
 import Dispatch
 import SystemIO
+import TextCoding
 import Zlib
 
 #if canImport(Glibc)

@@ -3,8 +3,8 @@ import Foundation
 import HostedContent
 import PurchaseProof
 import SwiftASN1
+import TextCoding
 import X509
-import XAR
 
 /// A certificate chain with the shape of Apple's (root → WWDR-like intermediate → signing leaf,
 /// P-256 keys, Apple's marker extensions), made here, and signed transactions from its leaf.

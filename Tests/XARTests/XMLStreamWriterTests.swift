@@ -1,4 +1,5 @@
 import Testing
+import XML
 
 @testable import XAR
 

@@ -1,6 +1,6 @@
 import Foundation
 import SystemIO
-import XAR
+import TextCoding
 
 /// A signed list of the packages a team hosts itself: for each product, its versions with URL,
 /// size, SHA-256 and ContentVersion (docs/catalog.md). The app (or `pkgtool install --catalog`)

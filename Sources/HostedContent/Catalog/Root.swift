@@ -1,6 +1,6 @@
 import Foundation
 import SystemIO
-import XAR
+import TextCoding
 
 /// The root of trust for catalogs (docs/catalog.md, "Trust beyond one key"): which keys may sign
 /// catalogs, how many of them must, and which keys may sign the next root. Signed like a

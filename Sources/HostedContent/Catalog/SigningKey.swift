@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SystemIO
-import XAR
+import TextCoding
 
 /// An Ed25519 key pair for signing catalogs (swift-crypto).
 ///
@@ -152,9 +152,7 @@ public struct CatalogPublicKey: Sendable, Equatable {
 
   /// The first 16 hex digits of the SHA-256 of the raw key: names the key in a catalog.
   public var keyID: String {
-    var hasher = XARHasher(.sha256)
-    raw.withUnsafeBytes { hasher.update($0) }
-    return String(hasher.finalize().hex.prefix(16))
+    String(hexString(SHA256.hash(data: raw)).prefix(16))
   }
 
   /// True when `signature` is this key's over `bytes`.

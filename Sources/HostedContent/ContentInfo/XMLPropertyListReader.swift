@@ -1,4 +1,6 @@
+import TextCoding
 import XAR
+import XML
 
 /// Reads XML property lists through libxml2 (``XMLStreamReader``): no network, no DTD loading,
 /// entities refused. Errors carry line numbers.

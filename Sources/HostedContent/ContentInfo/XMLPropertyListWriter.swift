@@ -1,3 +1,4 @@
+import TextCoding
 import XAR
 
 /// Writes XML property lists in Apple's layout: the standard prolog and DOCTYPE, tabs for

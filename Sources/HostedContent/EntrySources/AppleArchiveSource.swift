@@ -1,5 +1,6 @@
 import AppleArchive
 import SystemIO
+import TextCoding
 
 /// An Apple Archive (`.aar`), such as a Background Assets asset pack: its entries as the codec
 /// reads them, one pass, in archive order (the format has no index). Each file's bytes stream
@@ -161,14 +162,5 @@ private func text(_ bytes: [UInt8]) -> (text: String, valid: Bool) {
 }
 
 extension [UInt8] {
-  fileprivate var hex: String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(count * 2)
-    for byte in self {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 15)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
+  fileprivate var hex: String { hexString(self) }
 }

@@ -1,5 +1,6 @@
 import AppleArchive
 import SystemIO
+import TextCoding
 import XAR
 
 /// Opens a package file or content folder as an ``EntrySource``, finding the format from the

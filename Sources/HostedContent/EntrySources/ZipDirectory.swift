@@ -1,4 +1,5 @@
 import SystemIO
+import TextCoding
 import XAR
 
 /// The zip's two indexes, checked against each other before anything is read from it.
@@ -417,9 +418,7 @@ struct ZipDirectory {
     }
   }
 
-  private static func hexByte(_ byte: UInt8) -> String {
-    byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-  }
+  private static func hexByte(_ byte: UInt8) -> String { hexString([byte]) }
 
   /// The names in the Info-ZIP Unicode Path extra fields (0x7075) of `extra`, which some readers
   /// use in place of the header's name (unzip the last one); a field too short to hold a name

@@ -1,5 +1,4 @@
 import SystemIO
-import XAR
 
 #if canImport(Glibc)
   import Glibc

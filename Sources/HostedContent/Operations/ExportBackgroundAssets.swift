@@ -1,6 +1,5 @@
 import AppleArchive
 import SystemIO
-import XAR
 
 /// `export background-assets`: a hosted-content package (or project) as an asset-pack source
 /// folder for Apple's `ba-package`: the package's `Contents/` folder (symlinks and hard links

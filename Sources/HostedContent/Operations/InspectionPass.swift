@@ -1,4 +1,6 @@
+import Crypto
 import SystemIO
+import TextCoding
 import XAR
 
 /// One run of ``PackageInspector`` over a source, in named steps: read the entries
@@ -355,21 +357,21 @@ struct ProgressMeter {
 /// What a pass takes from a file's bytes on their way to the sink: their digest, when asked
 /// for, and `ContentInfo.plist`'s bytes.
 struct FileTap {
-  private var hasher: XARHasher?
+  private var hasher: SHA256?
   /// The plist's bytes so far (nil for any other file), kept up to a little past the largest
   /// plist accepted.
   private(set) var plist: [UInt8]?
 
   init(_ entry: PackageEntry, digest: Bool) {
-    hasher = digest ? XARHasher(.sha256) : nil
+    hasher = digest ? SHA256() : nil
     plist = entry.path == ContentInfo.fileName ? [] : nil
   }
 
   mutating func take(_ chunk: UnsafeRawBufferPointer) {
-    hasher?.update(chunk)
+    hasher?.update(bufferPointer: chunk)
     if let count = plist?.count, count <= PropertyList.maxEncodedSize { plist! += chunk }
   }
 
   /// The content's SHA-256 (hex), when asked for.
-  mutating func digest() -> String? { hasher?.finalize().hex }
+  mutating func digest() -> String? { hasher.map { hexString($0.finalize()) } }
 }

@@ -1,7 +1,6 @@
 import ArchiveIO
 import Foundation
 import SystemIO
-import XAR
 
 /// `install`: what an app should do after a download. The content lands in
 /// `DOCS/<product>/<version>/`, then `DOCS/<product>/current` (a symlink) switches to it in one

@@ -1,5 +1,4 @@
 import SystemIO
-import XAR
 
 /// `publish`: validate packages and add them to a signed catalog (docs/catalog.md). Publishing
 /// again keeps every entry already there, in a stable order, so the file diffs cleanly; a

@@ -1,6 +1,5 @@
 import Foundation
 import SystemIO
-import XAR
 
 /// What a reporter is given: one validation's result and how it was asked for.
 public struct ValidationReport: Sendable {

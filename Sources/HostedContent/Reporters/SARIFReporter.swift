@@ -1,5 +1,6 @@
+import Crypto
 import SystemIO
-import XAR
+import TextCoding
 
 /// SARIF 2.1.0 for code-scanning dashboards (GitHub, GitLab, Azure DevOps), valid against the
 /// OASIS schema (a test checks it against the vendored copy).
@@ -180,11 +181,9 @@ public enum SARIFReporter: Reporter {
   /// SHA-256 of rule id, inner path and the content's SHA-256 (or, for a finding about no one
   /// file, its message), NUL-separated, hex.
   static func fingerprint(_ finding: Finding, _ report: ValidationReport) -> String {
-    var hasher = XARHasher(.sha256)
     let content = finding.path.flatMap { report.digests[$0] } ?? (finding.path == nil ? finding.message : "")
     let text = [finding.ruleID, finding.path ?? "", content].joined(separator: "\u{0}")
-    Array(text.utf8).withUnsafeBytes { hasher.update($0) }
-    return hasher.finalize().hex
+    return hexString(SHA256.hash(data: Array(text.utf8)))
   }
 
   /// SARIF's level for a severity.

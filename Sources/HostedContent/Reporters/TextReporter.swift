@@ -41,18 +41,3 @@ public enum TextReporter: Reporter {
       "\(report.displayPath.debugEscapedForTerminal): \(verdict): \(report.countsText) (\(what.joined(separator: ", ")))"
   }
 }
-
-extension String {
-  /// Control characters escaped, so a hostile name cannot rewrite the terminal.
-  package var debugEscapedForTerminal: String {
-    var out = ""
-    for scalar in unicodeScalars {
-      if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
-        out += "\\u{\(String(scalar.value, radix: 16))}"
-      } else {
-        out.unicodeScalars.append(scalar)
-      }
-    }
-    return out
-  }
-}

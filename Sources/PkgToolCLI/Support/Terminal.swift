@@ -1,6 +1,7 @@
 import ArgumentParser
 import HostedContent
 import SystemIO
+import TextCoding
 
 #if canImport(Glibc)
   import Glibc
@@ -210,22 +211,4 @@ func standardOutputBytes(_ bytes: UnsafeRawBufferPointer) throws {
 
 /// Text with control characters other than newline and tab escaped, for output that may come
 /// from a hostile package.
-func terminalSafe(_ text: String) -> String {
-  func escaped(_ value: UInt32) -> Bool {
-    (value < 0x20 && value != 0x0A && value != 0x09) || value == 0x7F || (0x80..<0xA0).contains(value)
-  }
-  // Most text has nothing to escape: leave it as it is.
-  guard text.utf8.contains(where: { $0 < 0x20 && $0 != 0x0A && $0 != 0x09 || $0 == 0x7F || $0 == 0xC2 }) else {
-    return text
-  }
-  var out = ""
-  out.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-  for scalar in text.unicodeScalars {
-    if escaped(scalar.value) {
-      out += "\\u{\(String(scalar.value, radix: 16))}"
-    } else {
-      out.unicodeScalars.append(scalar)
-    }
-  }
-  return out
-}
+func terminalSafe(_ text: String) -> String { DisplayEscaping.escaped(text, .terminalText) }

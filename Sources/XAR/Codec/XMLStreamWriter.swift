@@ -1,3 +1,5 @@
+import TextCoding
+
 // Writes the TOC's XML as bytes, in Swift: libxml2's text writer spent about a fifth of the
 // building thread's time on a TOC of 50,000 entries (a C string, a length, an escape and a
 // buffer append per call). The bytes are exactly those libxml2's writer makes with an indent of

@@ -1,4 +1,6 @@
 import SystemIO
+import TextCoding
+import XML
 
 /// Turns TOC XML into entries, refusing anything ambiguous. See ``XARReader``.
 ///

@@ -1,4 +1,5 @@
 import Crypto
+import TextCoding
 
 /// A hash algorithm XAR names in `style` attributes and in the header.
 package enum XARChecksumAlgorithm: String, Sendable, CaseIterable {
@@ -69,7 +70,7 @@ package struct XARChecksum: Equatable, Hashable, Sendable, CustomStringConvertib
       var valid = true
       let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
         for k in 0..<size {
-          guard let h = hexValue(raw[low + 2 * k]), let l = hexValue(raw[low + 2 * k + 1]) else {
+          guard let h = Hex.value(raw[low + 2 * k]), let l = Hex.value(raw[low + 2 * k + 1]) else {
             valid = false
             break
           }
@@ -144,34 +145,6 @@ package struct XARHasher {
     case .sha512(let h): digest = Array(h.finalize())
     }
     return XARChecksum(algorithm: algorithm, digest: digest)
-  }
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-  switch byte {
-  case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-  case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-  case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-  default: return nil
-  }
-}
-
-/// Lower-case hex of `bytes`.
-package func hexString(_ bytes: [UInt8]) -> String {
-  var out = [UInt8]()
-  out.reserveCapacity(bytes.count * 2)
-  bytes.withUnsafeBytes { appendHex($0, to: &out) }
-  return String(decoding: out, as: UTF8.self)
-}
-
-/// Appends `bytes` in lower-case hex to `out`.
-package func appendHex(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-  let digits: StaticString = "0123456789abcdef"
-  digits.withUTF8Buffer { digits in
-    for b in bytes {
-      out.append(digits[Int(b >> 4)])
-      out.append(digits[Int(b & 15)])
-    }
   }
 }
 

@@ -1,3 +1,5 @@
+import TextCoding
+
 /// Why a XAR file could not be read or written. Every case says what is wrong and where.
 package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   // Header
@@ -152,20 +154,5 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
       return "cannot add hard link '\(path.debugEscaped)': '\(target.debugEscaped)' is not a file added before"
     case .writerFinished: return "the archive is already finished"
     }
-  }
-}
-
-extension String {
-  /// The string with control characters shown as escapes, safe to print on one line.
-  package var debugEscaped: String {
-    var out = ""
-    for scalar in unicodeScalars {
-      if scalar.value < 0x20 || scalar.value == 0x7F {
-        out += "\\u{\(String(scalar.value, radix: 16))}"
-      } else {
-        out.unicodeScalars.append(scalar)
-      }
-    }
-    return out
   }
 }
