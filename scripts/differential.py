@@ -9,7 +9,7 @@ For a change that must not change behaviour (a refactoring of the read path).
 The corpus is made in a work folder unless --corpus names one already made:
   hostile/, examples/  every hostile package and rule example test support builds
                        (the env-gated CorpusDumpTests, run through `swift test`)
-  interop/             /work/shared/interop's zip, pkg, xar and aar archives (or $PKGTOOL_INTEROP)
+  interop/             ../shared/interop's zip, pkg, xar and aar archives (or $PKGTOOL_INTEROP)
   samples/             the samples' folders, packages OLD builds from them, bsdtar's XARs (stored
                        and compressed), zips and tars of them
   seeds/               what scripts/make-fuzz-seeds.py writes
@@ -18,7 +18,8 @@ Prints each difference and the counts; exits 1 when any input differs.
 import argparse, concurrent.futures, hashlib, os, re, shutil, stat, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INTEROP = os.environ.get("PKGTOOL_INTEROP", "/work/shared/interop")
+INTEROP = os.environ.get(
+    "PKGTOOL_INTEROP", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "interop"))
 REPORTERS = ["text", "json", "sarif", "junit", "github"]
 
 
