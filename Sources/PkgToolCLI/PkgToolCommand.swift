@@ -99,6 +99,8 @@ package enum PkgToolMain {
   private static func parse<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [String], usage: String)
     -> ParsableCommand
   {
+    // A closed pipe ends a write with EPIPE, which every command turns into a quiet end.
+    signal(SIGPIPE, SIG_IGN)
     let command: ParsableCommand
     do {
       command = try Root.parseAsRoot(arguments)

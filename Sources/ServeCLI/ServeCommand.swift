@@ -77,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(
     name: .customLong("url-lifetime"),
     help: ArgumentHelp("How long a signed URL holds: 90s, 15m, 1h (from 1s to 7d).", valueName: "time"),
-    transform: DurationArgument.option("--url-lifetime", range: 1...7 * 86_400))
+    transform: DurationArgument.option(range: 1...7 * 86_400))
   var urlLifetime = DurationArgument(seconds: 15 * 60)
 
   @Option(
@@ -96,7 +96,7 @@ struct ServeCommand: AsyncParsableCommand {
     help: ArgumentHelp(
       "Close a connection that sends no request, or takes none of the response, for this long (1s to 1h).",
       valueName: "time"),
-    transform: DurationArgument.option("--client-timeout", range: 1...3_600))
+    transform: DurationArgument.option(range: 1...3_600))
   var clientTimeout = DurationArgument(seconds: 30)
 
   func run() async throws {

@@ -27,7 +27,8 @@ package enum Executable {
   }
 
   /// A companion program `name` (such as `pkgtool-serve`): the one beside the running executable,
-  /// else the first on `PATH`, as git finds `git-NAME`. Nil when there is none.
+  /// else the first on `PATH` (absolute entries only), as git finds `git-NAME`; a candidate counts
+  /// only when it is a regular file (through symlinks) that may be run. Nil when there is none.
   package static func companion(named name: String) -> String? {
     var candidates: [String] = []
     if let current = currentPath, let slash = current.lastIndex(of: "/") {
@@ -38,7 +39,10 @@ package enum Executable {
         candidates.append(folder + "/" + name)
       }
     }
-    return candidates.first { access($0, X_OK) == 0 }
+    return candidates.first { candidate in
+      var info = stat()
+      return stat(candidate, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(candidate, X_OK) == 0
+    }
   }
 
   /// Replaces this process with `path`, run with `arguments` (the first is its `argv[0]`).

@@ -66,5 +66,14 @@ import Testing
     #expect(result.stdout.hasSuffix("args: --listen 127.0.0.1:0 a b\n"), "\(result.stdout)")
     let help = try runProcess(bin + "/pkgtool", ["help", "serve"], environment: ["PATH": other + ":/usr/bin:/bin"])
     #expect(help.status == 7 && help.stdout.hasSuffix("args: --help\n"), "\(help.stdout)")
+    // What is not a program is passed over: a folder of that name, a file that may not be run.
+    let blocking = folder.appending("blocking")
+    try FileManager.default.createDirectory(atPath: blocking + "/pkgtool-serve", withIntermediateDirectories: true)
+    let plain = folder.appending("plain")
+    try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
+    try writeFile(plain + "/pkgtool-serve", "#!/bin/sh\nexit 9\n", mode: 0o644)
+    let past = try runProcess(
+      bin + "/pkgtool", ["serve", "x"], environment: ["PATH": "\(blocking):\(plain):\(other):/usr/bin:/bin"])
+    #expect(past.status == 7 && past.stdout.hasSuffix("args: x\n"), "\(past.stderr)")
   }
 }

@@ -32,8 +32,11 @@ import Testing
     let signed = root?["signed"] as? [String: Any]
     #expect(signed?["expires"] != nil, "\(String(describing: root))")
     for (value, expected) in [
-      ("2w", "'2w' is not a duration"), ("0.5s", "--expires-in '0.5s' is not a time from 1s to 3650d"),
-      ("3651d", "--expires-in '3651d' is not a time from 1s to 3650d"), ("1e3s", "is not a duration"),
+      ("2w", "'2w' is invalid for '--expires-in <duration>': not a duration"),
+      ("0.5s", "'0.5s' is invalid for '--expires-in <duration>': not a time from 1s to 3650d"),
+      ("3651d", "not a time from 1s to 3650d"), ("1e3s", "not a duration"),
+      // A lifetime needs its unit: 30 alone is more likely 30 days meant than 30 seconds.
+      ("30", "not a duration: a number and s, m, h or d (90s, 15m, 12h, 30d), from 1s to 3650d"),
     ] {
       let refused = try rootInit(dir, "root-x.json", expires: value)
       #expect(refused.status == 2, "\(value): \(refused.stderr)")
@@ -42,7 +45,12 @@ import Testing
     }
     let install = try pkgtool(["install", "missing.pkg", "--into", "docs", "--lock-timeout", "2d"], in: dir.path)
     #expect(install.status == 2)
-    #expect(install.stderr.contains("--lock-timeout '2d' is not a time from 0s to 1d"), "\(install.stderr)")
+    #expect(
+      install.stderr.contains("'2d' is invalid for '--lock-timeout <duration>': not a time from 0s to 1d"),
+      "\(install.stderr)")
+    // Seconds alone are taken where no unit is required: 0.3 waits 0.3 s.
+    let quick = try pkgtool(["install", "missing.pkg", "--into", "docs", "--lock-timeout", "0.3"], in: dir.path)
+    #expect(quick.status == 2 && quick.stderr.contains("missing.pkg"), "\(quick.stderr)")
   }
 
   @Test func aRootIsNeverWrittenOverAnExistingFile() throws {

@@ -104,8 +104,13 @@ struct Installation {
       // Any other failure is the package's bytes, whichever reader met it (XAR, Apple Archive,
       // zip, cpio, the plist), as the inspector judges a read: the package broke a rule, and
       // the validation says which. (A hand-kept list of codec errors here missed Apple
-      // Archive's: a cut .aar exited 2.)
-      return .answer(try Install.invalid(file, options))
+      // Archive's: a cut .aar exited 2.) Should the validation find nothing wrong after all,
+      // the failure was not the package's: it is the command's, as it was met.
+      let invalid = try Install.invalid(file, options)
+      guard invalid.inspection?.failed(strict: options.validation.strict) ?? true else {
+        throw OperationError.wrap(error)
+      }
+      return .answer(invalid)
     }
   }
 

@@ -64,7 +64,7 @@ struct CatalogSigningOptions: ParsableArguments {
     help: ArgumentHelp(
       "How long clients trust the catalog from now: a number and s, m, h or d (at most 3650d).",
       valueName: "duration"),
-    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+    transform: DurationArgument.option(range: 1...DurationArgument.longestLifetime, unitRequired: true))
   var expiresIn = DurationArgument(seconds: 30 * 86_400)
 
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false

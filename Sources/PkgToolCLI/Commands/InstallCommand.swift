@@ -51,7 +51,7 @@ struct InstallCommand: ParsableCommand {
     help: ArgumentHelp(
       "How long to wait for another install of the same product to finish (30s, 2m; a number alone is seconds); then exit 2.",
       valueName: "duration"),
-    transform: DurationArgument.option("--lock-timeout", range: 0...86_400))
+    transform: DurationArgument.option(range: 0...86_400))
   var lockTimeout = DurationArgument(seconds: 60)
 
   @Option(

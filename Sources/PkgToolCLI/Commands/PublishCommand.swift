@@ -59,7 +59,7 @@ struct PublishCommand: ParsableCommand {
     name: .customLong("expires-in"),
     help: ArgumentHelp(
       "How long clients trust the catalog: a number and s, m, h or d (at most 3650d).", valueName: "duration"),
-    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+    transform: DurationArgument.option(range: 1...DurationArgument.longestLifetime, unitRequired: true))
   var expiresIn = DurationArgument(seconds: 30 * 86_400)
 
   @Flag(help: "Print the result as JSON.") var json = false

@@ -52,7 +52,7 @@ struct RootRoleOptions: ParsableArguments {
     name: .customLong("expires-in"),
     help: ArgumentHelp(
       "How long clients trust the root: a number and s, m, h or d (at most 3650d).", valueName: "duration"),
-    transform: DurationArgument.option("--expires-in", range: 1...DurationArgument.longestLifetime))
+    transform: DurationArgument.option(range: 1...DurationArgument.longestLifetime, unitRequired: true))
   var expiresIn = DurationArgument(seconds: 365 * 86_400)
 
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
@@ -81,9 +81,12 @@ struct RootRoleOptions: ParsableArguments {
     } catch let error as SystemError where error.code == EEXIST {
       throw OperationError(
         "'\(output)' already exists",
-        hint: "a root version is never overwritten, since clients need every version; write the new one to a new file")
+        hint: "a root version is never overwritten, since clients need every version; write the new one to a new file",
+        code: .outputExists)
     } catch let error as SystemError {
-      throw OperationError("cannot write the root '\(output)': \(error.reason) (\(error.codeName))")
+      throw OperationError(
+        "cannot write the root '\(output)': \(error.reason) (\(error.codeName))",
+        hint: error.code == ENOENT ? "create the folder first" : nil, code: .outputUnwritable)
     }
   }
 

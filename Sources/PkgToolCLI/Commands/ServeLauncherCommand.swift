@@ -39,6 +39,9 @@ struct ServeLauncherCommand: ParsableCommand {
         "'pkgtool serve' needs the server program '\(program)', which is not installed\(beside) nor on PATH; "
           + "install both with scripts/install.sh, or build it with 'swift build --product \(program)'")
     }
-    PkgToolMain.fail(Executable.replaceProcess(with: path, arguments: [path] + arguments).description)
+    let failure = Executable.replaceProcess(with: path, arguments: [path] + arguments)
+    PkgToolMain.fail(
+      "\(failure.description); install pkgtool-serve again beside pkgtool with scripts/install.sh, or build it with 'swift build --product \(program)'"
+    )
   }
 }

@@ -54,13 +54,15 @@ package struct DurationArgument: Sendable, Equatable, CustomStringConvertible {
 
   private static let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
 
-  /// `text` as a length of time, or nil.
-  package static func parse(_ text: String) -> DurationArgument? {
+  /// `text` as a length of time, or nil (a number alone too, when `unitRequired`).
+  package static func parse(_ text: String, unitRequired: Bool = false) -> DurationArgument? {
     var number = Substring(text.trimmingSpaces())
     var unit = 1.0
     if let last = number.last, let factor = units[last] {
       unit = factor
       number = number.dropLast()
+    } else if unitRequired {
+      return nil
     }
     guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
       let value = Double(number), value.isFinite
@@ -83,20 +85,21 @@ package struct DurationArgument: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The transform of an option that takes a time within `range` (seconds): a value that is not
-  /// a time, or lies outside, is refused with both bounds and an example.
-  package static func option(_ name: String, range: ClosedRange<Double>)
-    -> @Sendable (String) throws
-    -> DurationArgument
+  /// a time, or lies outside, is refused with both bounds and examples that fit. With
+  /// `unitRequired` a number alone is refused (a lifetime of `30` is more likely 30 days meant
+  /// than 30 seconds).
+  package static func option(range: ClosedRange<Double>, unitRequired: Bool = false)
+    -> @Sendable (String) throws -> DurationArgument
   {
     { text in
       let bounds = "from \(shown(range.lowerBound)) to \(shown(range.upperBound))"
-      guard let parsed = parse(text) else {
+      guard let parsed = parse(text, unitRequired: unitRequired) else {
+        let examples = ["90s", "15m", "12h", "30d"].filter { parse($0).map { range.contains($0.seconds) } ?? false }
+        let form = unitRequired ? "a number and s, m, h or d" : "a number and s, m, h or d, or seconds alone"
         throw ValidationError(
-          "'\(text)' is not a duration: a number and s, m, h or d (90s, 15m, 12h, 30d), \(bounds)")
+          "not a duration: \(form) (\(examples.joined(separator: ", "))), \(bounds)")
       }
-      guard range.contains(parsed.seconds) else {
-        throw ValidationError("\(name) '\(text)' is not a time \(bounds)")
-      }
+      guard range.contains(parsed.seconds) else { throw ValidationError("not a time \(bounds)") }
       return parsed
     }
   }
