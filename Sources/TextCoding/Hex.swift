@@ -37,15 +37,10 @@ package enum Hex {
 
 /// Lower-case hex of `bytes`.
 package func hexString(_ bytes: some Sequence<UInt8>) -> String {
+  let bytes = Array(bytes)
   var out = [UInt8]()
-  out.reserveCapacity(bytes.underestimatedCount * 2)
-  let digits: StaticString = "0123456789abcdef"
-  digits.withUTF8Buffer { digits in
-    for b in bytes {
-      out.append(digits[Int(b >> 4)])
-      out.append(digits[Int(b & 15)])
-    }
-  }
+  out.reserveCapacity(bytes.count * 2)
+  bytes.withUnsafeBytes { appendHex($0, to: &out) }
   return String(decoding: out, as: UTF8.self)
 }
 
