@@ -103,7 +103,7 @@ import Testing
     let installed = try pkgtool(
       ["install", s.packages[0], "--into", "docs", "--catalog", "catalog.json", "--root", "roots"], in: s.dir.path)
     #expect(installed.status == 0, "\(installed.stderr)")
-    #expect(try readFile(s.path("docs/com.example.book/.pkgtool/root-version")) == Array("1\n".utf8))
+    #expect(try trustRecordHighest("rootVersion", in: s.path("docs")) == 1)
     let signedByC1 = try readFile(s.path("catalog.json"))
 
     // A key rotation: root version 2 retires c1 for c3, signed by both old root keys.
@@ -126,7 +126,7 @@ import Testing
     let upgraded = try pkgtool(
       ["install", s.packages[1], "--into", "docs", "--catalog", "catalog.json", "--root", "roots"], in: s.dir.path)
     #expect(upgraded.status == 0, "\(upgraded.stderr)")
-    #expect(try readFile(s.path("docs/com.example.book/.pkgtool/root-version")) == Array("2\n".utf8))
+    #expect(try trustRecordHighest("rootVersion", in: s.path("docs")) == 2)
     #expect(signedByC1 != (try readFile(s.path("catalog.json"))))
 
     // A withdrawn version.
@@ -360,19 +360,21 @@ import Testing
     let installed = try pkgtool(
       ["install", s.packages[0], "--into", "docs", "--catalog", "catalog.json", "--root", "roots"], in: s.dir.path)
     #expect(installed.status == 0, "\(installed.stderr)")
-    #expect(try readFile(s.path("docs/com.example.book/.pkgtool/root-version")) == Array("2\n".utf8))
+    #expect(try trustRecordHighest("rootVersion", in: s.path("docs")) == 2)
     // The same catalog, but the client is handed only root version 1 (a rollback).
     let before = try snapshot(s.dir.path)
     try expectRefused(
       try pkgtool(
         ["install", s.packages[1], "--into", "docs", "--catalog", "catalog-v1.json", "--root", "roots/root-1.json"],
         in: s.dir.path),
-      "the root's version 1 is lower than 2, the highest given for com.example.book: an old root replayed", s,
+      "the root's version 1 is lower than 2, the newest 'docs' accepted from this publisher (for any product): an old root replayed",
+      s,
       unchanged: before)
   }
 
-  /// Found by an attacker's look at the root (each failed before its fix): a damaged
-  /// `.pkgtool/root-version` turned the rollback check off and was lowered; `--public-key`
+  /// Found by an attacker's look at the root (each failed before its fix): a damaged record of
+  /// root versions (`.pkgtool/root-version`, now `DOCS/.pkgtool/trust.json`) turned the rollback
+  /// check off and was lowered; `--public-key`
   /// skipped the root a product was installed under; `expires` with an offset, `24:00` or
   /// February 30 was read; and the file forms Python refuses (a trailing comma, a byte-order
   /// mark, line breaks in base64, a signature that is not an object) were accepted.
@@ -396,15 +398,15 @@ import Testing
       try pkgtool(
         ["install", s.packages[1], "--into", "docs", "--catalog", "solo.json", "--public-key", "solo.key.pub"],
         in: s.dir.path),
-      "com.example.book was installed under root version 1; check this catalog with --root", s, unchanged: before)
+      "content in 'docs' was installed under root version 1; check this catalog with --root", s, unchanged: before)
 
     // A damaged record stops the install instead of switching the check off.
-    try writeFile(s.path("docs/com.example.book/.pkgtool/root-version"), "2 \n#")
+    try writeFile(s.path("docs/.pkgtool/trust.json"), "2 \n#")
     before = try snapshot(s.dir.path)
     try expectRefused(
       try pkgtool(
         ["install", s.packages[1], "--into", "docs", "--catalog", "catalog.json", "--root", "roots/root-1.json"],
-        in: s.dir.path), status: 2, "root-version' is damaged (it must hold a number)", s, unchanged: before)
+        in: s.dir.path), status: 2, "the install record 'docs/.pkgtool/trust.json' is damaged", s, unchanged: before)
 
     // Expiry: only YYYY-MM-DDTHH:MM:SSZ naming a real moment.
     let text = String(decoding: try readFile(s.path("roots/root-1.json")), as: UTF8.self)

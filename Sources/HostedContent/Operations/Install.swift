@@ -22,12 +22,17 @@ public enum Install {
     public var lockTimeout: Double = 60
     /// A catalog already verified with the publisher's key (``CatalogFile/verify(_:publicKey:)``):
     /// the package must be one of its entries, byte for byte, and the catalog must not be older
-    /// than the last one an install of this product used.
+    /// than the newest one an install into the folder accepted from ``publisher``, for any
+    /// product. Give ``publisher`` with it.
     public var catalog: Catalog?
-    /// The version of the root the catalog was verified under (``RootFile/verifyChain(_:now:)``),
-    /// when there was one: a version lower than the highest an install of this product was
-    /// given is refused (a rollback to a root whose keys may have been retired).
-    public var rootVersion: Int64?
+    /// Whom ``catalog`` was verified as coming from: ``CatalogPublisher/init(key:)`` for one
+    /// public key, ``CatalogPublisher/init(chain:)`` for the verified roots. A root version lower
+    /// than the newest an install into the folder accepted from the publisher, for any product,
+    /// is refused (a rollback to a root whose keys may have been retired), and so is one key in
+    /// a folder that was installed into under a root.
+    public var publisher: CatalogPublisher?
+    /// The version of the newest root ``catalog`` was verified under, nil with one key.
+    public var rootVersion: Int64? { publisher?.rootVersion }
     /// The name messages give the package when the path is a private copy: the URL it was
     /// downloaded from (never the temporary's path).
     public var displayName: String?
@@ -48,8 +53,8 @@ public enum Install {
     case refusedDowngrade = "refused-downgrade"
     /// The package broke a rule; nothing changed.
     case invalid
-    /// The package is not the catalog's (size, SHA-256, product or version), or the catalog is
-    /// older than the last one used; nothing changed.
+    /// The package is not the catalog's (size, SHA-256, product or version), or the catalog (or
+    /// its root) is older than the newest the folder accepted from the publisher; nothing changed.
     case refusedByCatalog = "refused-by-catalog"
   }
 
@@ -91,10 +96,15 @@ public enum Install {
     public var catalogProblem: String?
   }
 
-  /// The file in the record folder holding the highest catalog sequence an install used.
+  /// The file in a product's record folder where an earlier pkgtool kept the highest catalog
+  /// sequence used for the product; read once, when ``trustFile`` is first written.
   public static let catalogSequenceFile = ProductFolder.catalogSequenceFile
-  /// The file in the record folder holding the highest root version an install was given.
+  /// The file in a product's record folder where an earlier pkgtool kept the highest root
+  /// version given for the product; read once, when ``trustFile`` is first written.
   public static let rootVersionFile = ProductFolder.rootVersionFile
+  /// The file in the documents folder's record folder (`DOCS/.pkgtool/trust.json`) holding, per
+  /// publisher, the newest root version and the highest catalog sequence an install accepted.
+  public static let trustFile = InstallFolder.trustFile
   /// The symlink in a product folder that names the current version.
   public static let currentLink = ProductFolder.currentLink
   /// The folder in a product folder that holds install records.
@@ -107,12 +117,19 @@ public enum Install {
   /// Every name taken from the package (product and version) is checked before it becomes a
   /// folder name, and every path is opened relative to the handle of `documents`, never joined
   /// as a string. The whole decision and switch runs under a lock on the product folder, so two
-  /// installs of the same product never interleave.
+  /// installs of the same product never interleave; the trust record of the documents folder
+  /// (``trustFile``) is checked and raised under a lock of its own, so installs of two products
+  /// never lose each other's raise.
   ///
   /// `progress`, when given, is called as the package is read (see ``ProgressHandler``).
   public static func run(package: String, into documents: String, options: Options, progress: ProgressHandler? = nil)
     throws -> Result
   {
+    if options.catalog != nil, options.publisher == nil {
+      throw OperationError(
+        "a catalog was given without its publisher",
+        hint: "set Install.Options.publisher to the key or the roots the catalog was verified with")
+    }
     // A documents folder that does not exist yet is made (its parent must exist), and removed
     // again if nothing was installed into it.
     var madeDocuments = false

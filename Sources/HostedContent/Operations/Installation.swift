@@ -4,9 +4,9 @@ import SystemIO
 import XAR
 
 /// One ``Install/run(package:into:options:progress:)``, in steps: who and what (the plist, read
-/// before anything is written), the package's checks (names, hash, index, catalog), the product
-/// folder's answer (already current, a downgrade, a replay), the content staged, then published
-/// and switched to.
+/// before anything is written), the package's checks (names, hash, index, catalog), the answers
+/// of the documents folder's trust record (a replay, a rollback) and of the product folder
+/// (already current, a downgrade), the content staged, then published and switched to.
 struct Installation {
   typealias Result = Install.Result
   let package: String
@@ -59,6 +59,15 @@ struct Installation {
       return folder
     }
     try ProductFolder.checkName(identity.product, in: docs, documentsPath: documents)
+    // What the folder remembers of the catalog's publisher answers first, before a product
+    // folder is locked or made (it is asked again, under its own lock, before anything is
+    // published).
+    let trust = InstallFolder(handle: docs, path: documents)
+    if options.catalog != nil, let problem = trustProblem(try trust.record()) {
+      result.action = .refusedByCatalog
+      result.catalogProblem = problem
+      return result
+    }
     if docs.exists(identity.product), try decided(try lockProductFolder(), &result, identity) { return result }
     // Unpack into a staging folder in DOCS (same file system), through DOCS's handle.
     var unpackOptions = Unpack.Options()
@@ -76,7 +85,7 @@ struct Installation {
     defer { staging.discard() }
     if productFolder == nil, try decided(try lockProductFolder(), &result, identity) { return result }
     guard let productFolder else { throw OperationError("cannot open '\(identity.productPath)'") }
-    return try publish(staging, into: productFolder, identity, result, stamp: stamp)
+    return try publish(staging, into: productFolder, identity, result, stamp: stamp, trust: trust)
   }
 
   /// A step's outcome: go on with a value, or an answer given before anything in DOCS is touched.
@@ -151,27 +160,6 @@ struct Installation {
   /// True when nothing needs installing, given the locked product folder: `result` is then the
   /// answer. (It learns the version installed before, either way.)
   private func decided(_ folder: ProductFolder, _ result: inout Result, _ identity: Identity) throws -> Bool {
-    let product = identity.product
-    let seen = try folder.rootVersion
-    if let given = options.rootVersion, let seen, given < seen {
-      result.action = .refusedByCatalog
-      result.catalogProblem =
-        "the root's version \(given) is lower than \(seen), the highest given for \(product): an old root replayed (rollback)"
-      return true
-    }
-    if options.catalog != nil, options.rootVersion == nil, let seen {
-      // One key cannot stand for a root that may have retired it.
-      result.action = .refusedByCatalog
-      result.catalogProblem =
-        "\(product) was installed under root version \(seen); check this catalog with --root (the root's files), not --public-key"
-      return true
-    }
-    if let catalog = options.catalog, let used = try folder.catalogSequence, catalog.sequence < used {
-      result.action = .refusedByCatalog
-      result.catalogProblem =
-        "the catalog's sequence \(catalog.sequence) is lower than \(used), the last one used for \(product): an old catalog replayed"
-      return true
-    }
     let previous = folder.currentVersion
     result.previous = previous
     let version = identity.version
@@ -190,11 +178,33 @@ struct Installation {
     return false
   }
 
+  /// Why the catalog (and its root) cannot be accepted, given what the folder remembers of its
+  /// publisher (`DOCS/.pkgtool/trust.json`, for every product); nil when it can.
+  private func trustProblem(_ record: TrustRecord) -> String? {
+    guard let catalog = options.catalog, let publisher = options.publisher else { return nil }
+    let (seen, rootVersionInFolder) = record.remembered(of: publisher)
+    if let given = publisher.rootVersion {
+      if let newest = seen.rootVersion, given < newest {
+        return
+          "the root's version \(given) is lower than \(newest), the newest '\(documents)' accepted from this publisher (for any product): an old root replayed (rollback)"
+      }
+    } else if let newest = rootVersionInFolder {
+      // One key cannot stand for a root that may have retired it.
+      return
+        "content in '\(documents)' was installed under root version \(newest); check this catalog with --root (the root's files), not --public-key"
+    }
+    if let used = seen.catalogSequence, catalog.sequence < used {
+      return
+        "the catalog's sequence \(catalog.sequence) is lower than \(used), the highest '\(documents)' used from this publisher (for any product): an old catalog replayed"
+    }
+    return nil
+  }
+
   /// Puts the staged version in the product folder, records it and switches `current` to it,
   /// once the package is known not to have changed while it was read.
   private func publish(
     _ staging: PendingFolder, into productFolder: ProductFolder, _ identity: Identity, _ result: Result,
-    stamp: [Int64]
+    stamp: [Int64], trust: InstallFolder
   ) throws -> Result {
     var result = result
     let (version, versionName, sha) = (identity.version, identity.versionName, identity.sha256)
@@ -216,6 +226,16 @@ struct Installation {
     }
     if !staging.handle.exists("Contents") { try staging.handle.createDirectory("Contents") }
     try? staging.handle.setMode("Contents", 0o755)
+    // What the folder remembers of the publisher is checked again and raised under its lock,
+    // before anything is published: another product's install may have raised it meanwhile.
+    if let catalog = options.catalog, let publisher = options.publisher,
+      let problem = try trust.accept(
+        publisher, catalogSequence: catalog.sequence, lockTimeout: options.lockTimeout, check: trustProblem)
+    {
+      result.action = .refusedByCatalog
+      result.catalogProblem = problem
+      return result
+    }
 
     do {
       // The same version from another package is swapped out in one step, and goes with the
@@ -228,8 +248,6 @@ struct Installation {
         Install.Record(
           productIdentifier: identity.product, contentVersion: versionName, package: Paths.name(of: package),
           sha256: sha, installedAt: ISO8601DateFormatter().string(from: Date())))
-      if let catalog = options.catalog { try productFolder.raiseCatalogSequence(to: catalog.sequence) }
-      if let rootVersion = options.rootVersion { try productFolder.raiseRootVersion(to: rootVersion) }
       try productFolder.switchCurrent(to: versionName)
     } catch let error as SystemError {
       throw OperationError.writing(identity.productPath, error)

@@ -9,9 +9,12 @@ import SystemIO
 ///   current -> <version>    the symlink apps read, switched in one rename
 ///   .pkgtool/lock           held while an install decides and switches
 ///   .pkgtool/<version>.json the record of each installed version (``Install/Record``)
-///   .pkgtool/catalog-sequence  the highest catalog sequence an install used
-///   .pkgtool/root-version      the highest root version an install was given (``Root``)
+///   .pkgtool/catalog-sequence  what an earlier pkgtool kept here (the highest catalog sequence
+///   .pkgtool/root-version      and root version used for this product); read once, migrated
 /// ```
+///
+/// What a device remembers of a publisher (root version, catalog sequence) is kept once per
+/// documents folder, for every product: ``InstallFolder``.
 ///
 /// Every path is opened relative to the handle of the documents folder, never joined as a
 /// string; a product folder is only ever a real folder (not a symlink). Versions are published
@@ -24,9 +27,11 @@ package final class ProductFolder {
   package static let recordFolder = ".pkgtool"
   /// The file in the record folder that serializes installs.
   package static let lockFile = "lock"
-  /// The file in the record folder holding the highest catalog sequence an install used.
+  /// The file in the record folder where an earlier pkgtool kept the highest catalog sequence
+  /// used for the product (now kept per publisher, ``InstallFolder``).
   package static let catalogSequenceFile = "catalog-sequence"
-  /// The file in the record folder holding the highest root version an install was given.
+  /// The file in the record folder where an earlier pkgtool kept the highest root version given
+  /// for the product (now kept per publisher, ``InstallFolder``).
   package static let rootVersionFile = "root-version"
 
   /// The open product folder.
@@ -108,25 +113,15 @@ package final class ProductFolder {
     try writeRecordFile("\(record.contentVersion).json", try JSONText.bytes(record))
   }
 
-  /// The highest catalog sequence an install of this product used, if any. Throws when the
-  /// record is there but does not hold a number: a damaged record never turns the check off.
-  package var catalogSequence: Int64? { get throws { try number(in: Self.catalogSequenceFile) } }
+  /// The highest catalog sequence an earlier pkgtool kept for this product
+  /// (`.pkgtool/catalog-sequence`), if any: read once, to migrate it into the documents folder's
+  /// trust record (``InstallFolder``). Throws when the file is there but does not hold a number:
+  /// a damaged record never turns the check off.
+  package var earlierCatalogSequence: Int64? { get throws { try number(in: Self.catalogSequenceFile) } }
 
-  /// Records `sequence` as the highest catalog sequence used, when it is higher than the one kept.
-  package func raiseCatalogSequence(to sequence: Int64) throws {
-    guard sequence > (try catalogSequence ?? -1) else { return }
-    try writeRecordFile(Self.catalogSequenceFile, Array("\(sequence)\n".utf8))
-  }
-
-  /// The highest root version an install of this product was given, if any. Throws when the
-  /// record is there but does not hold a number (as ``catalogSequence``).
-  package var rootVersion: Int64? { get throws { try number(in: Self.rootVersionFile) } }
-
-  /// Records `version` as the highest root version seen, when it is higher than the one kept.
-  package func raiseRootVersion(to version: Int64) throws {
-    guard version > (try rootVersion ?? -1) else { return }
-    try writeRecordFile(Self.rootVersionFile, Array("\(version)\n".utf8))
-  }
+  /// The highest root version an earlier pkgtool kept for this product (`.pkgtool/root-version`),
+  /// if any; read and checked as ``earlierCatalogSequence``.
+  package var earlierRootVersion: Int64? { get throws { try number(in: Self.rootVersionFile) } }
 
   /// The integer in the record file `name` (digits and a final newline, as written here); nil
   /// when there is no such file. Throws when the file is there but holds anything else, or

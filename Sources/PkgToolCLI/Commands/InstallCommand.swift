@@ -18,10 +18,11 @@ struct InstallCommand: ParsableCommand {
 
       With --catalog and --public-key (docs/catalog.md), the catalog's signature is checked \
       first, then the package must be one of its entries byte for byte (size, SHA-256, product, \
-      version), and a catalog older than the last one used for this product is refused. With \
-      --root instead of --public-key, the roots are verified as a chain and the catalog must \
-      carry the catalog threshold of the newest; a root version lower than the highest given \
-      for this product before is refused (.pkgtool/root-version). A URL is fetched to a \
+      version). With --root instead of --public-key, the roots are verified as a chain and the \
+      catalog must carry the catalog threshold of the newest. DOCS/.pkgtool/trust.json keeps, \
+      per publisher (its roots and keys) and for every product, the newest root version and \
+      the highest catalog sequence accepted: a lower one is refused (a replay or a rollback), \
+      and so is --public-key once DOCS was installed into under a root. A URL is fetched to a \
       private temporary file, stopping past the size the catalog gives.
 
       Examples:
@@ -87,9 +88,9 @@ struct InstallCommand: ParsableCommand {
       options.threads = min(max(1, jobs), 64)
       options.limits.decodeThreads = max(1, jobs)
     }
-    let trusted = try catalogOptions.verifiedWithRoot(for: "install")
+    let trusted = try catalogOptions.verifiedWithPublisher(for: "install")
     options.catalog = trusted?.catalog
-    options.rootVersion = trusted?.rootVersion
+    options.publisher = trusted?.publisher
     let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
     if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)

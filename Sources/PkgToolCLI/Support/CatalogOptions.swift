@@ -36,26 +36,28 @@ struct CatalogOptions: ParsableArguments {
 
   /// The verified catalog, or nil when none was given. A catalog that does not verify is an
   /// exit-1 refusal.
-  func verified(for command: String) throws -> Catalog? { try verifiedWithRoot(for: command)?.catalog }
+  func verified(for command: String) throws -> Catalog? { try verifiedWithPublisher(for: command)?.catalog }
 
-  /// The verified catalog and the version of the root it was verified under (nil with
-  /// `--public-key`), or nil when no catalog was given. A root or catalog that does not verify
-  /// is an exit-1 refusal.
-  func verifiedWithRoot(for command: String) throws -> (catalog: Catalog, rootVersion: Int64?)? {
+  /// The verified catalog and whom it was verified as coming from (the key, or the chain of
+  /// roots), or nil when no catalog was given. A root or catalog that does not verify is an
+  /// exit-1 refusal.
+  func verifiedWithPublisher(for command: String) throws -> (catalog: Catalog, publisher: CatalogPublisher)? {
     guard let catalog else { return nil }
     let trust: CatalogTrust
-    var rootVersion: Int64?
+    let publisher: CatalogPublisher
     if let publicKey {
-      trust = CatalogTrust(key: try KeyFiles.public(publicKey, for: "\(command) --public-key"))
+      let key = try KeyFiles.public(publicKey, for: "\(command) --public-key")
+      trust = CatalogTrust(key: key)
+      publisher = CatalogPublisher(key: key)
     } else {
-      let root = try RootOptions.chain(roots, for: command).last!
-      trust = root.catalogTrust
-      rootVersion = root.version
+      let chain = try RootOptions.chain(roots, for: command)
+      trust = chain[chain.count - 1].catalogTrust
+      publisher = try CatalogPublisher(chain: chain)
     }
     do {
       let verified = try CatalogFile.verify(contentsOf: catalog, trust: trust)
       if let note = try verified.checkNotExpired() { Terminal.standardError("pkgtool: \(note)\n") }
-      return (verified, rootVersion)
+      return (verified, publisher)
     } catch let refusal as CatalogError {
       Terminal.standardError("pkgtool: refused: the catalog '\(catalog)' cannot be trusted: \(refusal)\n")
       throw ExitCode(1)
