@@ -158,6 +158,12 @@ if !coreOnly {
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+    // The state store: SQLite embedded (sqlite-nio builds its own SQLite: no system package),
+    // PostgreSQL when several instances share it; both on the server's SwiftNIO. NIOSSL for
+    // postgres://...?sslmode=require (postgres-nio builds it anyway).
+    .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
   ]
   package.targets += [
     // The proofs the gate checks: a purchase (a StoreKit 2 signed transaction, a JWS, and its
@@ -169,7 +175,8 @@ if !coreOnly {
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ]),
-    // The gate over HTTP: the catalog's packages, the download check, the byte ranges.
+    // The gate over HTTP: the catalog's packages, the download check, the byte ranges; and its
+    // state store (State/: SQLite or PostgreSQL).
     .target(
       name: "ContentServer",
       dependencies: [
@@ -180,6 +187,10 @@ if !coreOnly {
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        .product(name: "SQLiteNIO", package: "sqlite-nio"),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"), "TextCoding",
       ]),
     // The `serve` command: parse, start the gate, exit as every pkgtool command does.
@@ -198,6 +209,8 @@ if !coreOnly {
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "SQLiteNIO", package: "sqlite-nio"),
       ]),
   ]
 }
