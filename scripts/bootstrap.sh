@@ -4,7 +4,9 @@
 #                  libxml2-dev, zlib1g-dev, libdeflate-dev, liblzma-dev (Apple Archive's pbzx), pkg-config, curl (unpack/install of a URL),
 #                  unicode-data (CaseFolding.txt and NormalizationTest.txt, which the name tests check against)
 #                  strace (tests that count the opens and writes of the real binary),
-#                  groff-base (the manual test renders the man page's added sections)
+#                  groff-base (the manual test renders the man page's added sections);
+#                  postgresql (the server's tests) through install_postgres_server, which only
+#                  scripts/test.sh calls
 #   macOS:         libarchive, libxml2 and libdeflate from Homebrew (keg-only: PKG_CONFIG_PATH is set)
 # Source it (". scripts/bootstrap.sh") so PKG_CONFIG_PATH reaches the caller on macOS.
 # It also sets release_flags: how to build the release binary. On Linux that carries the Swift
@@ -47,6 +49,28 @@ need_debian_packages() {
   command -v strace >/dev/null 2>&1 || missing+=(strace)
   command -v groff >/dev/null 2>&1 || missing+=(groff-base)
   echo "${missing[@]:-}"
+}
+
+# The server's tests (ContentServerTests) run a PostgreSQL server of their own: Debian's initdb and
+# postgres from /usr/lib/postgresql/*/bin. Only scripts/test.sh calls this (scripts/demo.sh and the
+# other scripts that source this file stay light); the package's own cluster is not used (the
+# tests make theirs in a temporary folder), so the service is left stopped.
+install_postgres_server() {
+  if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then return 0; fi
+  case "$(uname -s)" in
+    Linux)
+      echo "bootstrap: installing postgresql (the server's tests run one)" >&2
+      local sudo_cmd=""
+      [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+      $sudo_cmd apt-get update -qq >&2
+      DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends postgresql >&2
+      # The package starts its own cluster where services run: nothing of ours uses it.
+      $sudo_cmd service postgresql stop >/dev/null 2>&1 || true
+      ;;
+    *)
+      echo "bootstrap: the server's PostgreSQL tests need Debian's postgresql package in /usr/lib/postgresql" >&2
+      ;;
+  esac
 }
 
 case "$(uname -s)" in
