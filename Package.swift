@@ -174,7 +174,8 @@ if !coreOnly {
         "HostedContent", "SystemIO", "TextCoding", .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
-      ]),
+      ],
+      swiftSettings: instrumented),
     // The gate over HTTP: the catalog's packages, the download check, the byte ranges; and its
     // state store (State/: SQLite or PostgreSQL).
     .target(
@@ -202,6 +203,15 @@ if !coreOnly {
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(name: "pkgtool-serve", dependencies: ["ServeCLI"]),
+    // libFuzzer target for the purchase proof (JWS, transaction and notification payloads);
+    // scripts/fuzz.sh builds it with the server's packages.
+    .executableTarget(
+      name: "FuzzSignedData",
+      dependencies: [
+        "FuzzSupport", "PurchaseProof", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+      ],
+      path: "Fuzzing/Sources/FuzzSignedData", swiftSettings: instrumented, linkerSettings: fuzzerLinked),
     .testTarget(
       name: "ContentServerTests",
       dependencies: [

@@ -17,16 +17,19 @@ python3 scripts/make-fuzz-seeds.py Fuzzing/seeds
 # Package.swift instrument the project's targets and link libFuzzer into the fuzz targets, in a
 # build folder of their own, so the normal build is untouched.
 export PKGTOOL_FUZZING=1
-# The fuzz targets read packages; the server's packages are left out of the manifest.
-export PKGTOOL_CORE_ONLY=1
+# The package readers are built with the server's packages left out of the manifest
+# (PKGTOOL_CORE_ONLY); the purchase proof's target (FuzzSignedData) then with them, in the same
+# build folder (the core's modules are not rebuilt).
+core_targets=(FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive)
 flags=(--scratch-path .build-fuzz -c debug)
-for target in FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive; do
-  swift build "${flags[@]}" --product "$target" >&2
+for target in "${core_targets[@]}"; do
+  PKGTOOL_CORE_ONLY=1 swift build "${flags[@]}" --product "$target" >&2
 done
+swift build "${flags[@]}" --product FuzzSignedData >&2
 bin="$(swift build "${flags[@]}" --show-bin-path)"
 mkdir -p Fuzzing/crashes
 status=0
-for target in FuzzXARReader FuzzAppleArchiveReader FuzzPropertyList FuzzValidate FuzzArchive; do
+for target in "${core_targets[@]}" FuzzSignedData; do
   corpus="$(mktemp -d)"
   cp Fuzzing/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
   cp Fuzzing/regressions/"$target"/* "$corpus"/ 2>/dev/null || true

@@ -4,7 +4,7 @@ flat-package shape), hand-made XAR variants, and XML/binary plists. Deterministi
 import io, os, plistlib, shutil, struct, subprocess, sys, tarfile, tempfile, zipfile, zlib, hashlib
 
 out = sys.argv[1] if len(sys.argv) > 1 else "Fuzzing/seeds"
-targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzAppleArchiveReader", "FuzzPropertyList", "FuzzValidate", "FuzzArchive")}
+targets = {t: os.path.join(out, t) for t in ("FuzzXARReader", "FuzzAppleArchiveReader", "FuzzPropertyList", "FuzzValidate", "FuzzArchive", "FuzzSignedData")}
 for d in targets.values():
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -109,3 +109,33 @@ for letter, squeeze in (("z", lambda b: zlib.compress(b, 5)), ("x", lambda b: __
         framed += struct.pack(">QQ", len(chunk), len(packed)) + packed
     save("FuzzAppleArchiveReader", f"pbz{letter}.aar", framed)
 print(f"seeds written to {out}", file=sys.stderr)
+
+
+# FuzzSignedData: JWS shapes (header, payload, signature) and bare payloads, made here; and, when
+# ../shared is beside the repository, Apple's own signed test data, read in place (not copied
+# into the repository: the seeds folder is regenerated on every run and ignored by git).
+import base64, json
+def b64u(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+def jws(header, payload, signature=b"\x01" * 64):
+    return b".".join([b64u(json.dumps(header).encode()), b64u(json.dumps(payload).encode()), b64u(signature)])
+transaction = {"transactionId": "1", "originalTransactionId": "1", "bundleId": "com.example", "productId": "p",
+               "signedDate": 1700000000000, "purchaseDate": 1699999999999.5, "environment": "Sandbox",
+               "revocationDate": 1700000000001, "expiresDate": 1700000000002, "type": "Non-Consumable"}
+cert = base64.b64encode(b"\x30\x82\x01\x00" + b"\x00" * 256).decode()
+save("FuzzSignedData", "transaction.jws", jws({"alg": "ES256", "x5c": [cert, cert, cert]}, transaction))
+save("FuzzSignedData", "xcode.jws", jws({"alg": "ES256", "kid": "Apple_Xcode_Key", "x5c": [cert]}, transaction))
+save("FuzzSignedData", "none.jws", jws({"alg": "none"}, transaction, b""))
+notification = {"notificationType": "REFUND", "notificationUUID": "u", "signedDate": 1700000000000,
+                "data": {"bundleId": "com.example", "environment": "Sandbox", "appAppleId": 1,
+                         "signedTransactionInfo": jws({"alg": "ES256", "x5c": [cert, cert]}, transaction).decode()}}
+save("FuzzSignedData", "notification.jws", jws({"alg": "ES256", "x5c": [cert, cert, cert]}, notification))
+save("FuzzSignedData", "notification.json", json.dumps(notification).encode())
+save("FuzzSignedData", "transaction.json", json.dumps(transaction).encode())
+storekit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "interop", "storekit")
+for sub in ("mock_signed_data", "xcode"):
+    folder = os.path.join(storekit, sub)
+    if os.path.isdir(folder):
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), "rb") as f:
+                save("FuzzSignedData", "storekit-" + name, f.read())

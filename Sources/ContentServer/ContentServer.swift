@@ -12,26 +12,47 @@ import ServiceLifecycle
 /// `pkgtool serve`: the purchase gate and the package bytes over HTTP/1.1, with Hummingbird 2.
 ///
 /// - `GET /catalog.json`: the catalog exactly as published, with its SHA-256 as ETag.
-/// - `POST /v1/downloads`: a ``DownloadGate`` decision as JSON (200, 400 or 403).
+/// - `POST /v1/downloads`: a ``DownloadGate`` decision as JSON (200, 400, 403, or 503 with
+///   `Retry-After` when the state store does not answer).
+/// - `POST /v1/notifications`: App Store Server Notifications v2, through ``NotificationIntake``
+///   into the state store (200 once committed; 400, 403; 503 when the store does not answer).
 /// - `GET`/`HEAD /packages/NAME`: a package, streamed from its open file in bounded chunks, with
 ///   single byte ranges (206/416), `If-Range`, `If-None-Match`, ETag = its SHA-256.
 /// - `GET /healthz`.
 ///
-/// Stateless: instances with the same URL key and catalog answer the same.
+/// Its only state is the store of notifications (``EntitlementStore``): instances with the same
+/// URL key, catalog and store answer the same.
 package struct ContentServer: Sendable {
   /// What it serves and how.
   package let configuration: ServeConfiguration
   /// The gate, over the store read at startup.
   package let gate: DownloadGate
+  /// Where App Store notifications go.
+  package let intake: NotificationIntake
+  /// The state store, opened by the caller; its background work runs with the server.
+  let state: any EntitlementStore
   let logger: Logger
 
   /// Reads the catalog and opens the packages (errors name the file); nothing listens yet.
-  package init(configuration: ServeConfiguration, logger: Logger) throws {
+  package init(configuration: ServeConfiguration, state: any EntitlementStore, logger: Logger) throws {
+    try self.init(
+      configuration: configuration,
+      content: ContentStore(catalogPath: configuration.catalogPath, directory: configuration.packagesDirectory),
+      state: state, logger: logger)
+  }
+
+  /// A server over a catalog and packages already read and checked; nothing listens yet.
+  package init(
+    configuration: ServeConfiguration, content store: ContentStore, state: any EntitlementStore, logger: Logger
+  ) {
     self.configuration = configuration
-    let store = try ContentStore(catalogPath: configuration.catalogPath, directory: configuration.packagesDirectory)
     gate = DownloadGate(
-      store: store, verifier: configuration.verifier, signer: configuration.signer,
+      store: store, verifier: configuration.verifier, state: state, signer: configuration.signer,
       urlLifetime: configuration.urlLifetime, openProducts: configuration.openProducts)
+    intake = NotificationIntake(
+      verifier: NotificationVerifier(transactions: configuration.verifier, appAppleID: configuration.appAppleID),
+      state: state)
+    self.state = state
     self.logger = logger
   }
 
@@ -58,8 +79,11 @@ package struct ContentServer: Sendable {
         availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections)),
       onServerRunning: { channel in onListening(channel.localAddress?.port ?? 0) },
       logger: logger)
+    // The store's background work (a connection pool) runs beside the server. It comes first:
+    // a group shuts down in reverse order, so the store closes after the last request is done.
     var groupConfiguration = ServiceGroupConfiguration(
-      services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+      services: [.init(service: state), .init(service: app)],
+      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     groupConfiguration.maximumGracefulShutdownDuration = Duration.milliseconds(Int64(shutdownGrace * 1000))
     groupConfiguration.maximumCancellationDuration = Duration.seconds(5)
     try await ServiceGroup(configuration: groupConfiguration).run()
@@ -109,6 +133,44 @@ package struct ContentServer: Sendable {
         answer["expires"] = grant.expires.map { Date(timeIntervalSince1970: Double($0)).ISO8601Format() } ?? NSNull()
         return Self.json(.ok, answer)
       } catch let refusal {
+        if case .stateUnavailable(let why) = refusal {
+          logger.error("POST /v1/downloads: \(why)")
+          return Self.unavailable(code: refusal.code, detail: refusal.detail)
+        }
+        return Self.json(.init(code: refusal.status), ["error": refusal.code, "detail": refusal.detail])
+      }
+    }
+
+    let intake = self.intake
+    router.post("/v1/notifications") { request, context in
+      if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maximumNotificationSize {
+        return Self.json(
+          .contentTooLarge,
+          ["error": "body-too-large", "detail": "the body is over \(limits.maximumNotificationSize) bytes"])
+      }
+      var request = request
+      let body: ByteBuffer
+      do { body = try await request.collectBody(upTo: limits.maximumNotificationSize) } catch {
+        return Self.json(
+          .contentTooLarge,
+          ["error": "body-too-large", "detail": "the body is over \(limits.maximumNotificationSize) bytes"])
+      }
+      do throws(NotificationIntake.Refusal) {
+        let outcome = try await intake.receive(body: Array(buffer: body))
+        let notification = outcome.notification
+        let kind = notification.notificationType + (notification.subtype.map { "/" + $0 } ?? "")
+        let transaction = notification.transaction?.transactionID.map { " transaction \($0)" } ?? ""
+        let effect = Entitlement.accessTypes.contains(notification.notificationType) ? " (changes access)" : ""
+        logger.notice(
+          "notification \(kind) \(notification.notificationUUID)\(transaction): \(outcome.isNew ? "stored" : "already stored")\(effect)"
+        )
+        return Self.json(.ok, ["status": outcome.isNew ? "stored" : "duplicate"])
+      } catch let refusal {
+        if case .stateUnavailable(let why) = refusal {
+          logger.error("POST /v1/notifications: \(why)")
+          return Self.unavailable(code: refusal.code, detail: refusal.detail)
+        }
+        logger.warning("notification refused: \(refusal.code): \(refusal.detail)")
         return Self.json(.init(code: refusal.status), ["error": refusal.code, "detail": refusal.detail])
       }
     }
@@ -232,6 +294,13 @@ package struct ContentServer: Sendable {
       }
     }
     return "http://" + (plain && !host.isEmpty ? host : "localhost")
+  }
+
+  /// 503 with `Retry-After`: the store did not answer; the client (or Apple) tries again.
+  static func unavailable(code: String, detail: String) -> Response {
+    var response = json(.serviceUnavailable, ["error": code, "detail": detail])
+    response.headers[.retryAfter] = "5"
+    return response
   }
 
   /// A JSON answer.

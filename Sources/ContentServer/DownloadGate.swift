@@ -2,13 +2,17 @@ import Foundation
 import HostedContent
 import PurchaseProof
 
-/// The purchase gate without HTTP: a download request in, a signed URL or a refusal out. The
-/// server answers with what this decides; another server (or a test) can call it directly.
+/// The purchase gate without HTTP: a download request in, a signed URL or a refusal out. A
+/// download is granted when the signed transaction proves the purchase *and* the state store
+/// knows no refund or revocation for it (``Entitlement``). The server answers with what this
+/// decides; another server (or a test) can call it directly.
 package struct DownloadGate: Sendable {
   /// What the gate serves.
   package let store: ContentStore
   /// What a purchase must prove.
   package let verifier: TransactionVerifier
+  /// What the App Store's notifications said: refunds, revocations, renewals.
+  package let state: any EntitlementStore
   /// Signs the URLs it hands out.
   package let signer: URLSigner
   /// How long a URL holds.
@@ -18,11 +22,12 @@ package struct DownloadGate: Sendable {
 
   /// A gate over `store`.
   package init(
-    store: ContentStore, verifier: TransactionVerifier, signer: URLSigner, urlLifetime: TimeInterval,
-    openProducts: Set<String>
+    store: ContentStore, verifier: TransactionVerifier, state: any EntitlementStore, signer: URLSigner,
+    urlLifetime: TimeInterval, openProducts: Set<String>
   ) {
     self.store = store
     self.verifier = verifier
+    self.state = state
     self.signer = signer
     self.urlLifetime = urlLifetime
     self.openProducts = openProducts
@@ -42,7 +47,8 @@ package struct DownloadGate: Sendable {
     package var contentVersion: String
   }
 
-  /// Why a download was refused: 400 for ``malformedRequest``, 403 for the rest.
+  /// Why a download was refused: 400 for ``malformedRequest``, 503 for ``stateUnavailable``,
+  /// 403 for the rest.
   package enum Refusal: Error, Equatable, Sendable {
     /// The body is not the JSON the API takes.
     case malformedRequest(String)
@@ -52,11 +58,17 @@ package struct DownloadGate: Sendable {
     case unknownVersion(String)
     /// The transaction does not prove the purchase.
     case notProved(TransactionRejection)
+    /// The state store did not answer: the client should try again later (never a grant that
+    /// ignores the store, never a 403 that looks like a forgery).
+    case stateUnavailable(String)
 
     /// The HTTP status.
     package var status: Int {
-      if case .malformedRequest = self { return 400 }
-      return 403
+      switch self {
+      case .malformedRequest: return 400
+      case .stateUnavailable: return 503
+      default: return 403
+      }
     }
 
     /// The `error` field of the answer: a stable code.
@@ -66,6 +78,7 @@ package struct DownloadGate: Sendable {
       case .unknownProduct: return "unknown-product"
       case .unknownVersion: return "unknown-version"
       case .notProved(let rejection): return rejection.code
+      case .stateUnavailable: return "state-unavailable"
       }
     }
 
@@ -76,6 +89,7 @@ package struct DownloadGate: Sendable {
       case .unknownProduct(let product): return "the catalog has no product '\(product)'"
       case .unknownVersion(let version): return "the catalog has no version '\(version)' of this product"
       case .notProved(let rejection): return rejection.description
+      case .stateUnavailable: return "the gate cannot reach its state store; try again shortly"
       }
     }
   }
@@ -110,8 +124,28 @@ package struct DownloadGate: Sendable {
     guard let jws = request.signedTransaction else {
       throw .malformedRequest("the body has no 'signedTransaction'")
     }
+    let transaction: VerifiedTransaction
     do throws(TransactionRejection) {
-      _ = try await verifier.verify(jws, productID: request.productIdentifier, now: now)
+      transaction = try await verifier.verify(jws, now: now)
+      guard transaction.transactionID != nil || transaction.originalTransactionID != nil else {
+        throw .malformed("the transaction has no 'transactionId': refunds could not be matched to it")
+      }
+      guard transaction.productID == request.productIdentifier else {
+        throw .wrongProduct(transaction.productID ?? "(none)")
+      }
+    } catch {
+      throw .notProved(error)
+    }
+    let records: [NotificationRecord]
+    do {
+      records = try await state.records(
+        transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
+        types: Entitlement.accessTypes)
+    } catch {
+      throw .stateUnavailable(error.description)
+    }
+    do throws(TransactionRejection) {
+      try Entitlement.check(transaction, productID: request.productIdentifier, records: records, now: now)
     } catch {
       throw .notProved(error)
     }

@@ -13,8 +13,10 @@ package struct ServeConfiguration: Sendable {
   package var host: String
   /// The port to listen on; 0 picks a free one (the server prints it).
   package var port: Int
-  /// What a transaction must prove.
+  /// What a transaction must prove (and, with ``appAppleID``, a notification).
   package var verifier: TransactionVerifier
+  /// The app's Apple ID, which notifications in Production must name, when given.
+  package var appAppleID: Int64?
   /// Signs download URLs; the same key on every instance behind a load balancer.
   package var signer: URLSigner
   /// How long a signed URL holds.
@@ -32,6 +34,8 @@ package struct ServeConfiguration: Sendable {
     package var maximumConnections = 1024
     /// The largest POST body read.
     package var maximumBodySize = 96 * 1024
+    /// The largest notification body read (a transaction and renewal info inside: about 10 KB).
+    package var maximumNotificationSize = 260 * 1024
     /// The largest request head (all header fields together), and one field.
     package var maximumHeaderSize = 16 * 1024
     /// Header fields in one request.
@@ -49,9 +53,10 @@ package struct ServeConfiguration: Sendable {
   /// A configuration; see the properties.
   package init(
     catalogPath: String, packagesDirectory: String, host: String, port: Int, verifier: TransactionVerifier,
-    signer: URLSigner, urlLifetime: TimeInterval = 900, openProducts: Set<String> = [], publicURL: String? = nil,
-    limits: Limits = Limits()
+    appAppleID: Int64? = nil, signer: URLSigner, urlLifetime: TimeInterval = 900, openProducts: Set<String> = [],
+    publicURL: String? = nil, limits: Limits = Limits()
   ) {
+    self.appAppleID = appAppleID
     self.catalogPath = catalogPath
     self.packagesDirectory = packagesDirectory
     self.host = host

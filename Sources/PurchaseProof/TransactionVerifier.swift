@@ -3,10 +3,7 @@ import Foundation
 import HostedContent
 import SwiftASN1
 import SystemIO
-import TextCoding
-// The chain is checked at the transaction's signedDate, a fixed time, as Apple's own server
-// library does: swift-certificates offers that behind this SPI name.
-@_spi(FixedExpiryValidationTime) import X509
+import X509
 
 /// Checks a StoreKit 2 / App Store Server API signed transaction (a compact JWS) the way Apple's
 /// own server library does, with no network: the purchase it names is proved only when
@@ -18,7 +15,15 @@ import TextCoding
 ///   intermediate (1.2.840.113635.100.6.2.1);
 /// - the JWS signature verifies with the leaf's P-256 key;
 /// - `bundleId`, `environment` and `productId` are the expected ones;
+/// - its `signedDate` is not in the future (beyond ``allowedClockSkew``) nor, when the operator
+///   caps it, older than ``maximumProofAge``;
 /// - there is no `revocationDate`, and an `expiresDate` (a subscription) has not passed.
+///
+/// In the Xcode and LocalTesting environments, the data StoreKit testing signs carries one
+/// self-signed certificate: it must be exactly a configured root, and its signature is checked.
+///
+/// A transaction stays valid forever once signed: a refund does not change it. A gate learns of
+/// refunds from App Store Server Notifications (``NotificationVerifier``) and keeps them.
 ///
 /// A value: one verifier serves any number of concurrent checks.
 public struct TransactionVerifier: Sendable {
@@ -28,6 +33,8 @@ public struct TransactionVerifier: Sendable {
   public static let intermediateMarker: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 2, 1]
   /// The longest signed transaction read; Apple's are about 4 KB.
   public static let maximumLength = 64 * 1024
+  /// How far in the future a `signedDate` may lie, for clocks that differ: five minutes.
+  public static let defaultClockSkew: TimeInterval = 300
 
   /// The App Store environment a transaction was made in.
   public enum Environment: String, Sendable, CaseIterable {
@@ -35,6 +42,9 @@ public struct TransactionVerifier: Sendable {
     case sandbox = "Sandbox"
     case xcode = "Xcode"
     case localTesting = "LocalTesting"
+
+    /// Xcode or LocalTesting: data signed by StoreKit testing, not by the App Store.
+    public var isLocal: Bool { self == .xcode || self == .localTesting }
   }
 
   /// The roots a chain must end at (Apple Root CA - G3 in production).
@@ -43,12 +53,22 @@ public struct TransactionVerifier: Sendable {
   public let bundleID: String
   /// The environment transactions must come from.
   public let environment: Environment
+  /// How far in the future a `signedDate` may lie.
+  public let allowedClockSkew: TimeInterval
+  /// The oldest a transaction's `signedDate` may be, when the operator caps it (nil: no cap).
+  /// For non-renewing subscriptions and anything else whose proof should be fresh.
+  public let maximumProofAge: TimeInterval?
 
   /// A verifier that trusts chains to `rootCertificates` only.
-  public init(rootCertificates: [Certificate], bundleID: String, environment: Environment) {
+  public init(
+    rootCertificates: [Certificate], bundleID: String, environment: Environment,
+    allowedClockSkew: TimeInterval = TransactionVerifier.defaultClockSkew, maximumProofAge: TimeInterval? = nil
+  ) {
     self.rootCertificates = rootCertificates
     self.bundleID = bundleID
     self.environment = environment
+    self.allowedClockSkew = allowedClockSkew
+    self.maximumProofAge = maximumProofAge
   }
 
   /// Reads a root certificate, PEM or DER (Apple publishes `AppleRootCA-G3.cer` in DER), from
@@ -85,157 +105,100 @@ public struct TransactionVerifier: Sendable {
   public func verify(_ jws: String, productID: String, now: Date = Date()) async throws(TransactionRejection)
     -> VerifiedTransaction
   {
-    let (header, payload, signingInput, signature) = try Self.split(jws)
-
-    // The header: ES256 and an x5c chain, nothing this verifier does not understand.
-    struct Header: Decodable {
-      var alg: String?
-      var x5c: [String]?
-      var crit: [String]?
-    }
-    guard let decoded = try? JSONDecoder().decode(Header.self, from: Data(header)) else {
-      throw .malformed("the JWS header is not a JSON object of the expected fields")
-    }
-    guard let alg = decoded.alg else { throw .malformed("the JWS header has no 'alg'") }
-    guard alg == "ES256" else { throw .unsupportedAlgorithm(alg) }
-    if decoded.crit != nil { throw .malformed("the JWS header has 'crit' parameters") }
-    guard let x5c = decoded.x5c, (2...3).contains(x5c.count) else {
-      throw .malformed("the JWS header's 'x5c' is not a list of 2 or 3 certificates")
-    }
-    var chain: [Certificate] = []
-    for (index, text) in x5c.prefix(2).enumerated() {
-      guard let der = Base64.decode(text, requirePadding: true), !text.contains(where: \.isWhitespace) else {
-        throw .malformed("x5c[\(index)] is not base64")
-      }
-      do { chain.append(try Certificate(derEncoded: der)) } catch {
-        throw .malformed("x5c[\(index)] is not an X.509 certificate")
-      }
-    }
-
-    // The payload, read before the chain is checked only for its signedDate (the chain's time).
-    let transaction = try VerifiedTransaction(payload: payload)
-
-    // The signature, with the leaf's key.
-    guard let leafKey = P256.Signing.PublicKey(chain[0].publicKey) else {
-      throw .untrustedChain("the leaf certificate's key is not a P-256 key")
-    }
-    guard signature.count == 64, let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-      leafKey.isValidSignature(ecdsa, for: signingInput)
-    else { throw .badSignature }
-
-    // The chain, at signedDate, to a configured root only.
-    let validationTime = transaction.signedDate
-    var verifier = Verifier(rootCertificates: CertificateStore(rootCertificates)) {
-      RFC5280Policy(fixedExpiryValidationTime: validationTime)
-      AppleMarkerPolicy()
-    }
-    let result = await verifier.validate(leaf: chain[0], intermediates: CertificateStore([chain[1]]))
-    guard case .validCertificate = result else {
-      if case .couldNotValidate(let failures) = result, let first = failures.first {
-        throw .untrustedChain(first.policyFailureReason.description)
-      }
-      throw .untrustedChain("the certificates do not chain to the configured root")
-    }
-
-    // The purchase itself.
-    guard transaction.bundleID == bundleID else { throw .wrongBundle(transaction.bundleID) }
-    guard transaction.environment == environment.rawValue else { throw .wrongEnvironment(transaction.environment) }
-    guard transaction.productID == productID else { throw .wrongProduct(transaction.productID) }
-    if let revoked = transaction.revocationDate { throw .revoked(revoked) }
-    if let expires = transaction.expiresDate, expires <= now { throw .expired(expires) }
+    let transaction = try await verify(jws, now: now)
+    try transaction.check(productID: productID, expiresDate: transaction.expiresDate, now: now)
     return transaction
   }
 
-  /// The four parts of a compact JWS, decoded, and the bytes the signature covers.
-  private static func split(_ jws: String) throws(TransactionRejection) -> (
-    header: [UInt8], payload: [UInt8], signingInput: [UInt8], signature: [UInt8]
-  ) {
-    guard jws.utf8.count <= maximumLength else { throw .malformed("the JWS is longer than \(maximumLength) bytes") }
-    let parts = jws.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-    guard parts.count == 3 else { throw .malformed("the JWS does not have three parts") }
-    guard let header = base64URL(parts[0]), let payload = base64URL(parts[1]), let signature = base64URL(parts[2]),
-      !header.isEmpty, !payload.isEmpty
-    else { throw .malformed("a part of the JWS is not base64url") }
-    let signingInput = Array(parts[0]) + [UInt8(ascii: ".")] + Array(parts[1])
-    return (header, payload, signingInput, signature)
+  /// Checks that `jws` is a transaction signed for this app and environment, as Apple's
+  /// `verifyAndDecodeSignedTransaction` does (the signature, the chain at `signedDate`,
+  /// `bundleId`, `environment`), plus the clock checks. What it bought, and whether it was
+  /// refunded or has expired, is left to the caller:
+  /// ``VerifiedTransaction/check(productID:expiresDate:now:)``.
+  public func verify(_ jws: String, now: Date = Date()) async throws(TransactionRejection) -> VerifiedTransaction {
+    let signed = try SignedData(jws, maximumLength: Self.maximumLength, malformed: TransactionRejection.malformed)
+    // The payload, read before the chain is checked only for its signedDate (the chain's time).
+    let transaction = try VerifiedTransaction(payload: signed.payload)
+    try await signed.verify(roots: rootCertificates, at: transaction.signedDate, localTesting: environment.isLocal)
+    guard transaction.bundleID == bundleID else { throw .wrongBundle(transaction.bundleID) }
+    guard transaction.environment == environment.rawValue else { throw .wrongEnvironment(transaction.environment) }
+    try checkClock(signedDate: transaction.signedDate, now: now, ageLimited: true)
+    return transaction
   }
 
-  /// Unpadded base64url (RFC 7515), strictly: nothing outside its alphabet.
-  static func base64URL(_ text: Substring.UTF8View) -> [UInt8]? {
-    var standard = ""
-    standard.reserveCapacity(text.count + 3)
-    for byte in text {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-        UInt8(ascii: "0")...UInt8(ascii: "9"):
-        standard.unicodeScalars.append(Unicode.Scalar(byte))
-      case UInt8(ascii: "-"): standard.append("+")
-      case UInt8(ascii: "_"): standard.append("/")
-      default: return nil
-      }
-    }
-    if standard.utf8.count % 4 == 1 { return nil }
-    while standard.utf8.count % 4 != 0 { standard.append("=") }
-    return Base64.decode(standard)
+  /// Checks signed renewal info (`signedRenewalInfo` in a notification, or from StoreKit) as
+  /// Apple's `verifyAndDecodeRenewalInfo` does: the signature, the chain at its `signedDate`,
+  /// the environment; and no `signedDate` in the future.
+  public func verifyRenewalInfo(_ jws: String, now: Date = Date()) async throws(TransactionRejection)
+    -> VerifiedRenewalInfo
+  {
+    let signed = try SignedData(jws, maximumLength: Self.maximumLength, malformed: TransactionRejection.malformed)
+    let info = try VerifiedRenewalInfo(payload: signed.payload)
+    try await signed.verify(roots: rootCertificates, at: info.signedDate, localTesting: environment.isLocal)
+    guard info.environment == environment.rawValue else { throw .wrongEnvironment(info.environment) }
+    try checkClock(signedDate: info.signedDate, now: now, ageLimited: false)
+    return info
   }
-}
 
-/// The chain must be exactly leaf → intermediate → root, with Apple's marker extensions on the
-/// leaf and on the intermediate.
-struct AppleMarkerPolicy: VerifierPolicy {
-  let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [
-    TransactionVerifier.leafMarker, TransactionVerifier.intermediateMarker,
-  ]
-
-  func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
-    guard chain.count == 3 else {
-      return .failsToMeetPolicy(reason: "the chain has \(chain.count) certificates, not leaf, intermediate and root")
+  /// A `signedDate` later than `now` by more than the skew is refused (no signer dates the
+  /// future); so is, with ``maximumProofAge`` and `ageLimited`, one older than that.
+  func checkClock(signedDate: Date, now: Date, ageLimited: Bool) throws(TransactionRejection) {
+    if signedDate.timeIntervalSince(now) > allowedClockSkew { throw .signedInFuture(signedDate) }
+    if ageLimited, let maximumProofAge, now.timeIntervalSince(signedDate) > maximumProofAge {
+      throw .proofTooOld(signedDate)
     }
-    guard chain[0].extensions[oid: TransactionVerifier.leafMarker] != nil else {
-      return .failsToMeetPolicy(reason: "the leaf certificate lacks Apple's marker 1.2.840.113635.100.6.11.1")
-    }
-    guard chain[1].extensions[oid: TransactionVerifier.intermediateMarker] != nil else {
-      return .failsToMeetPolicy(reason: "the intermediate certificate lacks Apple's marker 1.2.840.113635.100.6.2.1")
-    }
-    return .meetsPolicy
   }
 }
 
-/// Why a signed transaction does not prove the purchase. ``code`` is stable (the server answers
-/// it); ``description`` says more.
+/// Why a signed transaction or notification does not prove what it should. ``code`` is stable
+/// (the server answers it); ``description`` says more.
 public enum TransactionRejection: Error, Equatable, Sendable, CustomStringConvertible {
   /// Not a compact JWS, or a header or payload that is not what App Store transactions hold.
   case malformed(String)
+  /// A notification whose JWS or payload is not what App Store Server Notifications v2 hold.
+  case malformedNotification(String)
   /// `alg` is not ES256 (`none`, HS256, RS256, …).
   case unsupportedAlgorithm(String)
   /// The x5c chain does not run to a configured root at `signedDate`, or lacks Apple's markers.
   case untrustedChain(String)
   /// The signature does not verify with the leaf's key.
   case badSignature
-  /// Another app's transaction.
+  /// Another app's transaction or notification.
   case wrongBundle(String)
+  /// A notification for another `appAppleId` (checked in Production, as Apple's library does).
+  case wrongAppAppleID(Int64?)
   /// Another environment's transaction (Sandbox against Production, say).
   case wrongEnvironment(String)
   /// A purchase of another product.
   case wrongProduct(String)
-  /// Refunded or revoked.
+  /// Refunded or revoked: the transaction says so, or the App Store told the gate.
   case revoked(Date)
   /// A subscription that has expired.
   case expired(Date)
+  /// Signed at a date later than now, beyond the clock skew allowed.
+  case signedInFuture(Date)
+  /// Signed longer ago than the operator allows (`--max-proof-age`).
+  case proofTooOld(Date)
 
-  /// A short stable identifier: `malformed-transaction`, `unsupported-algorithm`, `untrusted-chain`,
-  /// `bad-signature`, `wrong-bundle`, `wrong-environment`, `wrong-product`, `revoked`, `expired`.
+  /// A short stable identifier: `malformed-transaction`, `malformed-notification`,
+  /// `unsupported-algorithm`, `untrusted-chain`, `bad-signature`, `wrong-bundle`,
+  /// `wrong-app-apple-id`, `wrong-environment`, `wrong-product`, `revoked`, `expired`,
+  /// `signed-in-future`, `proof-too-old`.
   public var code: String {
     switch self {
     case .malformed: return "malformed-transaction"
+    case .malformedNotification: return "malformed-notification"
     case .unsupportedAlgorithm: return "unsupported-algorithm"
     case .untrustedChain: return "untrusted-chain"
     case .badSignature: return "bad-signature"
     case .wrongBundle: return "wrong-bundle"
+    case .wrongAppAppleID: return "wrong-app-apple-id"
     case .wrongEnvironment: return "wrong-environment"
     case .wrongProduct: return "wrong-product"
     case .revoked: return "revoked"
     case .expired: return "expired"
+    case .signedInFuture: return "signed-in-future"
+    case .proofTooOld: return "proof-too-old"
     }
   }
 
@@ -243,14 +206,22 @@ public enum TransactionRejection: Error, Equatable, Sendable, CustomStringConver
   public var description: String {
     switch self {
     case .malformed(let detail): return "the signed transaction is malformed: \(detail)"
-    case .unsupportedAlgorithm(let alg): return "the signed transaction uses '\(alg)'; only ES256 is accepted"
-    case .untrustedChain(let detail): return "the transaction's certificates are not trusted: \(detail)"
-    case .badSignature: return "the transaction's signature does not verify with its leaf certificate"
-    case .wrongBundle(let id): return "the transaction is for the app '\(id)', not this one"
-    case .wrongEnvironment(let env): return "the transaction is from the \(env) environment, not this server's"
+    case .malformedNotification(let detail): return "the signed notification is malformed: \(detail)"
+    case .unsupportedAlgorithm(let alg): return "the signed data uses '\(alg)'; only ES256 is accepted"
+    case .untrustedChain(let detail): return "the signing certificates are not trusted: \(detail)"
+    case .badSignature: return "the signature does not verify with the leaf certificate"
+    case .wrongBundle(let id): return "the signed data is for the app '\(id)', not this one"
+    case .wrongAppAppleID(let id):
+      return "the notification is for the app with Apple ID \(id.map(String.init) ?? "(none)"), not this one"
+    case .wrongEnvironment(let env): return "the signed data is from the \(env) environment, not this server's"
     case .wrongProduct(let id): return "the transaction is a purchase of '\(id)', not of the product requested"
-    case .revoked(let date): return "the transaction was revoked on \(date.ISO8601Format())"
+    case .revoked(let date): return "the transaction was refunded or revoked on \(date.ISO8601Format())"
     case .expired(let date): return "the subscription expired on \(date.ISO8601Format())"
+    case .signedInFuture(let date):
+      return "the signed data is dated \(date.ISO8601Format()), later than this server's clock allows"
+    case .proofTooOld(let date):
+      return
+        "the transaction was signed on \(date.ISO8601Format()), longer ago than this server accepts; get a fresh one from StoreKit (Transaction.latest(for:))"
     }
   }
 }
@@ -261,44 +232,107 @@ public struct VerifiedTransaction: Sendable, Equatable {
   public var bundleID: String
   /// `Production`, `Sandbox`, `Xcode` or `LocalTesting`.
   public var environment: String
-  /// The product bought.
-  public var productID: String
+  /// The product bought (nil when the payload names none, as in some of Apple's test data).
+  public var productID: String?
   /// The transaction's identifier.
   public var transactionID: String?
+  /// The identifier of the original purchase: the same across restores and renewals.
+  public var originalTransactionID: String?
+  /// `Non-Consumable`, `Auto-Renewable Subscription`, … as the App Store names it.
+  public var type: String?
   /// When the App Store signed the transaction: the time the chain is checked at.
   public var signedDate: Date
+  /// When it was bought (or renewed).
+  public var purchaseDate: Date?
   /// When it was revoked (refunded), if it was.
   public var revocationDate: Date?
   /// When a subscription expires.
   public var expiresDate: Date?
 
-  /// Reads the JSON payload; the dates are milliseconds since 1970.
-  init(payload: [UInt8]) throws(TransactionRejection) {
+  /// Reads the JSON payload; the dates are milliseconds since 1970 (fractional from Xcode).
+  package init(payload: [UInt8], malformed: (String) -> TransactionRejection = TransactionRejection.malformed)
+    throws(TransactionRejection)
+  {
     struct Payload: Decodable {
       var bundleId: String?
       var environment: String?
       var productId: String?
       var transactionId: String?
-      var signedDate: Int64?
-      var revocationDate: Int64?
-      var expiresDate: Int64?
+      var originalTransactionId: String?
+      var type: String?
+      var signedDate: Double?
+      var purchaseDate: Double?
+      var revocationDate: Double?
+      var expiresDate: Double?
     }
     let fields: Payload
     do { fields = try JSONDecoder().decode(Payload.self, from: Data(payload)) } catch {
-      throw .malformed("the JWS payload is not a JSON object of the expected fields")
+      throw malformed("the JWS payload is not a JSON object of the expected fields")
     }
-    func date(_ milliseconds: Int64?) -> Date? {
-      milliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    func date(_ milliseconds: Double?, _ name: String) throws(TransactionRejection) -> Date? {
+      guard let milliseconds else { return nil }
+      guard let date = AppStoreDate.date(milliseconds) else { throw malformed("'\(name)' is not a date") }
+      return date
     }
-    guard let bundleId = fields.bundleId, let environment = fields.environment, let productId = fields.productId,
-      let signed = date(fields.signedDate)
-    else { throw .malformed("the payload lacks 'bundleId', 'environment', 'productId' or 'signedDate'") }
+    guard let bundleId = fields.bundleId, let environment = fields.environment,
+      let signed = try date(fields.signedDate, "signedDate")
+    else { throw malformed("the payload lacks 'bundleId', 'environment' or 'signedDate'") }
     bundleID = bundleId
     self.environment = environment
-    productID = productId
+    productID = fields.productId
     transactionID = fields.transactionId
+    originalTransactionID = fields.originalTransactionId
+    type = fields.type
     signedDate = signed
-    revocationDate = date(fields.revocationDate)
-    expiresDate = date(fields.expiresDate)
+    purchaseDate = try date(fields.purchaseDate, "purchaseDate")
+    revocationDate = try date(fields.revocationDate, "revocationDate")
+    expiresDate = try date(fields.expiresDate, "expiresDate")
+  }
+
+  /// Whether this verified transaction grants `productID` at `now`: the product, no
+  /// `revocationDate`, and `expiresDate` (the transaction's own, or a newer one the caller
+  /// learned from the App Store's notifications) not passed.
+  public func check(productID: String, expiresDate: Date?, now: Date = Date()) throws(TransactionRejection) {
+    guard self.productID == productID else { throw .wrongProduct(self.productID ?? "(none)") }
+    if let revocationDate { throw .revoked(revocationDate) }
+    if let expiresDate, expiresDate <= now { throw .expired(expiresDate) }
+  }
+}
+
+/// The fields of verified renewal info that a gate may use.
+public struct VerifiedRenewalInfo: Sendable, Equatable {
+  /// `Production`, `Sandbox`, `Xcode` or `LocalTesting`.
+  public var environment: String
+  /// When it was signed.
+  public var signedDate: Date
+  /// The purchase it renews.
+  public var originalTransactionID: String?
+  /// The product that renews next.
+  public var autoRenewProductID: String?
+  /// When the subscription renews next.
+  public var renewalDate: Date?
+
+  package init(payload: [UInt8]) throws(TransactionRejection) {
+    struct Payload: Decodable {
+      var environment: String?
+      var signedDate: Double?
+      var originalTransactionId: String?
+      var autoRenewProductId: String?
+      var renewalDate: Double?
+    }
+    guard let fields = try? JSONDecoder().decode(Payload.self, from: Data(payload)) else {
+      throw .malformed("the renewal info is not a JSON object of the expected fields")
+    }
+    guard let environment = fields.environment, let signed = AppStoreDate.date(fields.signedDate) else {
+      throw .malformed("the renewal info lacks 'environment' or 'signedDate'")
+    }
+    self.environment = environment
+    signedDate = signed
+    originalTransactionID = fields.originalTransactionId
+    autoRenewProductID = fields.autoRenewProductId
+    if let renewal = fields.renewalDate {
+      guard let date = AppStoreDate.date(renewal) else { throw .malformed("'renewalDate' is not a date") }
+      renewalDate = date
+    }
   }
 }

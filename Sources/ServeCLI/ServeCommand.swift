@@ -26,10 +26,18 @@ struct ServeCommand: AsyncParsableCommand {
       GET /packages/NAME?expires=...&signature=... then serves the bytes (Range, If-Range). \
       GET /healthz answers ok. Stops gracefully on SIGTERM.
 
+      POST /v1/notifications takes App Store Server Notifications v2 (point App Store \
+      Connect's notification URL there): a REFUND or REVOKE refuses the transaction from \
+      the next request on, whatever the date of the JWS a client sends; REFUND_REVERSED \
+      restores it; renewals and expiries update a subscription's end. Notifications are \
+      kept in --state (SQLite by default; PostgreSQL when several instances share one \
+      truth). When the store does not answer, both routes give 503 with Retry-After.
+
       A transaction proves the purchase when its alg is ES256, its x5c chain runs to \
       --root-certificate (Apple Root CA - G3) with Apple's marker extensions, checked at its \
       signedDate, its signature verifies, and its bundleId, environment and productId are the \
-      expected ones, with no revocationDate and no expiresDate in the past.
+      expected ones, with no revocationDate and no expiresDate in the past, a signedDate \
+      not in the future, and no refund or revocation in the state store.
 
       Give every instance behind a load balancer the same --url-key (32 random bytes or more: \
       head -c 32 /dev/urandom > url.key); without one, a random key is made and URLs hold only \
@@ -99,6 +107,27 @@ struct ServeCommand: AsyncParsableCommand {
     transform: DurationArgument.option(range: 1...3_600))
   var clientTimeout = DurationArgument(seconds: 30)
 
+  @Option(
+    help: ArgumentHelp(
+      "Where App Store notifications (refunds, revocations, renewals) are kept: sqlite:PATH for one instance, postgres://USER@HOST/DB shared by several.",
+      valueName: "url"))
+  var state = "sqlite:serve-state.sqlite"
+
+  @Option(
+    name: .customLong("app-apple-id"),
+    help: ArgumentHelp(
+      "The app's Apple ID (App Store Connect, App Information); notifications in Production must name it.",
+      valueName: "number"))
+  var appAppleID: Int64?
+
+  @Option(
+    name: .customLong("max-proof-age"),
+    help: ArgumentHelp(
+      "Refuse transactions signed longer ago than this (30d, 12h); off by default. For non-renewing subscriptions: see docs/serve.md.",
+      valueName: "time"),
+    transform: DurationArgument.option(range: 60...3_650 * 86_400, unitRequired: true))
+  var maxProofAge: DurationArgument?
+
   func run() async throws {
     let (host, port) = try Self.address(listen)
     guard let environment = TransactionVerifier.Environment(rawValue: environment),
@@ -133,19 +162,42 @@ struct ServeCommand: AsyncParsableCommand {
     var limits = ServeConfiguration.Limits()
     limits.idleTimeout = timeout
     limits.stalledWriteTimeout = timeout
+    let verifier = TransactionVerifier(
+      rootCertificates: [root], bundleID: bundleID, environment: environment, maximumProofAge: maxProofAge?.seconds)
     let configuration = ServeConfiguration(
-      catalogPath: catalog, packagesDirectory: packages, host: host, port: port,
-      verifier: TransactionVerifier(rootCertificates: [root], bundleID: bundleID, environment: environment),
-      signer: signer, urlLifetime: lifetime, openProducts: Set(open), publicURL: base, limits: limits)
-    let server = try ContentServer(configuration: configuration, logger: logger)
-    let products = Set(server.gate.store.catalog.products.map(\.productIdentifier))
+      catalogPath: catalog, packagesDirectory: packages, host: host, port: port, verifier: verifier,
+      appAppleID: appAppleID, signer: signer, urlLifetime: lifetime, openProducts: Set(open), publicURL: base,
+      limits: limits)
+    // The catalog and the packages first: a start that fails on them touches no state.
+    let content = try ContentStore(catalogPath: catalog, directory: packages)
+    let products = Set(content.catalog.products.map(\.productIdentifier))
     for product in open where !products.contains(product) {
       throw OperationError(
         "--open names '\(product)', which the catalog '\(catalog)' does not list",
         hint: "name a product of the catalog: \(products.sorted().joined(separator: ", "))")
     }
+    let store: any EntitlementStore
+    do {
+      store = try await EntitlementStores.open(state, logger: logger)
+    } catch {
+      switch error {
+      case .badLocation(let why):
+        throw OperationError("--state: \(why)", hint: "docs/serve.md, 'The state store'")
+      case .newerSchema:
+        throw OperationError("--state '\(Self.redacted(state))': \(error)")
+      case .unavailable(let why):
+        throw OperationError(
+          "cannot reach the state store: \(why)",
+          hint: "start the database, or check --state; the gate does not start without its store")
+      }
+    }
+    let server = ContentServer(configuration: configuration, content: content, state: store, logger: logger)
     if urlKey == nil {
       logger.notice("no --url-key: signed URLs hold only on this instance, until it stops")
+    }
+    logger.notice("state: \(store.displayLocation); App Store notifications: POST /v1/notifications")
+    if environment == .production && appAppleID == nil {
+      logger.notice("no --app-apple-id: notifications are matched by bundle and environment only")
     }
     let count = server.gate.store.packages.count
     do {
@@ -158,6 +210,14 @@ struct ServeCommand: AsyncParsableCommand {
     } catch {
       throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
     }
+  }
+
+  /// A --state URL without its password, for messages.
+  static func redacted(_ url: String) -> String {
+    guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+    let credentials = url[scheme.upperBound..<at]
+    guard let colon = credentials.firstIndex(of: ":") else { return url }
+    return String(url[..<colon]) + ":***" + String(url[at...])
   }
 
   /// `host:port`, `[v6]:port`.

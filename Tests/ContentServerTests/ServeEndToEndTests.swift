@@ -80,7 +80,10 @@ import X509
     let errPath: String
     var base = ""
 
+    /// A server in `folder`; each has a state store of its own unless `extra` names one with
+    /// `--state`.
     init(in folder: TemporaryDirectory, _ extra: [String] = []) throws {
+      let state = extra.contains("--state") ? [] : ["--state", "sqlite:state-\(UUID().uuidString).sqlite"]
       outPath = folder.appending("serve-\(UUID().uuidString).out")
       errPath = folder.appending("serve-\(UUID().uuidString).err")
       _ = FileManager.default.createFile(atPath: outPath, contents: nil)
@@ -90,7 +93,7 @@ import X509
         [
           "serve", "--catalog", "catalog.json", "--packages", "dist", "--listen", "127.0.0.1:0", "--bundle-id",
           "com.example.app", "--root-certificate", "root.pem", "--url-key", "url.key",
-        ] + extra
+        ] + state + extra
       process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
       process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
       process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
@@ -568,6 +571,13 @@ import X509
       (base + ["--environment", "Staging"], "Production or Sandbox"),
       (base + ["--public-url", "ftp://x"], "--public-url"),
       (base + ["--url-lifetime", "forever"], "--url-lifetime"),
+      (base + ["--state", "redis://localhost"], "redis://localhost"),
+      (base + ["--state", "sqlite:no/such/folder/state.sqlite"], "no/such/folder"),
+      (base + ["--state", "sqlite:bad.json"], "bad.json"),
+      // Nothing listens on port 9 of loopback: exit 2, the password never shown.
+      (base + ["--state", "postgres://gate:s3cret-pw@127.0.0.1:9/gate"], "127.0.0.1:9"),
+      (base + ["--max-proof-age", "30"], "--max-proof-age"),
+      (base + ["--app-apple-id", "twelve"], "--app-apple-id"),
     ]
     for (arguments, named) in cases {
       let result = try serve(arguments)
@@ -575,11 +585,15 @@ import X509
       #expect(result.stderr.hasPrefix("pkgtool: error: "), "\(result.stderr)")
       #expect(result.stderr.contains(named), "\(arguments): \(result.stderr)")
       #expect(result.stderr.split(separator: "\n").count <= 2, "\(result.stderr)")
+      #expect(!result.stderr.contains("s3cret-pw"), "\(result.stderr)")
     }
+    // A start that fails on the catalog made no state file.
+    #expect(!FileManager.default.fileExists(atPath: folder.appending("serve-state.sqlite")))
     let help = try pkgtool(["serve", "--help"])
     for option in [
       "--catalog", "--packages", "--listen", "--bundle-id", "--root-certificate", "--environment", "--url-key",
-      "--url-lifetime", "--open", "--public-url", "Examples:",
+      "--url-lifetime", "--open", "--public-url", "--state", "--app-apple-id", "--max-proof-age",
+      "/v1/notifications", "Examples:",
     ] {
       #expect(help.stdout.contains(option), "\(option)")
     }

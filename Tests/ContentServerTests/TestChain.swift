@@ -91,7 +91,7 @@ struct TestChain {
   /// The standard payload of a purchase.
   static func payload(
     product: String = "com.example.app.book1", bundle: String = "com.example.app", environment: String = "Production",
-    signedDate: Date = Date(timeIntervalSince1970: 1_800_000_000), extra: [String: Any] = [:]
+    signedDate: Date = Date(timeIntervalSince1970: 1_760_000_000), extra: [String: Any] = [:]
   ) -> [String: Any] {
     var fields: [String: Any] = [
       "transactionId": "2000000123456789", "originalTransactionId": "2000000123456789", "bundleId": bundle,
@@ -101,6 +101,38 @@ struct TestChain {
     ]
     for (key, value) in extra { fields[key] = value }
     return fields
+  }
+
+  /// The payload of an App Store Server Notification v2 about `transaction` (a signed
+  /// transaction, or nil for TEST), signed at `signedDate`.
+  static func notificationPayload(
+    type: String, subtype: String? = nil, transaction: String?, uuid: String = UUID().uuidString,
+    bundle: String = "com.example.app", environment: String = "Production", appAppleID: Int64 = 1_234_567_890,
+    signedDate: Date = Date()
+  ) -> [String: Any] {
+    var data: [String: Any] = [
+      "bundleId": bundle, "environment": environment, "appAppleId": appAppleID, "bundleVersion": "1.0",
+    ]
+    if let transaction { data["signedTransactionInfo"] = transaction }
+    var fields: [String: Any] = [
+      "notificationType": type, "notificationUUID": uuid, "data": data, "version": "2.0",
+      "signedDate": Int64(signedDate.timeIntervalSince1970 * 1000),
+    ]
+    if let subtype { fields["subtype"] = subtype }
+    return fields
+  }
+
+  /// `{"signedPayload": JWS}` as the App Store POSTs it: a notification of `type` about
+  /// `transaction` (a payload, signed here as its signedTransactionInfo).
+  func notificationBody(
+    type: String, subtype: String? = nil, transaction: [String: Any]?, uuid: String = UUID().uuidString,
+    bundle: String = "com.example.app", environment: String = "Production", signedDate: Date = Date()
+  ) throws -> String {
+    let payload = TestChain.notificationPayload(
+      type: type, subtype: subtype, transaction: try transaction.map { try jws($0) }, uuid: uuid, bundle: bundle,
+      environment: environment, signedDate: signedDate)
+    let body = try JSONSerialization.data(withJSONObject: ["signedPayload": try jws(payload)])
+    return String(decoding: body, as: UTF8.self)
   }
 
   /// A compact JWS of `payload` signed by the leaf (or by `signer`), with `header` fields over

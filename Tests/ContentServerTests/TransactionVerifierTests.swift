@@ -32,7 +32,7 @@ import X509
     #expect(transaction.productID == "com.example.app.book1")
     #expect(transaction.bundleID == "com.example.app")
     #expect(transaction.transactionID == "2000000123456789")
-    #expect(transaction.signedDate == Date(timeIntervalSince1970: 1_800_000_000))
+    #expect(transaction.signedDate == Date(timeIntervalSince1970: 1_760_000_000))
   }
 
   @Test func theRootInX5cIsNotNeeded() async throws {
@@ -152,14 +152,14 @@ import X509
 
   @Test func anIntermediateExpiredAtSignedDate() async throws {
     var options = TestChain.Options()
-    // Valid until 2026-01-15; the transaction is signed 2027-01-15.
+    // Valid until 2025-02-19; the transaction is signed 2025-10-09.
     options.intermediateValidity =
-      Date(timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 1_768_435_200)
+      Date(timeIntervalSince1970: 1_600_000_000)...Date(timeIntervalSince1970: 1_740_000_000)
     let expired = try TestChain(options)
     let v = TransactionVerifier(rootCertificates: [expired.root], bundleID: "com.example.app", environment: .production)
     #expect(
       await rejection(
-        try expired.jws(TestChain.payload(signedDate: Date(timeIntervalSince1970: 1_800_000_000))), verifier: v)?.code
+        try expired.jws(TestChain.payload(signedDate: Date(timeIntervalSince1970: 1_760_000_000))), verifier: v)?.code
         == "untrusted-chain")
     // Signed while it was valid: accepted (the chain is checked at signedDate, not now).
     _ = try await v.verify(
@@ -203,6 +203,31 @@ import X509
         == "malformed-transaction")
     #expect(await rejection(try chain.jws(TestChain.payload(extra: ["productId": 5])))?.code == "malformed-transaction")
     #expect(await rejection(try chain.jws(header: ["crit": ["exp"]]))?.code == "malformed-transaction")
+  }
+
+  @Test func aSignedDateInTheFutureIsRefused() async throws {
+    let now = Date()
+    // Within the skew (clocks differ): accepted.
+    _ = try await verifier.verify(
+      try chain.jws(TestChain.payload(signedDate: now.addingTimeInterval(120))), productID: "com.example.app.book1")
+    // Beyond it: refused, whatever else is right.
+    let future = Date(timeIntervalSince1970: (now.timeIntervalSince1970 + 3_600).rounded())
+    #expect(await rejection(try chain.jws(TestChain.payload(signedDate: future))) == .signedInFuture(future))
+  }
+
+  @Test func theOperatorCanCapTheProofsAge() async throws {
+    let capped = TransactionVerifier(
+      rootCertificates: [chain.root], bundleID: "com.example.app", environment: .production,
+      maximumProofAge: 30 * 86_400)
+    let now = Date()
+    _ = try await capped.verify(
+      try chain.jws(TestChain.payload(signedDate: now.addingTimeInterval(-29 * 86_400))),
+      productID: "com.example.app.book1")
+    let old = Date(timeIntervalSince1970: (now.timeIntervalSince1970 - 400 * 86_400).rounded())
+    #expect(
+      await rejection(try chain.jws(TestChain.payload(signedDate: old)), verifier: capped) == .proofTooOld(old))
+    // Off by default: the same 400-day-old proof is accepted.
+    _ = try await verifier.verify(try chain.jws(TestChain.payload(signedDate: old)), productID: "com.example.app.book1")
   }
 
   @Test func rootCertificateFiles() throws {
