@@ -8,6 +8,7 @@ import NIOCore
 import NIOPosix
 import PurchaseProof
 import ServiceLifecycle
+import TextCoding
 
 /// `pkgtool serve`: the purchase gate and the package bytes over HTTP/1.1, with Hummingbird 2.
 ///
@@ -170,7 +171,9 @@ package struct ContentServer: Sendable {
           logger.error("POST /v1/notifications: \(why)")
           return Self.unavailable(code: refusal.code, detail: refusal.detail)
         }
-        logger.warning("notification refused: \(refusal.code): \(refusal.detail)")
+        // The detail may quote what the sender wrote before any signature was checked: escaped
+        // (one line, no control characters) and capped, so a sender cannot forge log lines.
+        logger.warning("notification refused: \(refusal.code): \(Self.loggable(refusal.detail))")
         return Self.json(.init(code: refusal.status), ["error": refusal.code, "detail": refusal.detail])
       }
     }
@@ -294,6 +297,12 @@ package struct ContentServer: Sendable {
       }
     }
     return "http://" + (plain && !host.isEmpty ? host : "localhost")
+  }
+
+  /// `text` as one log line: control characters escaped, at most 300 characters.
+  static func loggable(_ text: String) -> String {
+    let escaped = text.debugEscapedForTerminal
+    return escaped.count > 300 ? String(escaped.prefix(300)) + "…" : escaped
   }
 
   /// 503 with `Retry-After`: the store did not answer; the client (or Apple) tries again.

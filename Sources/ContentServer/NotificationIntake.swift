@@ -84,6 +84,11 @@ package struct NotificationIntake: Sendable {
     } catch {
       throw .notProved(error)
     }
+    // The newest notification decides a transaction's access: one with no date could not be
+    // ordered (Apple's always carry one; only its test data lacks it).
+    if Entitlement.accessTypes.contains(notification.notificationType), notification.signedDate == nil {
+      throw .notProved(.malformedNotification("a \(notification.notificationType) notification has no 'signedDate'"))
+    }
     let transaction = notification.transaction
     let record = NotificationRecord(
       notificationUUID: notification.notificationUUID, notificationType: notification.notificationType,

@@ -184,7 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
       case .badLocation(let why):
         throw OperationError("--state: \(why)", hint: "docs/serve.md, 'The state store'")
       case .newerSchema:
-        throw OperationError("--state '\(Self.redacted(state))': \(error)")
+        throw OperationError("--state '\(EntitlementStores.redacted(state))': \(error)")
       case .unavailable(let why):
         throw OperationError(
           "cannot reach the state store: \(why)",
@@ -210,14 +210,6 @@ struct ServeCommand: AsyncParsableCommand {
     } catch {
       throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
     }
-  }
-
-  /// A --state URL without its password, for messages.
-  static func redacted(_ url: String) -> String {
-    guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-    let credentials = url[scheme.upperBound..<at]
-    guard let colon = credentials.firstIndex(of: ":") else { return url }
-    return String(url[..<colon]) + ":***" + String(url[at...])
   }
 
   /// `host:port`, `[v6]:port`.

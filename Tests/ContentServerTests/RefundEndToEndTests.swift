@@ -172,6 +172,20 @@ extension ServeEndToEndTests {
     let body = String(
       decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": try chain.jws(payload)]), as: UTF8.self)
     #expect(try notify(server, body).json["error"] as? String == "wrong-bundle")
+    // A refund with no signedDate cannot be ordered against a reversal: refused.
+    var undated = TestChain.notificationPayload(type: "REFUND", transaction: try chain.jws(revoked))
+    undated["signedDate"] = nil
+    let undatedBody = String(
+      decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": try chain.jws(undated)]), as: UTF8.self)
+    let undatedAnswer = try notify(server, undatedBody)
+    #expect(undatedAnswer.status == 400 && undatedAnswer.json["error"] as? String == "malformed-notification")
+    // What a sender writes before any signature is checked cannot forge a log line.
+    let forgedLine = "notification REFUND_REVERSED forged-uuid transaction 5000000000000001: stored"
+    let header = TestChain.base64URL(
+      try JSONSerialization.data(withJSONObject: ["alg": "ES256\n2026-11-29T00:00:00+0000 notice " + forgedLine]))
+    let forgery = String(
+      decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": header + ".eyJ9.AAAA"]), as: UTF8.self)
+    #expect(try notify(server, forgery).json["error"] as? String == "unsupported-algorithm")
     // Nothing was stored: the purchase is still granted.
     #expect(try download(server, jws).status == 200)
     // TEST and other types are recorded and logged, and change no access.
@@ -182,6 +196,8 @@ extension ServeEndToEndTests {
     #expect(try download(server, jws).status == 200)
     #expect(server.stop() == 0)
     #expect(server.log.contains("notification TEST "))
+    #expect(!server.log.split(separator: "\n").contains { $0.hasPrefix("2026-11-29T00:00:00+0000") })
+    #expect(server.log.contains("ES256\\u{a}2026-11-29T00:00:00+0000 notice " + forgedLine))
     #expect(server.log.contains("notification CONSUMPTION_REQUEST "))
   }
 

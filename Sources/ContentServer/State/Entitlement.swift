@@ -13,7 +13,9 @@ import PurchaseProof
 /// - `REFUND_REVERSED` restores what the refund refused. The newest notification (by the App
 ///   Store's `signedDate`, not by arrival: Apple retries out of order) decides.
 /// - `DID_RENEW`, `EXPIRED` and `DID_CHANGE_RENEWAL_STATUS` carry a subscription's `expiresDate`.
-///   The one from the transaction signed last (the client's JWS or a notification's) wins.
+///   The one from the transaction of the same product signed last (the client's JWS or a
+///   notification's) wins.
+/// - Only records of the transaction's own bundle and environment count.
 package enum Entitlement {
   /// The notification types that revoke or restore access.
   package static let revocationTypes: Set<String> = ["REFUND", "REVOKE", "REFUND_REVERSED"]
@@ -27,6 +29,11 @@ package enum Entitlement {
   package static func check(
     _ transaction: VerifiedTransaction, productID: String, records: [NotificationRecord], now: Date
   ) throws(TransactionRejection) {
+    // Only what the App Store said about this app in this environment (two gates, Production
+    // and Sandbox, may share one database).
+    let records = records.filter {
+      $0.environment == transaction.environment && $0.bundleID == transaction.bundleID
+    }
     if let revoked = revocation(of: transaction, in: records) { throw .revoked(revoked) }
     try transaction.check(productID: productID, expiresDate: expiry(of: transaction, in: records), now: now)
   }
@@ -60,12 +67,14 @@ package enum Entitlement {
   }
 
   /// A subscription's expiry: the transaction's own, unless a notification carries a transaction of
-  /// the same purchase signed after it.
+  /// the same purchase *and product* signed after it. A subscription group keeps one
+  /// `originalTransactionId` across upgrades, downgrades and crossgrades: another product's
+  /// renewal says nothing of this one's.
   static func expiry(of transaction: VerifiedTransaction, in records: [NotificationRecord]) -> Date? {
     var newest: (signed: Int64, expires: Int64)?
     for record in records where expiryTypes.contains(record.notificationType) {
       guard let expires = record.expiresDate, let original = record.originalTransactionID,
-        original == transaction.originalTransactionID
+        original == transaction.originalTransactionID, record.productID == transaction.productID
       else { continue }
       let signed = record.transactionSignedDate ?? record.signedDate
       if newest == nil || signed > newest!.signed { newest = (signed, expires) }

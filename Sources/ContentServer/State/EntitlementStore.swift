@@ -118,6 +118,9 @@ package enum EntitlementStores {
     "sqlite:PATH (one instance) or postgres://user[:password]@host[:port]/database[?sslmode=disable|require] "
     + "(several instances)"
 
+  /// `url` with its password replaced by `***`: what messages and logs may show.
+  package static func redacted(_ url: String) -> String { StoreLocation.redacted(url) }
+
   /// Opens the store that `url` names, runs its migrations, and returns it.
   ///
   /// - `sqlite:PATH`: a file, relative to the working folder, created if absent (its folder must

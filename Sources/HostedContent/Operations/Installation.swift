@@ -83,6 +83,13 @@ struct Installation {
       return result
     }
     defer { staging.discard() }
+    // Asked again before a new product folder is made: another product's install may have raised
+    // the publisher's record while this one unpacked, and a refusal must leave no folder behind.
+    if productFolder == nil, options.catalog != nil, let problem = trustProblem(try trust.record()) {
+      result.action = .refusedByCatalog
+      result.catalogProblem = problem
+      return result
+    }
     if productFolder == nil, try decided(try lockProductFolder(), &result, identity) { return result }
     guard let productFolder else { throw OperationError("cannot open '\(identity.productPath)'") }
     return try publish(staging, into: productFolder, identity, result, stamp: stamp, trust: trust)
