@@ -12,6 +12,10 @@ struct CatalogCommand: ParsableCommand {
       new expiry (--expires-in, default 30d); the file is replaced whole, under the lock publish \
       takes, and nothing changes when the key or the catalog does not check (docs/catalog.md).
 
+      A change never drops a signature unawares: when the catalog carries a signature by a key \
+      not given with --key, nothing is written (exit 2, naming the key ids) unless --root shows \
+      the newest root's catalog threshold is still met, or --drop-signature names each such key.
+
       Examples:
         pkgtool catalog show catalog.json
         pkgtool catalog verify catalog.json --public-key signing.key.pub
@@ -66,6 +70,13 @@ struct CatalogSigningOptions: ParsableArguments {
       valueName: "duration"),
     transform: DurationArgument.option(range: 1...DurationArgument.longestLifetime, unitRequired: true))
   var expiresIn = DurationArgument(seconds: 30 * 86_400)
+
+  @Option(
+    name: .customLong("drop-signature"),
+    help: ArgumentHelp(
+      "The id of a key whose signature the catalog carries and may lose (repeat for each); without it, or --root showing the threshold is still met, a signature of a key not given with --key is kept by refusing (exit 2).",
+      valueName: "key-id"))
+  var dropSignatures: [String] = []
 
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
@@ -181,7 +192,8 @@ struct CatalogRemoveCommand: ParsableCommand {
   func run() throws {
     let signer = try signing.signer(for: "catalog remove")
     let result = try CatalogEdit.remove(
-      product: product, version: version, from: catalog, signer: signer, lifetime: signing.lifetime)
+      product: product, version: version, from: catalog, signer: signer, lifetime: signing.lifetime,
+      droppingSignatures: signing.dropSignatures)
     signing.report(.removed(product: product, version: version), catalog, result, signer: signer)
   }
 }
@@ -211,7 +223,8 @@ struct CatalogRebaseCommand: ParsableCommand {
 
   func run() throws {
     let signer = try signing.signer(for: "catalog rebase")
-    let result = try CatalogEdit.rebase(catalog, baseURL: baseURL, signer: signer, lifetime: signing.lifetime)
+    let result = try CatalogEdit.rebase(
+      catalog, baseURL: baseURL, signer: signer, lifetime: signing.lifetime, droppingSignatures: signing.dropSignatures)
     signing.report(.rebased, catalog, result, signer: signer)
   }
 }
@@ -233,7 +246,8 @@ struct CatalogRenewCommand: ParsableCommand {
 
   func run() throws {
     let signer = try signing.signer(for: "catalog renew")
-    let result = try CatalogEdit.renew(catalog, signer: signer, lifetime: signing.lifetime)
+    let result = try CatalogEdit.renew(
+      catalog, signer: signer, lifetime: signing.lifetime, droppingSignatures: signing.dropSignatures)
     signing.report(.renewed, catalog, result, signer: signer)
   }
 }
