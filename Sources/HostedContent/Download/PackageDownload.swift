@@ -15,11 +15,18 @@ import SystemIO
 /// 9 MiB of memory before the first byte of a package is read, and it keeps the Swift runtime
 /// from being linked statically on Linux (docs/performance.md). Only `unpack` and `install` of a
 /// URL need it. A transfer cut part way is resumed (``ResumingDownload``).
+///
+/// The private folder is `TMPDIR/pkgtool-download-PID-XXXXXX`, locked (`flock`) while the
+/// download lives: each new download first removes the ones a killed run left behind
+/// (``PrivateFolder/removeLeftovers(prefix:now:)``).
 public final class DownloadedPackage {
   /// The local path to read: the download in its private folder, or `location` itself when it
   /// is a local path or a `file://` URL.
   public let path: String
   private let temporaryFolder: String?
+  /// Held while the folder is in use: a later download that can take it knows the folder is a
+  /// leftover.
+  private let folderLock: FileLock?
 
   /// `location` is a local path, a `file://` URL, or an `http(s)://` URL. The download stops
   /// with an error past the size the catalog gives for the URL, or past `maxSize` (the command's
@@ -27,8 +34,12 @@ public final class DownloadedPackage {
   /// fills the disk.
   ///
   /// The private folder goes when this object does (or when the process is interrupted).
+  /// `deadline` bounds the time the download may take (``ResumingDownload/Deadline``).
   /// Throws ``OperationError`` with one line for people: the URL, why, and what to do.
-  public init(_ location: String, catalog: Catalog?, maxSize: UInt64? = nil) throws {
+  public init(
+    _ location: String, catalog: Catalog?, maxSize: UInt64? = nil,
+    deadline: ResumingDownload.Deadline = .standard
+  ) throws {
     let lower = location.lowercased()
     if lower.hasPrefix("file://") {
       guard let url = URL(string: location), url.isFileURL else {
@@ -36,11 +47,13 @@ public final class DownloadedPackage {
       }
       path = url.path
       temporaryFolder = nil
+      folderLock = nil
       return
     }
     guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
       path = location
       temporaryFolder = nil
+      folderLock = nil
       return
     }
     guard let url = URL(string: location) else {
@@ -53,14 +66,16 @@ public final class DownloadedPackage {
       } else if let maxSize {
         .init(bytes: maxSize, what: "--max-size (\(maxSize) bytes)")
       } else { nil }
-    let folder = try Self.privateFolder(for: url.absoluteString)
+    PrivateFolder.removeLeftovers(prefix: Self.folderPrefix)
+    let (folder, lock) = try Self.privateFolder(for: url.absoluteString)
     temporaryFolder = folder
+    folderLock = lock
     // A fixed name, never one from the URL; only the extension is kept (the package-form rule
     // reads it).
     let ext = url.pathExtension.lowercased() == "zip" ? "zip" : "pkg"
     path = folder + "/download." + ext
     do {
-      try ResumingDownload(address: url.absoluteString, limit: limit).run(into: path)
+      try ResumingDownload(address: url.absoluteString, limit: limit, deadline: deadline).run(into: path)
     } catch {
       Self.remove(folder)
       throw error
@@ -71,10 +86,13 @@ public final class DownloadedPackage {
     if let temporaryFolder { Self.remove(temporaryFolder) }
   }
 
-  /// A private folder for the download (``PrivateFolder``): Ctrl-C or SIGTERM during the
-  /// download removes it.
-  private static func privateFolder(for address: String) throws -> String {
-    guard let made = PrivateFolder.make(prefix: "pkgtool-download") else {
+  /// What the private folders' names start with: `pkgtool-download-PID-XXXXXX`.
+  static let folderPrefix = "pkgtool-download"
+
+  /// A private folder for the download (``PrivateFolder``), and its lock: Ctrl-C or SIGTERM
+  /// during the download removes it; after SIGKILL the next download does.
+  private static func privateFolder(for address: String) throws -> (String, FileLock) {
+    guard let made = PrivateFolder.makeOwned(prefix: folderPrefix) else {
       let parent = StandardInput.temporaryFolder
       throw OperationError(
         "cannot download '\(address)': cannot make a temporary folder in '\(parent)': \(SystemError("create", path: parent).reason)",
@@ -100,7 +118,12 @@ public final class DownloadedPackage {
 ///   from zero.
 /// Without a strong ETag every retry starts from zero. At most ``maximumRetries`` retries in a
 /// row that bring no new byte, and ``maximumAttempts`` requests in all, with a short pause
-/// (0.25 s, doubling, at most 2 s) before each retry.
+/// (0.25 s, doubling, at most 2 s) before each retry. The whole of it, retries and pauses
+/// included, is bounded by a ``Deadline``.
+///
+/// curl runs with `-q` first, so no `.curlrc` (in `CURL_HOME`, `XDG_CONFIG_HOME` or `HOME`) can
+/// change what it does (`insecure`, a `proxy`, an `output`); an `https` URL is fetched over
+/// https only and never follows a redirect to anything else.
 public struct ResumingDownload {
   /// The URL, as curl is given it.
   public let address: String
@@ -119,10 +142,41 @@ public struct ResumingDownload {
   /// Past this the download stops with an error (the size a catalog gives, or --max-size).
   public let limit: Limit?
 
-  /// A download of `address` (http or https), stopped past `limit` when one is given.
-  public init(address: String, limit: Limit?) {
+  /// How long the download may take, all its requests and pauses included.
+  public enum Deadline: Sendable, Equatable {
+    /// At most `seconds` in all; `what` names it in the message (`--timeout 30s`).
+    case within(seconds: Double, what: String)
+    /// From `after` seconds on, the bytes received must average at least `bytesPerSecond`
+    /// since the start: a server that trickles is given up on, a large file on a fast enough
+    /// line is not.
+    case minimumRate(bytesPerSecond: Double, after: Double)
+
+    /// What a download gets when the command is given no `--timeout`: 16 kB/s on average, from
+    /// the first minute on (a package of 2 GB may take up to 35 hours; a server sending
+    /// 1.5 kB/s is given up on after a minute, not 45).
+    public static let standard = Deadline.minimumRate(bytesPerSecond: 16_000, after: 60)
+  }
+  /// How long the download may take.
+  public let deadline: Deadline
+
+  /// A download of `address` (http or https), stopped past `limit` when one is given, and
+  /// given up on past `deadline`.
+  public init(address: String, limit: Limit?, deadline: Deadline = .standard) {
     self.address = address
     self.limit = limit
+    self.deadline = deadline
+  }
+
+  /// The clock the deadline is measured on, and what has arrived so far (every attempt).
+  final class TransferClock {
+    let start = TransferClock.now()
+    var received: UInt64 = 0
+    static func now() -> Double {
+      var time = timespec()
+      clock_gettime(CLOCK_MONOTONIC, &time)
+      return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+    var elapsed: Double { TransferClock.now() - start }
   }
 
   /// Retries in a row that bring no new byte, at most.
@@ -147,6 +201,8 @@ public struct ResumingDownload {
     /// curl's own message, without the line pkgtool asked it for.
     var message = ""
     var overLimit = false
+    /// Stopped here: the deadline passed while it ran.
+    var pastDeadline = false
   }
 
   /// Fetches the whole file into `path` (created here, only this user can read it); throws
@@ -164,14 +220,18 @@ public struct ResumingDownload {
     var total: UInt64?
     var retriesWithoutProgress = 0
     var attempts = 0
+    let progress = TransferClock()
     while true {
       attempts += 1
+      if let late = lateness(progress) { throw late }
       let resumeFrom: UInt64? = (kept > 0 && etag != nil) ? kept : nil
       if resumeFrom == nil && kept > 0 {
         try writing { try output.truncate(to: 0) }
         kept = 0
       }
-      let attempt = try fetch(into: output, at: resumeFrom ?? 0, ifRange: resumeFrom == nil ? nil : etag)
+      let attempt = try fetch(
+        into: output, at: resumeFrom ?? 0, ifRange: resumeFrom == nil ? nil : etag, progress: progress)
+      if attempt.pastDeadline, let late = lateness(progress) { throw late }
       let before = kept
       var restart = false
       if let resumeFrom {
@@ -228,10 +288,11 @@ public struct ResumingDownload {
         total = attempt.contentLength
       }
       if attempt.exitStatus == 0 && !restart { return }
+      if let late = lateness(progress) { throw late }
       guard let status = attempt.exitStatus else {
         // Killed past the limit, on an answer that is being dropped: try again from zero.
         retriesWithoutProgress += 1
-        try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts)
+        try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts, progress)
         continue
       }
       // A connection refused is worth retrying only once one had been made.
@@ -240,7 +301,7 @@ public struct ResumingDownload {
         restart || Self.cutStatuses.contains(status) || status == 28 || (status == 7 && attempts > 1)
       guard retryable else { throw failure(attempt) }
       retriesWithoutProgress = kept > before ? 0 : retriesWithoutProgress + 1
-      try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts)
+      try pauseOrGiveUp(attempt, kept: kept, retriesWithoutProgress, attempts, progress)
     }
   }
 
@@ -256,15 +317,39 @@ public struct ResumingDownload {
       hint: "free some space in the temporary folder, or set TMPDIR to another folder", code: .downloadFailed)
   }
 
+  /// The error for a download past its deadline, or nil while it is within it.
+  private func lateness(_ progress: TransferClock) -> OperationError? {
+    let elapsed = progress.elapsed
+    switch deadline {
+    case .within(let seconds, let what):
+      guard elapsed >= seconds else { return nil }
+      return OperationError(
+        "cannot download '\(address)': it did not finish within \(what) (\(progress.received) bytes received)",
+        hint:
+          "give --timeout more time on a slow line (e.g. --timeout 30m), or download the file yourself and pass its path",
+        code: .downloadFailed)
+    case .minimumRate(let rate, let after):
+      guard elapsed >= after, Double(progress.received) < rate * elapsed else { return nil }
+      return OperationError(
+        "cannot download '\(address)': it arrives too slowly: \(progress.received) bytes in \(Int(elapsed)) s, under the \(Int(rate)) bytes/s on average a download must reach after \(Int(after)) s",
+        hint:
+          "try again later, give --timeout the time it may take (e.g. --timeout 2h), or download the file yourself and pass its path",
+        code: .downloadFailed)
+    }
+  }
+
   /// Waits before the next attempt, or throws when the retries are used up.
-  private func pauseOrGiveUp(_ attempt: Attempt, kept: UInt64, _ retriesWithoutProgress: Int, _ attempts: Int) throws {
+  private func pauseOrGiveUp(
+    _ attempt: Attempt, kept: UInt64, _ retriesWithoutProgress: Int, _ attempts: Int, _ progress: TransferClock
+  ) throws {
     guard retriesWithoutProgress <= Self.maximumRetries, attempts < Self.maximumAttempts else {
       throw OperationError(
         "cannot download '\(address)': the transfer was cut \(attempts) times (\(kept) bytes received; the last time: \(Self.reason(attempt)))",
         hint: "try again later, or download the file yourself and pass its path", code: .downloadFailed)
     }
     // 0.25 s, 0.5 s, 1 s, 2 s, 2 s.
-    let pause = min(0.25 * Double(1 << max(0, min(retriesWithoutProgress - 1, 3))), 2)
+    var pause = min(0.25 * Double(1 << max(0, min(retriesWithoutProgress - 1, 3))), 2)
+    if case .within(let seconds, _) = deadline { pause = max(0, min(pause, seconds - progress.elapsed)) }
     usleep(useconds_t(pause * 1_000_000))
   }
 
@@ -275,12 +360,29 @@ public struct ResumingDownload {
         "cannot download '\(address)': the curl command is not installed",
         hint: "install curl, or download the file yourself and pass its path", code: .downloadFailed)
     }
+    if attempt.exitStatus == 1, address.lowercased().hasPrefix("https://"),
+      attempt.message.lowercased().contains("protocol \"http\"")
+    {
+      return OperationError(
+        "cannot download '\(address)': the server redirected it to a plain http:// address, and an https download never leaves https",
+        hint: "have the server redirect to https, or give the final https URL", code: .downloadFailed)
+    }
+    if [35, 51, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91].contains(attempt.exitStatus ?? 0) {
+      return OperationError(
+        "cannot download '\(address)': \(Self.reason(attempt))",
+        hint:
+          "the server's certificate must be valid for its name and signed by a trusted authority; for a private authority set CURL_CA_BUNDLE to its certificate file",
+        code: .downloadFailed)
+    }
     return OperationError("cannot download '\(address)': \(Self.reason(attempt))", code: .downloadFailed)
   }
 
   /// curl's message, turned into words where it can be.
   static func reason(_ attempt: Attempt) -> String {
-    var reason = attempt.message.trimmingCharacters(in: .whitespacesAndNewlines)
+    // Its first line: curl explains some failures (a certificate) over several more.
+    var reason = String(
+      attempt.message.split(separator: "\n").first { !$0.trimmingCharacters(in: .whitespaces).isEmpty } ?? ""
+    ).trimmingCharacters(in: .whitespacesAndNewlines)
     if let range = reason.range(of: "The requested URL returned error: ") {
       reason = "the server answered HTTP " + reason[range.upperBound...].trimmingCharacters(in: .whitespaces)
     } else if reason.isEmpty {
@@ -295,20 +397,28 @@ public struct ResumingDownload {
 
   /// Runs curl once; the body is written at `offset` of `output` as it arrives, counted here: past
   /// `limit` curl is stopped, whatever the server said the length would be.
-  private func fetch(into output: FileDescriptor, at offset: UInt64, ifRange: String?) throws -> Attempt {
+  private func fetch(into output: FileDescriptor, at offset: UInt64, ifRange: String?, progress: TransferClock) throws
+    -> Attempt
+  {
     let curl = Process()
     curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    // No redirect to anything but http(s); the URL is passed as an option's value, never as
-    // something curl could read as an option. The final response's status and headers come
-    // last on standard error, on one line that starts with a marker.
+    // `-q` first (curl reads it only there): no .curlrc is read. An https URL stays on https,
+    // redirects included; an http one may go to https. The URL is passed as an option's value,
+    // never as something curl could read as an option. The final response's status and headers
+    // come last on standard error, on one line that starts with a marker.
+    let protocols = address.lowercased().hasPrefix("https://") ? "=https" : "=http,https"
     var arguments = [
-      "curl", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", "=http,https",
-      "--proto-redir", "=http,https",
+      "curl", "-q", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", protocols,
+      "--proto-redir", protocols,
       // A server that stops sending is given up after a minute under 1 kB/s (exit 28, retried).
       "--connect-timeout", "30", "--speed-limit", "1024", "--speed-time", "60",
       "--write-out",
       "%{stderr}\n\(Self.marker)%{http_code}\t%header{etag}\t%header{content-range}\t%header{content-length}\n",
     ]
+    if case .within(let seconds, _) = deadline {
+      // curl stops itself at the deadline, even while no byte arrives.
+      arguments += ["--max-time", String(format: "%.3f", max(0.001, seconds - progress.elapsed))]
+    }
     if let ifRange {
       arguments += ["--range", "\(offset)-", "--header", "If-Range: \(ifRange)"]
     }
@@ -335,20 +445,34 @@ public struct ResumingDownload {
     }.start()
     var attempt = Attempt()
     var writeError: Error?
-    while let data = try body.fileHandleForReading.read(upToCount: 256 * 1024), !data.isEmpty {
-      if let limit, offset + attempt.received + UInt64(data.count) > limit.bytes {
+    // What is there, as it comes (not 256 KiB at a time): the deadline is checked as bytes trickle in.
+    let source = body.fileHandleForReading.fileDescriptor
+    var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      if let limit, offset + attempt.received + UInt64(count) > limit.bytes {
         attempt.overLimit = true
         curl.terminate()
         break
       }
       do {
-        try data.withUnsafeBytes { try output.write($0, at: offset + attempt.received) }
+        try buffer.withUnsafeBytes {
+          try output.write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: offset + attempt.received)
+        }
       } catch {
         writeError = error
         curl.terminate()
         break
       }
-      attempt.received += UInt64(data.count)
+      attempt.received += UInt64(count)
+      progress.received += UInt64(count)
+      if lateness(progress) != nil {
+        attempt.pastDeadline = true
+        curl.terminate()
+        break
+      }
     }
     try? body.fileHandleForReading.close()
     curl.waitUntilExit()

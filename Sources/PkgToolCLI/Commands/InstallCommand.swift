@@ -71,6 +71,8 @@ struct InstallCommand: ParsableCommand {
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
+  @OptionGroup(title: "Download") var downloading: DownloadOptions
+
   @OptionGroup var progressOption: ProgressOptions
 
   func validate() throws {
@@ -91,7 +93,8 @@ struct InstallCommand: ParsableCommand {
     let trusted = try catalogOptions.verifiedWithPublisher(for: "install")
     options.catalog = trusted?.catalog
     options.publisher = trusted?.publisher
-    let download = try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize)
+    let download = try DownloadedPackage(
+      package, catalog: options.catalog, maxSize: options.validation.maxSize, deadline: downloading.deadline)
     if download.path != package { options.displayName = package }
     let progress = ProgressLine("installing '\(package)'", options: progressOption, silent: quiet || json)
     let result: Install.Result

@@ -59,6 +59,8 @@ struct UnpackCommand: ParsableCommand {
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 
+  @OptionGroup(title: "Download") var downloading: DownloadOptions
+
   @OptionGroup var progressOption: ProgressOptions
 
   func run() throws {
@@ -75,7 +77,8 @@ struct UnpackCommand: ParsableCommand {
     let package = input.name
     let download =
       input.file == nil
-      ? try DownloadedPackage(package, catalog: options.catalog, maxSize: options.validation.maxSize) : nil
+      ? try DownloadedPackage(
+        package, catalog: options.catalog, maxSize: options.validation.maxSize, deadline: downloading.deadline) : nil
     if let download, download.path != package { options.displayName = package }
     let progress = ProgressLine("unpacking '\(package)'", options: progressOption, silent: quiet || json)
     let result: Unpack.Result
