@@ -203,6 +203,12 @@ if !coreOnly {
         .product(name: "Logging", package: "swift-log"),
       ]),
     .executableTarget(name: "pkgtool-serve", dependencies: ["ServeCLI"]),
+    // bench/serve.sh's in-process measure of the state store (record and lookup times, SQLite or
+    // PostgreSQL): a benchmark, not a product; nothing installs it.
+    .executableTarget(
+      name: "pkgtool-state-bench",
+      dependencies: ["ContentServer", .product(name: "Logging", package: "swift-log")],
+      path: "bench/StateStoreBench"),
     // libFuzzer target for the purchase proof (JWS, transaction and notification payloads);
     // scripts/fuzz.sh builds it with the server's packages.
     .executableTarget(

@@ -52,8 +52,8 @@ need_debian_packages() {
 }
 
 # The server's tests (ContentServerTests) run a PostgreSQL server of their own: Debian's initdb and
-# postgres from /usr/lib/postgresql/*/bin. Only scripts/test.sh calls this (scripts/demo.sh and the
-# other scripts that source this file stay light); the package's own cluster is not used (the
+# postgres from /usr/lib/postgresql/*/bin. Only scripts/test.sh and bench/serve.sh (the state
+# store's benchmark) call this (scripts/demo.sh and the other scripts that source this file stay light); the package's own cluster is not used (the
 # tests make theirs in a temporary folder), so the service is left stopped.
 install_postgres_server() {
   if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then return 0; fi

@@ -3,7 +3,7 @@
 # checks it without changing anything (what CI runs): any finding fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(Sources Tests Plugins Fuzzing/Sources Examples Package.swift)
+paths=(Sources Tests Plugins Fuzzing/Sources Examples bench/StateStoreBench Package.swift)
 if [ "${1:-}" = "--lint" ]; then
   swift format lint --strict --recursive --parallel "${paths[@]}"
   echo "format: clean" >&2
