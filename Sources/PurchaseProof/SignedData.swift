@@ -52,7 +52,9 @@ package struct SignedData {
     }
     var chain: [Certificate] = []
     for (index, text) in x5c.prefix(2).enumerated() {
-      guard let der = Base64.decode(text, requirePadding: true), !text.contains(where: \.isWhitespace) else {
+      // Base64.decode skips white space; a certificate in x5c has none.
+      let spaced = text.utf8.contains { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+      guard !spaced, let der = Base64.decode(text, requirePadding: true) else {
         throw malformed("x5c[\(index)] is not base64")
       }
       do { chain.append(try Certificate(derEncoded: der)) } catch {
@@ -106,23 +108,7 @@ package struct SignedData {
   }
 
   /// Unpadded base64url (RFC 7515), strictly: nothing outside its alphabet.
-  package static func base64URL(_ text: Substring.UTF8View) -> [UInt8]? {
-    var standard = ""
-    standard.reserveCapacity(text.count + 3)
-    for byte in text {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-        UInt8(ascii: "0")...UInt8(ascii: "9"):
-        standard.unicodeScalars.append(Unicode.Scalar(byte))
-      case UInt8(ascii: "-"): standard.append("+")
-      case UInt8(ascii: "_"): standard.append("/")
-      default: return nil
-      }
-    }
-    if standard.utf8.count % 4 == 1 { return nil }
-    while standard.utf8.count % 4 != 0 { standard.append("=") }
-    return Base64.decode(standard)
-  }
+  package static func base64URL(_ text: Substring.UTF8View) -> [UInt8]? { Base64.decodeURL(text) }
 }
 
 /// The chain must be exactly leaf → intermediate → root, with Apple's marker extensions on the

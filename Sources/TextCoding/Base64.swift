@@ -74,4 +74,33 @@ package enum Base64 {
     }
     return decode(text)
   }
+
+  /// Unpadded base64url (RFC 4648 §5, as JWS uses it, RFC 7515), strictly: only its 64 letters,
+  /// no padding, no white space. Decoded straight from the bytes.
+  package static func decodeURL(_ text: some Collection<UInt8>) -> [UInt8]? {
+    guard text.count % 4 != 1 else { return nil }
+    var out: [UInt8] = []
+    out.reserveCapacity(text.count * 3 / 4)
+    var accumulator: UInt32 = 0
+    var bits = 0
+    for byte in text {
+      let value: UInt8
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - 65
+      case UInt8(ascii: "a")...UInt8(ascii: "z"): value = byte - 97 + 26
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte - 48 + 52
+      case UInt8(ascii: "-"): value = 62
+      case UInt8(ascii: "_"): value = 63
+      default: return nil
+      }
+      accumulator = accumulator << 6 | UInt32(value)
+      bits += 6
+      if bits >= 8 {
+        bits -= 8
+        out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        accumulator &= (1 << UInt32(bits)) - 1
+      }
+    }
+    return out
+  }
 }
