@@ -150,22 +150,10 @@ package final class CuttingHTTPServer {
     if careless {
       process.environment = ProcessInfo.processInfo.environment.merging(["CUTTING_SERVER_CARELESS": "1"]) { $1 }
     }
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("stderr")))
-    try process.run()
-    let deadline = Date().addingTimeInterval(20)
-    while Date() < deadline {
-      if let port = try? String(decoding: readFile(portPath), as: UTF8.self), !port.isEmpty {
-        base = "http://127.0.0.1:\(port)"
-        return
-      }
-      if !process.isRunning { break }
-      usleep(20_000)
+    let port = try startScriptServer(process, portPath: portPath, scratch: scratch, name: "the cutting HTTP server") {
+      stop()
     }
-    let errors = String(decoding: (try? readFile(scratch.appending("stderr"))) ?? [], as: UTF8.self)
-    stop()
-    throw TestFailure("the cutting HTTP server did not start: \(errors)")
+    base = "http://127.0.0.1:\(port)"
   }
 
   /// The requests so far, in order.
@@ -183,4 +171,25 @@ package final class CuttingHTTPServer {
   }
 
   deinit { stop() }
+}
+
+/// Starts a loopback test server script (`process`, its arguments set) with its standard error in
+/// `scratch/stderr`, and waits until it writes the port it listens on to `portPath`. If it does
+/// not within 20 s, calls `stop` and throws with what the script said.
+func startScriptServer(
+  _ process: Process, portPath: String, scratch: TemporaryDirectory, name: String, stop: () -> Void
+) throws -> String {
+  process.standardInput = FileHandle.nullDevice
+  process.standardOutput = FileHandle.nullDevice
+  process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("stderr")))
+  try process.run()
+  let deadline = Date().addingTimeInterval(20)
+  while Date() < deadline {
+    if let port = try? String(decoding: readFile(portPath), as: UTF8.self), !port.isEmpty { return port }
+    if !process.isRunning { break }
+    usleep(20_000)
+  }
+  let errors = String(decoding: (try? readFile(scratch.appending("stderr"))) ?? [], as: UTF8.self)
+  stop()
+  throw TestFailure("\(name) did not start: \(errors)")
 }

@@ -89,22 +89,10 @@ package final class HostileHTTPServer {
       "python3", scriptPath, portPath, logPath, folder, "\(bytesPerTick)", certificate?.certificate ?? "",
       certificate?.key ?? "",
     ]
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch.appending("stderr")))
-    try process.run()
-    let deadline = Date().addingTimeInterval(20)
-    while Date() < deadline {
-      if let port = try? String(decoding: readFile(portPath), as: UTF8.self), !port.isEmpty {
-        base = (certificate == nil ? "http" : "https") + "://127.0.0.1:\(port)"
-        return
-      }
-      if !process.isRunning { break }
-      usleep(20_000)
+    let port = try startScriptServer(process, portPath: portPath, scratch: scratch, name: "the hostile HTTP server") {
+      stop()
     }
-    let errors = String(decoding: (try? readFile(scratch.appending("stderr"))) ?? [], as: UTF8.self)
-    stop()
-    throw TestFailure("the hostile HTTP server did not start: \(errors)")
+    base = (certificate == nil ? "http" : "https") + "://127.0.0.1:\(port)"
   }
 
   /// The paths requested so far, in order.
