@@ -113,12 +113,14 @@ if [ "$part1" = 1 ]; then
   "$pkgtool" keygen -o "$work/signing" -q
   "$pkgtool" publish "$work/dist/com.example.bench.mixed-1.0.pkg" --key "$work/signing" \
     --base-url http://127.0.0.1/packages -o "$work/catalog.json" -q
-  head -c 32 /dev/urandom >"$work/url.key"
+  (umask 077; head -c 32 /dev/urandom >"$work/url.key")
   # Any certificate will do as the root: no transaction is checked here, only downloads.
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/root.key" \
     -out "$work/root.pem" -days 2 -subj "/CN=bench root" >/dev/null 2>&1
-  # nginx's workers run as another user: let it read the folder.
+  # nginx's workers run as another user: let it read the folder (but not the URL key, which
+  # pkgtool serve takes only when its owner alone can read it).
   chmod -R a+rX "$work"
+  chmod 600 "$work/url.key"
   mkdir -p "$work/nginx/packages"
   ln "$work/dist/com.example.bench.mixed-1.0.pkg" "$work/nginx/packages/"
 
@@ -230,7 +232,7 @@ if [ "$part2" = 1 ]; then
   "$pkgtool" keygen -o "$st/signing" -q
   "$pkgtool" publish "$st/dist/com.example.bench.mixed-1.0.pkg" --key "$st/signing" \
     --base-url http://127.0.0.1/packages -o "$st/catalog.json" -q
-  head -c 32 /dev/urandom >"$st/url.key"
+  (umask 077; head -c 32 /dev/urandom >"$st/url.key")
   # PostgreSQL runs as `postgres` when we are root: let it reach its folder in there.
   chmod a+x "$work" "$st"
   python3 bench/serve_state.py --work "$st" --pkgtool "$pkgtool" --state-bench "$bin/pkgtool-state-bench" \

@@ -71,6 +71,22 @@ public struct TransactionVerifier: Sendable {
     self.maximumProofAge = maximumProofAge
   }
 
+  /// The SHA-256 of Apple Root CA - G3's DER encoding, as https://www.apple.com/certificateauthority/
+  /// lists it (docs/serve.md shows how to check a copy).
+  public static let appleRootCAG3SHA256 = "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
+
+  /// The SHA-256 of `certificate`'s DER encoding, lower-case hex.
+  public static func fingerprint(_ certificate: Certificate) throws -> String {
+    var serializer = DER.Serializer()
+    try serializer.serialize(certificate)
+    return SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// Whether `certificate` is Apple Root CA - G3 (by the SHA-256 of its DER encoding).
+  public static func isAppleRoot(_ certificate: Certificate) throws -> Bool {
+    try fingerprint(certificate) == appleRootCAG3SHA256
+  }
+
   /// Reads a root certificate, PEM or DER (Apple publishes `AppleRootCA-G3.cer` in DER), from
   /// `path`. The error names the file and says where to get the right one.
   public static func loadRootCertificate(contentsOf path: String) throws -> Certificate {

@@ -23,7 +23,7 @@ public struct URLSigner: Sendable {
     guard key.count >= Self.minimumKeyLength else {
       throw OperationError(
         "the URL key is \(key.count) bytes; it must be at least \(Self.minimumKeyLength)",
-        hint: "make one with: head -c 32 /dev/urandom > url.key")
+        hint: "make one with: \(URLSigner.makeKey)")
     }
     keyBytes = key
   }
@@ -34,24 +34,42 @@ public struct URLSigner: Sendable {
     try! URLSigner(key: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
   }
 
+  /// The command that makes a key file only its owner can read.
+  public static let makeKey = "(umask 077; head -c 32 /dev/urandom > url.key)"
+
   /// A signer keyed by the whole content of the file at `path` (every byte, newline included, so
   /// the same file gives the same key on every machine).
+  ///
+  /// As ssh asks of its keys, the file must be a regular file that only its owner can read or
+  /// write (mode 0600 or 0400): one that its group or others can read or write is refused, so
+  /// a key that anyone on the machine could copy (or change) is not used. A symlink is followed
+  /// (as ssh does, and as container secrets are mounted); the file it leads to is the one
+  /// checked, on the descriptor that is read, so nothing can be swapped in between.
   public static func load(contentsOf path: String) throws -> URLSigner {
     let bytes: [UInt8]
     do {
       let file = try FileDescriptor.open(regularFile: path)
+      var info = stat()
+      guard fstat(file.rawValue, &info) == 0 else { throw SystemError("inspect", path: path) }
+      let mode = info.st_mode & 0o7777
+      guard mode & 0o077 == 0 else {
+        let octal = String(mode, radix: 8)
+        throw OperationError(
+          "the URL key '\(path)' has mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal): its group or others can \(mode & 0o044 != 0 ? "read" : "write") it, and only its owner may",
+          hint: "chmod 600 \(path)")
+      }
       let size = try file.size()
       guard size <= 4096 else {
         throw OperationError(
           "the URL key '\(path)' is \(size) bytes; a key is 32 to 4096 bytes",
-          hint: "make one with: head -c 32 /dev/urandom > url.key")
+          hint: "make one with: \(URLSigner.makeKey)")
       }
       bytes = try file.read(count: Int(size), at: 0)
     } catch let error as OperationError {
       throw error
     } catch {
       throw OperationError(
-        "cannot read the URL key '\(path)': \(error)", hint: "make one with: head -c 32 /dev/urandom > url.key")
+        "cannot read the URL key '\(path)': \(error)", hint: "make one with: \(URLSigner.makeKey)")
     }
     do { return try URLSigner(key: bytes) } catch let error as OperationError {
       throw OperationError("the URL key '\(path)': \(error.message)", hint: error.hint)

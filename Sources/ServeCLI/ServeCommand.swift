@@ -35,14 +35,17 @@ struct ServeCommand: AsyncParsableCommand {
 
       A transaction proves the purchase when its alg is ES256, its x5c chain runs to \
       --root-certificate (Apple Root CA - G3) with Apple's marker extensions, checked at its \
-      signedDate, its signature verifies, and its bundleId, environment and productId are the \
-      expected ones, with no revocationDate and no expiresDate in the past, a signedDate \
-      not in the future, and no refund or revocation in the state store.
+      signedDate (with --environment Xcode or LocalTesting: x5c is the one certificate given, \
+      the self-signed one StoreKit testing signs with, never Apple's), its signature verifies, \
+      and its bundleId, environment and productId are the expected ones, with no \
+      revocationDate and no expiresDate in the past, a signedDate not in the future, and no \
+      refund or revocation in the state store.
 
-      Give every instance behind a load balancer the same --url-key (32 random bytes or more: \
-      head -c 32 /dev/urandom > url.key); without one, a random key is made and URLs hold only \
-      on this instance. With --public-url, URLs point there (a CDN or \
-      the load balancer). docs/serve.md shows how to get and check Apple's root certificate.
+      Give every instance behind a load balancer the same --url-key (32 random bytes or more, in \
+      a file only its owner can read: (umask 077; head -c 32 /dev/urandom > url.key)); without \
+      one, a random key is made and URLs hold only on this instance. With --public-url, URLs \
+      point there (a CDN or the load balancer). docs/serve.md shows how to get and check \
+      Apple's root certificate.
 
       Examples:
         pkgtool serve --catalog catalog.json --packages dist \\
@@ -73,13 +76,17 @@ struct ServeCommand: AsyncParsableCommand {
     help: ArgumentHelp("Apple Root CA - G3, PEM or DER (see docs/serve.md).", valueName: "file"))
   var rootCertificate: String
 
-  @Option(help: ArgumentHelp("The App Store environment transactions must come from.", valueName: "Production|Sandbox"))
+  @Option(
+    help: ArgumentHelp(
+      "The App Store environment transactions must come from (Xcode, LocalTesting: StoreKit testing, with its certificate as --root-certificate).",
+      valueName: "Production|Sandbox|Xcode|LocalTesting"))
   var environment = "Production"
 
   @Option(
     name: .customLong("url-key"),
     help: ArgumentHelp(
-      "The key signed URLs are made with (32 bytes or more; the same on every instance).", valueName: "file"))
+      "The key signed URLs are made with (32 bytes or more, mode 600; the same on every instance).",
+      valueName: "file"))
   var urlKey: String?
 
   @Option(
@@ -130,10 +137,9 @@ struct ServeCommand: AsyncParsableCommand {
 
   func run() async throws {
     let (host, port) = try Self.address(listen)
-    guard let environment = TransactionVerifier.Environment(rawValue: environment),
-      [.production, .sandbox].contains(environment)
-    else {
-      throw OperationError("--environment is '\(self.environment)'", hint: "use Production or Sandbox")
+    guard let environment = TransactionVerifier.Environment(rawValue: environment) else {
+      throw OperationError(
+        "--environment is '\(self.environment)'", hint: "use Production, Sandbox, Xcode or LocalTesting")
     }
     let lifetime = urlLifetime.seconds
     let timeout = clientTimeout.seconds
@@ -151,6 +157,22 @@ struct ServeCommand: AsyncParsableCommand {
       base = url
     }
     let root = try TransactionVerifier.loadRootCertificate(contentsOf: rootCertificate)
+    // Xcode and LocalTesting data is signed by a certificate the developer's Xcode made, not by
+    // Apple: it is trusted only as the certificate given, and never under Apple's root, which
+    // would make Apple's name stand for transactions no App Store made.
+    if environment.isLocal {
+      let isApple: Bool
+      do { isApple = try TransactionVerifier.isAppleRoot(root) } catch {
+        throw OperationError("cannot read the root certificate '\(rootCertificate)': \(error)")
+      }
+      if isApple {
+        throw OperationError(
+          "--environment \(environment.rawValue) takes the StoreKit testing certificate, and '\(rootCertificate)' is Apple Root CA - G3",
+          hint:
+            "give --root-certificate the self-signed certificate the test transactions carry (their x5c); or use Production or Sandbox"
+        )
+      }
+    }
     let signer = try urlKey.map { try URLSigner.load(contentsOf: $0) } ?? URLSigner.random()
 
     LoggingSystem.bootstrap { label in
@@ -194,6 +216,11 @@ struct ServeCommand: AsyncParsableCommand {
     let server = ContentServer(configuration: configuration, content: content, state: store, logger: logger)
     if urlKey == nil {
       logger.notice("no --url-key: signed URLs hold only on this instance, until it stops")
+    }
+    if environment.isLocal {
+      logger.notice(
+        "--environment \(environment.rawValue): local testing; transactions are not from the App Store, only signed by the certificate '\(rootCertificate)'; do not use for sales"
+      )
     }
     logger.notice("state: \(store.displayLocation); App Store notifications: POST /v1/notifications")
     if environment == .production && appAppleID == nil {

@@ -20,7 +20,7 @@ import X509
       folder = try TemporaryDirectory("pkgtool-serve")
       chain = try TestChain()
       try writeFile(folder.appending("root.pem"), try chain.rootPEM())
-      try writeFile(folder.appending("url.key"), key)
+      try writeFile(folder.appending("url.key"), key, mode: 0o600)
       // Three products: a small book, a 12 MB one (resumed, stalled), an open sample.
       try writeFile(folder.appending("book/notes.txt"), "chapter one\n")
       let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
@@ -496,7 +496,7 @@ import X509
   func memoryPerDownloadIsBoundedWithSlowClients() throws {
     let large = try TemporaryDirectory("pkgtool-serve-memory")
     try writeFile(large.appending("root.pem"), try chain.rootPEM())
-    try writeFile(large.appending("url.key"), key)
+    try writeFile(large.appending("url.key"), key, mode: 0o600)
     let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
     try writeFile(large.appending("large/data.bin"), Array(random.readData(ofLength: 32 << 20)))
     try random.close()
@@ -557,7 +557,7 @@ import X509
         ["serve", "--listen", "127.0.0.1:0", "--bundle-id", "com.example.app"] + arguments, in: folder.path)
     }
     let base = ["--catalog", "catalog.json", "--packages", "dist", "--root-certificate", "root.pem"]
-    try writeFile(folder.appending("short.key"), "short")
+    try writeFile(folder.appending("short.key"), "short", mode: 0o600)
     try writeFile(folder.appending("bad.json"), "{}")
     let cases: [([String], String)] = [
       (["--catalog", "missing.json", "--packages", "dist", "--root-certificate", "root.pem"], "missing.json"),
@@ -568,7 +568,7 @@ import X509
       (base + ["--url-key", "short.key"], "short.key"),
       (base + ["--url-key", "nokey"], "nokey"),
       (base + ["--open", "com.example.unknown"], "com.example.unknown"),
-      (base + ["--environment", "Staging"], "Production or Sandbox"),
+      (base + ["--environment", "Staging"], "Xcode or LocalTesting"),
       (base + ["--public-url", "ftp://x"], "--public-url"),
       (base + ["--url-lifetime", "forever"], "--url-lifetime"),
       (base + ["--state", "redis://localhost"], "redis://localhost"),

@@ -57,10 +57,10 @@ import Testing
   @Test func keys() throws {
     #expect(throws: OperationError.self) { try URLSigner(key: Array(repeating: 1, count: 31)) }
     let folder = try TemporaryDirectory()
-    try writeFile(folder.appending("url.key"), key)
+    try writeFile(folder.appending("url.key"), key, mode: 0o600)
     let loaded = try URLSigner.load(contentsOf: folder.appending("url.key"))
     #expect(loaded.signature(path: "/p", expires: 1) == (try URLSigner(key: key)).signature(path: "/p", expires: 1))
-    try writeFile(folder.appending("short.key"), "short\n")
+    try writeFile(folder.appending("short.key"), "short\n", mode: 0o600)
     do {
       _ = try URLSigner.load(contentsOf: folder.appending("short.key"))
       Issue.record("a 6-byte key was accepted")
@@ -69,8 +69,53 @@ import Testing
       #expect(error.hint?.contains("/dev/urandom") == true)
     }
     #expect(throws: OperationError.self) { try URLSigner.load(contentsOf: folder.appending("missing.key")) }
+    // The hint makes a key only its owner can read.
+    #expect(URLSigner.makeKey == "(umask 077; head -c 32 /dev/urandom > url.key)")
+
     // Two random signers disagree.
     #expect(
       URLSigner.random().signature(path: "/p", expires: 1) != URLSigner.random().signature(path: "/p", expires: 1))
+  }
+
+  /// As ssh asks of its keys: a key file its group or others can read or write is refused,
+  /// naming the file, its mode and the fix; 0600 and 0400 are accepted; a symlink is followed
+  /// and the file it leads to is the one checked; a folder is not a key.
+  @Test func aKeyFileMustBeReadableByItsOwnerOnly() throws {
+    let folder = try TemporaryDirectory()
+    for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o660, 0o666, 0o610] {
+      let path = folder.appending("key-\(String(mode, radix: 8)).key")
+      try writeFile(path, key, mode: mode)
+      do {
+        _ = try URLSigner.load(contentsOf: path)
+        Issue.record("a key of mode \(String(mode, radix: 8)) was accepted")
+      } catch let error as OperationError {
+        #expect(error.message.contains(path), "\(error.message)")
+        #expect(error.message.contains("mode 0\(String(mode, radix: 8))"), "\(error.message)")
+        #expect(error.hint == "chmod 600 \(path)")
+      }
+    }
+    for mode in [0o600, 0o400] {
+      let path = folder.appending("good-\(String(mode, radix: 8)).key")
+      try writeFile(path, key, mode: mode)
+      #expect(
+        try URLSigner.load(contentsOf: path).signature(path: "/p", expires: 1)
+          == (try URLSigner(key: key)).signature(path: "/p", expires: 1))
+    }
+    // A symlink to a good key is followed; one to a key others can read is refused, by the mode
+    // of the file it leads to.
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.appending("link-good.key"), withDestinationPath: folder.appending("good-600.key"))
+    _ = try URLSigner.load(contentsOf: folder.appending("link-good.key"))
+    try FileManager.default.createSymbolicLink(
+      atPath: folder.appending("link-bad.key"), withDestinationPath: folder.appending("key-644.key"))
+    do {
+      _ = try URLSigner.load(contentsOf: folder.appending("link-bad.key"))
+      Issue.record("a symlink to a key of mode 644 was accepted")
+    } catch let error as OperationError {
+      #expect(error.message.contains("link-bad.key") && error.message.contains("0644"), "\(error.message)")
+    }
+    try FileManager.default.createDirectory(atPath: folder.appending("dir.key"), withIntermediateDirectories: false)
+    chmod(folder.appending("dir.key"), 0o700)
+    #expect(throws: OperationError.self) { try URLSigner.load(contentsOf: folder.appending("dir.key")) }
   }
 }

@@ -45,4 +45,29 @@ import Testing
       _ = try DownloadedPackage(server.base + "/packages/first.pkg", catalog: nil, maxSize: 100_000)
     }
   }
+
+  /// An error body is read for its reason only when it is `pkgtool serve`'s JSON
+  /// (`{"error": CODE, "detail": TEXT}`), within 4 KiB, and what is shown is escaped for the
+  /// terminal: never raw bytes of the server's.
+  @Test func anErrorBodyGivesItsReasonEscaped() {
+    func body(_ text: String) -> [UInt8] { Array(text.utf8) }
+    #expect(
+      ResumingDownload.refusal(body(#"{"error":"revoked","detail":"the transaction was refunded"}"#))
+        == "revoked: the transaction was refunded")
+    #expect(ResumingDownload.refusal(body(#"{"error":"expired-url"}"#)) == "expired-url")
+    // A terminal escape in the code or the detail is shown as an escape.
+    let hostile = ResumingDownload.refusal(body(#"{"error":"x\u001b[2J","detail":"a\u009b31m\nb"}"#))
+    #expect(hostile == #"x\u{1b}[2J: a\u{9b}31m\u{a}b"#, "\(hostile ?? "nil")")
+    // Not that JSON: nothing is shown.
+    for other in ["<html>Forbidden</html>", #"{"detail":"no code"}"#, #"{"error":42}"#, "[1]", ""] {
+      #expect(ResumingDownload.refusal(body(other)) == nil, "\(other)")
+    }
+    // Past 4 KiB (a body cut there is not JSON either): nothing.
+    let long = #"{"error":"x","detail":""# + String(repeating: "y", count: 5000) + #""}"#
+    #expect(ResumingDownload.refusal(body(long)) == nil)
+    // A long detail is shortened.
+    let wordy = ResumingDownload.refusal(
+      body(#"{"error":"x","detail":""# + String(repeating: "y", count: 1000) + #""}"#))
+    #expect(wordy.map { $0.count < 400 && $0.hasSuffix("…") } == true)
+  }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SystemIO
+import TextCoding
 
 #if canImport(Glibc)
   import Glibc
@@ -203,7 +204,13 @@ public struct ResumingDownload {
     var overLimit = false
     /// Stopped here: the deadline passed while it ran.
     var pastDeadline = false
+    /// The first bytes (at most ``errorBodyLimit``) of the body of an HTTP error (4xx, 5xx):
+    /// `pkgtool serve` says there why it refuses (`{"error": CODE, "detail": TEXT}`).
+    var errorBody: [UInt8] = []
   }
+
+  /// The most bytes of an error response's body that are read for its reason.
+  package static let errorBodyLimit = 4096
 
   /// Fetches the whole file into `path` (created here, only this user can read it); throws
   /// ``OperationError`` when the transfer cannot be completed.
@@ -385,6 +392,7 @@ public struct ResumingDownload {
     ).trimmingCharacters(in: .whitespacesAndNewlines)
     if let range = reason.range(of: "The requested URL returned error: ") {
       reason = "the server answered HTTP " + reason[range.upperBound...].trimmingCharacters(in: .whitespaces)
+      if let refusal = Self.refusal(attempt.errorBody) { reason += " " + refusal }
     } else if reason.isEmpty {
       if (200..<300).contains(attempt.status) || attempt.status == 0 {
         reason = "curl exited with status \(attempt.exitStatus.map(String.init) ?? "?")"
@@ -393,6 +401,22 @@ public struct ResumingDownload {
       }
     }
     return reason
+  }
+
+  /// What an error body says, when it is the JSON `pkgtool serve` answers a refusal with
+  /// (`{"error": CODE, "detail": TEXT}`): `CODE: TEXT`, each shortened and escaped for the
+  /// terminal; nil for any other body (HTML, text, a body cut at ``errorBodyLimit``).
+  package static func refusal(_ body: [UInt8]) -> String? {
+    guard !body.isEmpty, body.count <= errorBodyLimit,
+      let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+      let code = object["error"] as? String, !code.isEmpty
+    else { return nil }
+    func shown(_ text: String, _ most: Int) -> String {
+      let cut = text.count > most ? String(text.prefix(most)) + "…" : text
+      return cut.debugEscapedForTerminal
+    }
+    guard let detail = object["detail"] as? String, !detail.isEmpty else { return shown(code, 80) }
+    return shown(code, 80) + ": " + shown(detail, 300)
   }
 
   /// Runs curl once; the body is written at `offset` of `output` as it arrives, counted here: past
@@ -405,10 +429,12 @@ public struct ResumingDownload {
     // `-q` first (curl reads it only there): no .curlrc is read. An https URL stays on https,
     // redirects included; an http one may go to https. The URL is passed as an option's value,
     // never as something curl could read as an option. The final response's status and headers
-    // come last on standard error, on one line that starts with a marker.
+    // come last on standard error, on one line that starts with a marker. An HTTP error still
+    // fails (exit 22), but its body comes too: its first bytes say why (``refusal(_:)``).
     let protocols = address.lowercased().hasPrefix("https://") ? "=https" : "=http,https"
     var arguments = [
-      "curl", "-q", "--fail", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto", protocols,
+      "curl", "-q", "--fail-with-body", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto",
+      protocols,
       "--proto-redir", protocols,
       // A server that stops sending is given up after a minute under 1 kB/s (exit 28, retried).
       "--connect-timeout", "30", "--speed-limit", "1024", "--speed-time", "60",
@@ -492,6 +518,12 @@ public struct ResumingDownload {
       }
     }
     attempt.message = lines.joined(separator: "\n")
+    if attempt.exitStatus == 22, attempt.status >= 400, attempt.received > 0 {
+      // The error's body was written where the file's bytes go; only its first bytes are read
+      // back (the caller throws them away with the rest of an attempt that failed).
+      let count = Int(min(attempt.received, UInt64(Self.errorBodyLimit + 1)))
+      attempt.errorBody = (try? output.read(count: count, at: offset)) ?? []
+    }
     return attempt
   }
 
