@@ -34,14 +34,6 @@ package struct ContentServer: Sendable {
   let state: any EntitlementStore
   let logger: Logger
 
-  /// Reads the catalog and opens the packages (errors name the file); nothing listens yet.
-  package init(configuration: ServeConfiguration, state: any EntitlementStore, logger: Logger) throws {
-    try self.init(
-      configuration: configuration,
-      content: ContentStore(catalogPath: configuration.catalogPath, directory: configuration.packagesDirectory),
-      state: state, logger: logger)
-  }
-
   /// A server over a catalog and packages already read and checked; nothing listens yet.
   package init(
     configuration: ServeConfiguration, content store: ContentStore, state: any EntitlementStore, logger: Logger
