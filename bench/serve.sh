@@ -157,8 +157,8 @@ def hwm_kib(pids):
 
 def start_pkgtool():
     port = free_port()
-    p = subprocess.Popen([pkgtool, "serve", "--catalog", f"{work}/catalog.json", "--packages", f"{work}/dist",
-                          "--listen", f"127.0.0.1:{port}", "--bundle-id", "com.example.bench",
+    p = subprocess.Popen([pkgtool, "serve", "--catalog", f"{work}/catalog.json", "--public-key", f"{work}/signing.pub",
+                          "--packages", f"{work}/dist", "--listen", f"127.0.0.1:{port}", "--bundle-id", "com.example.bench",
                           "--root-certificate", f"{work}/root.pem", "--url-key", f"{work}/url.key",
                           "--url-lifetime", "1h", "--state", f"sqlite:{work}/serve-state.sqlite"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -309,7 +309,8 @@ def measure(args, chain, backend, state_url, state_bench_url, work, product):
     port = free_port()
     log = f"{work}/serve-{backend}.log"
     proc = subprocess.Popen(
-        [args.pkgtool, "serve", "--catalog", f"{work}/catalog.json", "--packages", f"{work}/dist", "--listen",
+        [args.pkgtool, "serve", "--catalog", f"{work}/catalog.json", "--public-key", f"{work}/signing.pub",
+         "--packages", f"{work}/dist", "--listen",
          f"127.0.0.1:{port}", "--bundle-id", BUNDLE, "--environment", "Production", "--root-certificate",
          f"{work}/bench-root.pem", "--url-key", f"{work}/url.key", "--app-apple-id", str(APP_APPLE_ID),
          "--state", state_url], stdout=subprocess.DEVNULL, stderr=open(log, "w"))

@@ -34,13 +34,13 @@ package struct ContentServer: Sendable {
   let state: any EntitlementStore
   let logger: Logger
 
-  /// A server over a catalog and packages already read and checked; nothing listens yet.
+  /// A server over a catalog and packages already read and verified; nothing listens yet.
   package init(
-    configuration: ServeConfiguration, content store: ContentStore, state: any EntitlementStore, logger: Logger
+    configuration: ServeConfiguration, content: LiveContent, state: any EntitlementStore, logger: Logger
   ) {
     self.configuration = configuration
     gate = DownloadGate(
-      store: store, verifier: configuration.verifier, state: state, signer: configuration.signer,
+      content: content, verifier: configuration.verifier, state: state, signer: configuration.signer,
       urlLifetime: configuration.urlLifetime, openProducts: configuration.openProducts)
     intake = NotificationIntake(
       verifier: NotificationVerifier(transactions: configuration.verifier, appAppleID: configuration.appAppleID),
@@ -74,8 +74,11 @@ package struct ContentServer: Sendable {
       logger: logger)
     // The store's background work (a connection pool) runs beside the server. It comes first:
     // a group shuts down in reverse order, so the store closes after the last request is done.
+    // The watcher reloads the catalog on SIGHUP and when its files change.
+    let watcher = ContentWatcher(
+      content: gate.content, interval: .milliseconds(Int64(configuration.reloadInterval * 1000)), logger: logger)
     var groupConfiguration = ServiceGroupConfiguration(
-      services: [.init(service: state), .init(service: app)],
+      services: [.init(service: state), .init(service: watcher), .init(service: app)],
       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     groupConfiguration.maximumGracefulShutdownDuration = Duration.milliseconds(Int64(shutdownGrace * 1000))
     groupConfiguration.maximumCancellationDuration = Duration.seconds(5)
@@ -88,15 +91,35 @@ package struct ContentServer: Sendable {
     router.add(middleware: RequestLog(logger: logger))
     router.add(middleware: PathCheck())
     let gate = self.gate
-    let store = gate.store
+    let content = gate.content
     let publicURL = configuration.publicURL
     let limits = configuration.limits
 
+    // 200 while clients accept the catalog (with a warning in the last --expiry-warning), 503
+    // once it has expired. Never earlier: a load balancer would pull every instance at once.
     router.get("/healthz") { _, _ in
-      Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "ok\n")))
+      let health = content.health()
+      var answer: [String: Any] = [
+        "status": health.state == .expired ? "expired" : "ok",
+        "catalog": [
+          "sequence": health.sequence, "expires": health.expires ?? NSNull(),
+          "secondsLeft": health.secondsLeft.map { Int64($0) } ?? NSNull(),
+        ] as [String: Any],
+      ]
+      switch health.state {
+      case .valid: break
+      case .expiring:
+        answer["warning"] =
+          "the catalog expires at \(health.expires ?? "?"): publish or run pkgtool catalog renew, then reload"
+      case .expired:
+        answer["warning"] =
+          "the catalog expired at \(health.expires ?? "?"); every client refuses it: publish or run pkgtool catalog renew"
+      }
+      return Self.json(health.state == .expired ? .serviceUnavailable : .ok, answer)
     }
 
     router.get("/catalog.json") { request, _ in
+      let store = content.current
       var headers: HTTPFields = [.contentType: "application/json", .eTag: store.catalogETag]
       headers[.cacheControl] = "no-cache"
       if let match = request.headers[.ifNoneMatch], Self.matches(match, store.catalogETag) {
@@ -175,7 +198,7 @@ package struct ContentServer: Sendable {
     let chunk = limits.chunkSize
     let servePackage: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
       let name = String(request.uri.path.dropFirst("/packages/".count)).removingPercentEncoding ?? ""
-      guard let package = store.packages[name] else {
+      guard let package = content.current.packages[name] else {
         return Self.json(.notFound, ["error": "not-found", "detail": "no package is served under this name"])
       }
       if !open.contains(package.productIdentifier) {
@@ -204,6 +227,15 @@ package struct ContentServer: Sendable {
   static func packageResponse(
     _ package: ContentStore.Package, request: Request, chunkSize: Int, channel: any Channel
   ) -> Response {
+    // Written to in place since it was hashed (cp over it): its bytes are no longer the ones its
+    // ETag names. Never served under it; the watcher reloads, and the client tries again.
+    guard package.isUnchanged() else {
+      var response = json(
+        .serviceUnavailable,
+        ["error": "package-changed", "detail": "the package changed on the server; try again shortly"])
+      response.headers[.retryAfter] = "5"
+      return response
+    }
     let etag = "\"\(package.sha256)\""
     var headers: HTTPFields = [.contentType: "application/octet-stream", .eTag: etag, .acceptRanges: "bytes"]
     if let match = request.headers[.ifNoneMatch], matches(match, etag) {
@@ -249,7 +281,9 @@ package struct ContentServer: Sendable {
           }
           return buffer
         }
-        guard buffer.readableBytes > 0 else { throw PackageShrank() }
+        // A write in place during the download: the client must not get a whole-looking body of
+        // mixed bytes. The connection is cut; a resume with If-Range then gets the new ETag.
+        guard buffer.readableBytes > 0, package.isUnchanged() else { throw PackageChanged() }
         offset += Int64(buffer.readableBytes)
         try await writer.write(buffer)
         // The writer only hands the chunk to the event loop and returns; it learns that the
@@ -265,7 +299,7 @@ package struct ContentServer: Sendable {
     return Response(status: status, headers: headers, body: body)
   }
 
-  struct PackageShrank: Error {}
+  struct PackageChanged: Error {}
 
   /// `If-None-Match`: `*` or a list of entity tags, weak or strong.
   static func matches(_ header: String, _ etag: String) -> Bool {

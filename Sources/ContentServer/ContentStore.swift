@@ -4,21 +4,49 @@ import HostedContent
 import SystemIO
 import TextCoding
 
-/// What the server serves, read and checked once at startup: the catalog's exact bytes, and for
-/// every version it lists, the package file, open, whose size and SHA-256 are the catalog's.
-/// Files in the folder that the catalog does not list are never served.
+/// Who must have signed the catalog `serve` serves: the publisher's public key, or the chain of
+/// roots an app ships (files or folders, read again on every reload so that a root rotation is
+/// picked up).
+package enum CatalogAuthority: Sendable {
+  /// One key, whose signature is enough.
+  case key(CatalogPublicKey)
+  /// The root files and folders, oldest first: the newest root's catalog role decides.
+  case roots([String])
+
+  /// The keys and threshold a catalog must meet at `now`. A root that does not verify (or has
+  /// expired) throws ``CatalogError``.
+  package func trust(now: Date) throws -> CatalogTrust {
+    switch self {
+    case .key(let key): return CatalogTrust(key: key)
+    case .roots(let paths):
+      let chain = try RootFile.verifyChain(paths, now: now)
+      return chain[chain.count - 1].catalogTrust
+    }
+  }
+}
+
+/// What the server serves, read and checked as every client would check it: the catalog's exact
+/// bytes, verified (signatures, threshold, expiry), and for every version it lists, the package
+/// file, open, whose size and SHA-256 are the catalog's. Files in the folder that the catalog does
+/// not list are never served.
+///
+/// A store never changes: a reload builds a new one (``LiveContent`` swaps it in), and a download
+/// in flight keeps the store it started from, and so the file it opened.
 package struct ContentStore: Sendable {
   /// The catalog file's bytes, served unchanged.
   package let catalogBytes: [UInt8]
   /// The catalog's ETag: its SHA-256, quoted.
   package let catalogETag: String
-  /// The catalog as signed.
+  /// The catalog as signed and verified.
   package let catalog: Catalog
+  /// When the catalog expires (nil for a catalog written before pkgtool wrote an expiry).
+  package let expiry: Date?
   /// The packages by the name they are served under (`/packages/NAME`).
   package let packages: [String: Package]
 
-  /// One package file, open for the server's lifetime: the bytes served are the bytes hashed at
-  /// startup even if the file is replaced on disk.
+  /// One package file, open while a store (or a download) holds it: the bytes served are the
+  /// bytes hashed when it was opened, even if the file is replaced on disk (renamed over). A file
+  /// changed in place is caught by ``isUnchanged()``.
   package struct Package: Sendable {
     /// The name under `/packages/`.
     package let name: String
@@ -32,14 +60,34 @@ package struct ContentStore: Sendable {
     package let sha256: String
     /// The open file.
     let file: FileDescriptor
+    /// The path it was opened at, and what `Paths.changeStamp` gave for it then (device, inode,
+    /// size, modification and change times).
+    let path: String
+    let stamp: [Int64]
+
+    /// False when the open file's size, modification or change time moved since it was hashed:
+    /// something wrote to it in place, and its bytes are no longer the ones its ETag names. A
+    /// change time moved with the link count is a rename over the file or its removal, which
+    /// leave the open file's bytes as they were (a download in flight finishes from them).
+    package func isUnchanged() -> Bool {
+      guard let now = try? Paths.changeStamp(of: file), now.count == stamp.count else { return false }
+      guard now[2...4] == stamp[2...4] else { return false }
+      return now[7] != stamp[7] || now[5...6] == stamp[5...6]
+    }
   }
 
-  /// Reads the catalog at `catalogPath` and opens and checks every package it lists in
-  /// `directory`. Errors name the file and say what to do.
-  package init(catalogPath: String, directory: String) throws {
-    let catalogFile: FileDescriptor
+  /// Reads the catalog at `catalogPath`, verifies it with `authority` at `now` as a client would,
+  /// and opens and checks every package it lists in `directory`. A package of `previous` whose
+  /// path still names the same unchanged file is taken over without hashing it again.
+  ///
+  /// Throws ``CatalogError`` when a client would refuse the catalog, and `OperationError` (naming
+  /// the file and what to do) when a file cannot be read or does not match the catalog.
+  package init(
+    catalogPath: String, directory: String, authority: CatalogAuthority, now: Date = Date(),
+    reusing previous: ContentStore? = nil
+  ) throws {
     do {
-      catalogFile = try FileDescriptor.open(regularFile: catalogPath)
+      let catalogFile = try FileDescriptor.open(regularFile: catalogPath)
       let size = try catalogFile.size()
       guard size <= 64 << 20 else { throw OperationError("the catalog '\(catalogPath)' is larger than 64 MiB") }
       catalogBytes = try catalogFile.read(count: Int(size), at: 0)
@@ -50,19 +98,10 @@ package struct ContentStore: Sendable {
         "cannot read the catalog '\(catalogPath)': \(error)",
         hint: "make it with: pkgtool publish X.pkg --key ... -o catalog.json")
     }
-    struct Published: Decodable { var signed: Catalog }
-    do {
-      catalog = try JSONDecoder().decode(Published.self, from: Data(catalogBytes)).signed
-    } catch {
-      throw OperationError(
-        "'\(catalogPath)' is not a catalog pkgtool publish writes (no 'signed' object with products and versions)",
-        hint: "make it with: pkgtool publish X.pkg --key ... -o catalog.json")
-    }
-    guard catalog.formatVersion == Catalog.currentFormatVersion else {
-      throw OperationError(
-        "the catalog '\(catalogPath)' has format \(catalog.formatVersion); this pkgtool serves format \(Catalog.currentFormatVersion)"
-      )
-    }
+    let trust = try authority.trust(now: now)
+    catalog = try CatalogFile.verify(catalogBytes, trust: trust)
+    try catalog.checkNotExpired(now: now)
+    expiry = try catalog.expiryDate()
     catalogETag = "\"" + hexString(SHA256.hash(data: catalogBytes)) + "\""
 
     var packages: [String: Package] = [:]
@@ -79,11 +118,21 @@ package struct ContentStore: Sendable {
           }
           continue
         }
+        if let old = previous?.packages[name], old.path == path, old.sha256 == version.sha256,
+          old.size == version.size, Paths.changeStamp(of: path) == old.stamp, old.isUnchanged()
+        {
+          packages[name] = Package(
+            name: name, productIdentifier: product.productIdentifier, contentVersion: version.contentVersion,
+            size: old.size, sha256: old.sha256, file: old.file, path: path, stamp: old.stamp)
+          continue
+        }
         let file: FileDescriptor
         let size: UInt64
+        let stamp: [Int64]
         do {
           file = try FileDescriptor.open(regularFile: path, followSymlink: true)
           size = try file.size()
+          stamp = try Paths.changeStamp(of: file)
         } catch {
           throw OperationError(
             "the catalog lists \(what) as '\(name)', but '\(path)' cannot be read: \(error)",
@@ -95,6 +144,11 @@ package struct ContentStore: Sendable {
             hint: "serve the catalog that was published with these packages")
         }
         let sha = try PackageDigest.sha256(of: file)
+        // Written to while it was hashed: the digest may mix old and new bytes.
+        guard (try? Paths.changeStamp(of: file)) == stamp else {
+          throw OperationError(
+            "'\(path)' changed while it was being checked", hint: "copy packages in under another name, then rename")
+        }
         guard sha == version.sha256 else {
           throw OperationError(
             "'\(path)' has SHA-256 \(sha); the catalog lists \(what) as \(version.sha256)",
@@ -102,10 +156,20 @@ package struct ContentStore: Sendable {
         }
         packages[name] = Package(
           name: name, productIdentifier: product.productIdentifier, contentVersion: version.contentVersion,
-          size: version.size, sha256: sha, file: file)
+          size: version.size, sha256: sha, file: file, path: path, stamp: stamp)
       }
     }
     self.packages = packages
+  }
+
+  /// The paths whose change makes a reload worth trying: the catalog, the packages folder (a
+  /// file added or renamed in), and every package the catalog lists; with their
+  /// `Paths.changeStamp` (nil for a path that is missing).
+  package func watchedStamps(catalogPath: String, directory: String) -> [String: [Int64]?] {
+    var stamps: [String: [Int64]?] = [catalogPath: Paths.changeStamp(of: catalogPath)]
+    stamps[directory] = Paths.changeStamp(of: directory)
+    for package in packages.values { stamps[package.path] = Paths.changeStamp(of: package.path) }
+    return stamps
   }
 
   /// The version the catalog lists for `product`: `contentVersion`, or the newest.

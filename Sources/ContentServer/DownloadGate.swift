@@ -7,8 +7,8 @@ import PurchaseProof
 /// knows no refund or revocation for it (``Entitlement``). The server answers with what this
 /// decides; another server (or a test) can call it directly.
 package struct DownloadGate: Sendable {
-  /// What the gate serves.
-  package let store: ContentStore
+  /// What the gate serves: the verified catalog and packages in use.
+  package let content: LiveContent
   /// What a purchase must prove.
   package let verifier: TransactionVerifier
   /// What the App Store's notifications said: refunds, revocations, renewals.
@@ -20,12 +20,12 @@ package struct DownloadGate: Sendable {
   /// Products that need no proof.
   package let openProducts: Set<String>
 
-  /// A gate over `store`.
+  /// A gate over `content`.
   package init(
-    store: ContentStore, verifier: TransactionVerifier, state: any EntitlementStore, signer: URLSigner,
+    content: LiveContent, verifier: TransactionVerifier, state: any EntitlementStore, signer: URLSigner,
     urlLifetime: TimeInterval, openProducts: Set<String>
   ) {
-    self.store = store
+    self.content = content
     self.verifier = verifier
     self.state = state
     self.signer = signer
@@ -109,6 +109,7 @@ package struct DownloadGate: Sendable {
         #"the body must be a JSON object {"productIdentifier": "...", "signedTransaction": "<JWS>"} with an optional "contentVersion""#
       )
     }
+    let store = content.current
     guard store.catalog.products.contains(where: { $0.productIdentifier == request.productIdentifier }) else {
       throw .unknownProduct(request.productIdentifier)
     }

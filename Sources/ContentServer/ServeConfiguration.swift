@@ -27,6 +27,9 @@ package struct ServeConfiguration: Sendable {
   package var publicURL: String?
   /// What bounds each client.
   package var limits: Limits
+  /// How often the catalog, the packages folder and the packages are checked for a change
+  /// (a reload also follows SIGHUP at once).
+  package var reloadInterval: TimeInterval = 2
 
   /// Bounds on what the server holds for one client and in all.
   package struct Limits: Sendable {

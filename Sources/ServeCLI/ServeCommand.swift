@@ -65,6 +65,34 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: ArgumentHelp("The folder that holds the packages the catalog lists.", valueName: "dir"))
   var packages: String
 
+  @Option(
+    name: .customLong("public-key"),
+    help: ArgumentHelp(
+      "The publisher's public key (KEY.pub) that must have signed the catalog, as for install.", valueName: "key.pub"))
+  var publicKey: String?
+
+  @Option(
+    name: .customLong("root"),
+    help: ArgumentHelp(
+      "Instead of --public-key: the root the apps ship, then each newer version (repeat, or a folder of them), as for install; read again on every reload.",
+      valueName: "root.json"))
+  var roots: [String] = []
+
+  @Option(
+    name: .customLong("expiry-warning"),
+    help: ArgumentHelp(
+      "How long before the catalog expires /healthz and the log start warning (default 7d).", valueName: "time"),
+    transform: DurationArgument.option(range: 0...365 * 86_400))
+  var expiryWarning = DurationArgument(seconds: 7 * 86_400)
+
+  @Option(
+    name: .customLong("reload-interval"),
+    help: ArgumentHelp(
+      "How often the catalog and packages are checked for a change (default 2s; SIGHUP reloads at once).",
+      valueName: "time"),
+    transform: DurationArgument.option(range: 0.1...3_600))
+  var reloadInterval = DurationArgument(seconds: 2)
+
   @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
   var listen = "127.0.0.1:8080"
 
@@ -135,6 +163,14 @@ struct ServeCommand: AsyncParsableCommand {
     transform: DurationArgument.option(range: 60...3_650 * 86_400, unitRequired: true))
   var maxProofAge: DurationArgument?
 
+  func validate() throws {
+    guard (publicKey == nil) != roots.isEmpty else {
+      throw ValidationError(
+        "Give --public-key KEY.pub or --root ROOT.json (one of them): serve verifies the catalog as every client does, and refuses to serve one they would refuse."
+      )
+    }
+  }
+
   func run() async throws {
     let (host, port) = try Self.address(listen)
     guard let environment = TransactionVerifier.Environment(rawValue: environment) else {
@@ -186,13 +222,32 @@ struct ServeCommand: AsyncParsableCommand {
     limits.stalledWriteTimeout = timeout
     let verifier = TransactionVerifier(
       rootCertificates: [root], bundleID: bundleID, environment: environment, maximumProofAge: maxProofAge?.seconds)
-    let configuration = ServeConfiguration(
+    var configuration = ServeConfiguration(
       catalogPath: catalog, packagesDirectory: packages, host: host, port: port, verifier: verifier,
       appAppleID: appAppleID, signer: signer, urlLifetime: lifetime, openProducts: Set(open), publicURL: base,
       limits: limits)
-    // The catalog and the packages first: a start that fails on them touches no state.
-    let content = try ContentStore(catalogPath: catalog, directory: packages)
-    let products = Set(content.catalog.products.map(\.productIdentifier))
+    configuration.reloadInterval = reloadInterval.seconds
+    // The catalog and the packages first, verified as a client would: a start that fails on
+    // them touches no state.
+    let authority: CatalogAuthority
+    if let publicKey {
+      authority = .key(try CatalogPublicKey(contentsOf: publicKey, for: "serve --public-key"))
+    } else {
+      authority = .roots(roots)
+    }
+    let initial: ContentStore
+    do {
+      initial = try ContentStore(catalogPath: catalog, directory: packages, authority: authority)
+    } catch let refusal as CatalogError {
+      throw OperationError(
+        "the catalog '\(catalog)' would be refused by every client: \(refusal)",
+        hint: publicKey != nil
+          ? "serve the catalog this key signed, or sign a fresh one (pkgtool publish, pkgtool catalog renew)"
+          : "serve a catalog the newest root's catalog keys signed, or sign a fresh one (pkgtool catalog renew)")
+    }
+    let content = LiveContent(
+      initial, catalogPath: catalog, directory: packages, authority: authority, expiryWarning: expiryWarning.seconds)
+    let products = Set(initial.catalog.products.map(\.productIdentifier))
     for product in open where !products.contains(product) {
       throw OperationError(
         "--open names '\(product)', which the catalog '\(catalog)' does not list",
@@ -222,11 +277,13 @@ struct ServeCommand: AsyncParsableCommand {
         "--environment \(environment.rawValue): local testing; transactions are not from the App Store, only signed by the certificate '\(rootCertificate)'; do not use for sales"
       )
     }
+    logger.notice("\(ContentWatcher.describe(initial)); reloaded on SIGHUP and when its files change")
+    if let line = Self.expiryNotice(content.health()) { logger.warning("\(line)") }
     logger.notice("state: \(store.displayLocation); App Store notifications: POST /v1/notifications")
     if environment == .production && appAppleID == nil {
       logger.notice("no --app-apple-id: notifications are matched by bundle and environment only")
     }
-    let count = server.gate.store.packages.count
+    let count = initial.packages.count
     do {
       try await server.run { bound in
         let shown = host.contains(":") ? "[\(host)]" : host
@@ -237,6 +294,13 @@ struct ServeCommand: AsyncParsableCommand {
     } catch {
       throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
     }
+  }
+
+  /// A warning for the start's log when the catalog expires within the warning time.
+  static func expiryNotice(_ health: LiveContent.Health) -> String? {
+    guard health.state == .expiring else { return nil }
+    return
+      "the catalog (sequence \(health.sequence)) expires at \(health.expires ?? "?"): publish or run pkgtool catalog renew before then"
   }
 
   /// `host:port`, `[v6]:port`.

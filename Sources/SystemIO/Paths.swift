@@ -35,6 +35,39 @@ package enum Paths {
     return (UInt64(info.st_dev), UInt64(info.st_ino))
   }
 
+  /// What changes whenever the file at `path` (links followed) is replaced or written: its
+  /// device, inode, size, modification and change times, and link count (in that order); nil if
+  /// nothing is there.
+  package static func changeStamp(of path: String) -> [Int64]? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return stampValues(info)
+  }
+
+  /// ``changeStamp(of:)-(String)`` of an open file: equal to the path's while the path still
+  /// names this file and nothing wrote to it.
+  package static func changeStamp(of file: FileDescriptor) throws -> [Int64] {
+    var info = stat()
+    guard fstat(file.rawValue, &info) == 0 else { throw SystemError("inspect", path: file.path) }
+    return stampValues(info)
+  }
+
+  private static func stampValues(_ info: stat) -> [Int64] {
+    #if canImport(Darwin)
+      return [
+        Int64(info.st_dev), Int64(bitPattern: UInt64(info.st_ino)), Int64(info.st_size),
+        Int64(info.st_mtimespec.tv_sec), Int64(info.st_mtimespec.tv_nsec),
+        Int64(info.st_ctimespec.tv_sec), Int64(info.st_ctimespec.tv_nsec), Int64(info.st_nlink),
+      ]
+    #else
+      return [
+        Int64(bitPattern: UInt64(info.st_dev)), Int64(bitPattern: UInt64(info.st_ino)), Int64(info.st_size),
+        Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec), Int64(info.st_ctim.tv_sec),
+        Int64(info.st_ctim.tv_nsec), Int64(info.st_nlink),
+      ]
+    #endif
+  }
+
   /// True when `a` and `b` name the same existing file (links followed).
   package static func sameFile(_ a: String, _ b: String) -> Bool {
     var x = stat()

@@ -84,6 +84,8 @@ import X509
     /// `--state`.
     init(in folder: TemporaryDirectory, _ extra: [String] = []) throws {
       let state = extra.contains("--state") ? [] : ["--state", "sqlite:state-\(UUID().uuidString).sqlite"]
+      let trust =
+        extra.contains("--public-key") || extra.contains("--root") ? [] : ["--public-key", "keys/signing.pub"]
       outPath = folder.appending("serve-\(UUID().uuidString).out")
       errPath = folder.appending("serve-\(UUID().uuidString).err")
       _ = FileManager.default.createFile(atPath: outPath, contents: nil)
@@ -93,7 +95,7 @@ import X509
         [
           "serve", "--catalog", "catalog.json", "--packages", "dist", "--listen", "127.0.0.1:0", "--bundle-id",
           "com.example.app", "--root-certificate", "root.pem", "--url-key", "url.key",
-        ] + state + extra
+        ] + state + trust + extra
       process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
       process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
       process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
@@ -175,7 +177,7 @@ import X509
     #expect(catalog.headers.lowercased().contains("etag: \(etag)"))
     #expect(try curl(["-H", "If-None-Match: \(etag)", server.base + "/catalog.json"]).status == 304)
     let health = try curl([server.base + "/healthz"])
-    #expect(health.status == 200 && health.body == Array("ok\n".utf8))
+    #expect(health.status == 200 && health.json["status"] as? String == "ok", "\(health.json)")
     #expect(try curl([server.base + "/nothing"]).status == 404)
     #expect(server.stop() == 0)
     // One line per request.
@@ -554,7 +556,8 @@ import X509
   @Test func startupErrorsNameTheFile() throws {
     func serve(_ arguments: [String]) throws -> ProcessResult {
       try pkgtool(
-        ["serve", "--listen", "127.0.0.1:0", "--bundle-id", "com.example.app"] + arguments, in: folder.path)
+        ["serve", "--listen", "127.0.0.1:0", "--bundle-id", "com.example.app", "--public-key", "keys/signing.pub"]
+          + arguments, in: folder.path)
     }
     let base = ["--catalog", "catalog.json", "--packages", "dist", "--root-certificate", "root.pem"]
     try writeFile(folder.appending("short.key"), "short", mode: 0o600)
@@ -592,7 +595,8 @@ import X509
     let help = try pkgtool(["serve", "--help"])
     for option in [
       "--catalog", "--packages", "--listen", "--bundle-id", "--root-certificate", "--environment", "--url-key",
-      "--url-lifetime", "--open", "--public-url", "--state", "--app-apple-id", "--max-proof-age",
+      "--url-lifetime", "--open", "--public-url", "--state", "--app-apple-id", "--max-proof-age", "--public-key",
+      "--root", "--expiry-warning", "/healthz",
       "/v1/notifications", "Examples:",
     ] {
       #expect(help.stdout.contains(option), "\(option)")
