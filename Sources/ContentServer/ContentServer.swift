@@ -216,16 +216,67 @@ package struct ContentServer: Sendable {
           return Self.json(.forbidden, ["error": "expired-url", "detail": "the URL has expired; ask for a new one"])
         }
       }
-      return Self.packageResponse(package, request: request, chunkSize: chunk, channel: context.channel)
+      return Self.packageResponse(package.file, request: request, chunkSize: chunk, channel: context.channel)
     }
     router.get("/packages/:name", use: servePackage)
     router.head("/packages/:name", use: servePackage)
+
+    // Background Assets packs (--asset-packs): the download manifest, and each pack behind HTTP
+    // Basic authentication, whose password is the StoreKit signed transaction.
+    router.get("/download-manifest.json") { request, _ in
+      guard let packs = content.current.assetPacks, let bytes = packs.manifestBytes, let etag = packs.manifestETag
+      else {
+        return Self.json(.notFound, ["error": "not-found", "detail": "this server serves no download manifest"])
+      }
+      var headers: HTTPFields = [.contentType: "application/json", .eTag: etag, .cacheControl: "no-cache"]
+      if let match = request.headers[.ifNoneMatch], Self.matches(match, etag) {
+        return Response(status: .notModified, headers: headers)
+      }
+      headers[.contentLength] = String(bytes.count)
+      return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+    let servePack: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
+      let id = String(request.uri.path.dropFirst("/packs/".count)).removingPercentEncoding ?? ""
+      guard let pack = content.current.assetPacks?.packs[id] else {
+        return Self.json(.notFound, ["error": "not-found", "detail": "no asset pack is served under this ID"])
+      }
+      if !pack.products.isEmpty {
+        let password: String
+        switch PackCredential(request.headers[.authorization]) {
+        case .missing:
+          return Self.challenge("missing-credential", "this pack needs a credential: user storekit, password the signed transaction")
+        case .malformed(let why):
+          return Self.challenge("bad-credential", why)
+        case .transaction(let jws):
+          password = jws
+        }
+        do throws(DownloadGate.Refusal) {
+          _ = try await gate.prove(password, anyOf: pack.products)
+        } catch let refusal {
+          if case .stateUnavailable(let why) = refusal {
+            logger.error("\(request.method.rawValue) /packs/\(id): \(why)")
+            return Self.unavailable(code: refusal.code, detail: refusal.detail)
+          }
+          return Self.json(.init(code: refusal.status), ["error": refusal.code, "detail": refusal.detail])
+        }
+      }
+      return Self.packageResponse(pack.file, request: request, chunkSize: chunk, channel: context.channel)
+    }
+    router.get("/packs/:id", use: servePack)
+    router.head("/packs/:id", use: servePack)
     return router
+  }
+
+  /// 401 with the Basic challenge a URLSession delegate (the downloader extension) answers.
+  static func challenge(_ code: String, _ detail: String) -> Response {
+    var response = json(.unauthorized, ["error": code, "detail": detail])
+    response.headers[.wwwAuthenticate] = #"Basic realm="asset packs", charset="UTF-8""#
+    return response
   }
 
   /// The headers and, for GET, the streamed bytes of (part of) a package.
   static func packageResponse(
-    _ package: ContentStore.Package, request: Request, chunkSize: Int, channel: any Channel
+    _ package: ServedFile, request: Request, chunkSize: Int, channel: any Channel
   ) -> Response {
     // Written to in place since it was hashed (cp over it): its bytes are no longer the ones its
     // ETag names. Never served under it; the watcher reloads, and the client tries again.

@@ -43,10 +43,10 @@ package struct ContentStore: Sendable {
   package let expiry: Date?
   /// The packages by the name they are served under (`/packages/NAME`).
   package let packages: [String: Package]
+  /// The Background Assets packs served under `/packs/ID`, when `--asset-packs` was given.
+  package let assetPacks: AssetPacks?
 
-  /// One package file, open while a store (or a download) holds it: the bytes served are the
-  /// bytes hashed when it was opened, even if the file is replaced on disk (renamed over). A file
-  /// changed in place is caught by ``isUnchanged()``.
+  /// One package the catalog lists, its file open while a store (or a download) holds it.
   package struct Package: Sendable {
     /// The name under `/packages/`.
     package let name: String
@@ -54,37 +54,24 @@ package struct ContentStore: Sendable {
     package let productIdentifier: String
     /// The version's `ContentVersion`.
     package let contentVersion: String
+    /// The open file, hashed.
+    package let file: ServedFile
     /// Its size in bytes.
-    package let size: Int64
+    package var size: Int64 { file.size }
     /// Its SHA-256, lower-case hex.
-    package let sha256: String
-    /// The open file.
-    let file: FileDescriptor
-    /// The path it was opened at, and what `Paths.changeStamp` gave for it then (device, inode,
-    /// size, modification and change times).
-    let path: String
-    let stamp: [Int64]
-
-    /// False when the open file's size, modification or change time moved since it was hashed:
-    /// something wrote to it in place, and its bytes are no longer the ones its ETag names. A
-    /// change time moved with the link count is a rename over the file or its removal, which
-    /// leave the open file's bytes as they were (a download in flight finishes from them).
-    package func isUnchanged() -> Bool {
-      guard let now = try? Paths.changeStamp(of: file), now.count == stamp.count else { return false }
-      guard now[2...4] == stamp[2...4] else { return false }
-      return now[7] != stamp[7] || now[5...6] == stamp[5...6]
-    }
+    package var sha256: String { file.sha256 }
   }
 
   /// Reads the catalog at `catalogPath`, verifies it with `authority` at `now` as a client would,
-  /// and opens and checks every package it lists in `directory`. A package of `previous` whose
+  /// and opens and checks every package it lists in `directory`, and the asset packs of
+  /// `assetPacks` (``AssetPacks``). A package of `previous` whose
   /// path still names the same unchanged file is taken over without hashing it again.
   ///
   /// Throws ``CatalogError`` when a client would refuse the catalog, and `OperationError` (naming
   /// the file and what to do) when a file cannot be read or does not match the catalog.
   package init(
-    catalogPath: String, directory: String, authority: CatalogAuthority, now: Date = Date(),
-    reusing previous: ContentStore? = nil
+    catalogPath: String, directory: String, authority: CatalogAuthority, assetPacks: AssetPackConfiguration? = nil,
+    now: Date = Date(), reusing previous: ContentStore? = nil
   ) throws {
     do {
       let catalogFile = try FileDescriptor.open(regularFile: catalogPath)
@@ -118,48 +105,32 @@ package struct ContentStore: Sendable {
           }
           continue
         }
-        if let old = previous?.packages[name], old.path == path, old.sha256 == version.sha256,
-          old.size == version.size, Paths.changeStamp(of: path) == old.stamp, old.isUnchanged()
-        {
-          packages[name] = Package(
-            name: name, productIdentifier: product.productIdentifier, contentVersion: version.contentVersion,
-            size: old.size, sha256: old.sha256, file: old.file, path: path, stamp: old.stamp)
-          continue
+        let file: ServedFile
+        if let old = previous?.packages[name]?.file.reusable(at: path), old.sha256 == version.sha256 {
+          file = old
+        } else {
+          do { file = try ServedFile.open(path) } catch let error as OperationError { throw error } catch {
+            throw OperationError(
+              "the catalog lists \(what) as '\(name)', but '\(path)' cannot be read: \(error)",
+              hint: "copy the published packages into \(directory), or pass the folder that holds them with --packages")
+          }
         }
-        let file: FileDescriptor
-        let size: UInt64
-        let stamp: [Int64]
-        do {
-          file = try FileDescriptor.open(regularFile: path, followSymlink: true)
-          size = try file.size()
-          stamp = try Paths.changeStamp(of: file)
-        } catch {
+        guard file.size == version.size else {
           throw OperationError(
-            "the catalog lists \(what) as '\(name)', but '\(path)' cannot be read: \(error)",
-            hint: "copy the published packages into \(directory), or pass the folder that holds them with --packages")
-        }
-        guard size == UInt64(clamping: version.size) else {
-          throw OperationError(
-            "'\(path)' is \(size) bytes; the catalog lists \(what) as \(version.size) bytes",
+            "'\(path)' is \(file.size) bytes; the catalog lists \(what) as \(version.size) bytes",
             hint: "serve the catalog that was published with these packages")
         }
-        let sha = try PackageDigest.sha256(of: file)
-        // Written to while it was hashed: the digest may mix old and new bytes.
-        guard (try? Paths.changeStamp(of: file)) == stamp else {
+        guard file.sha256 == version.sha256 else {
           throw OperationError(
-            "'\(path)' changed while it was being checked", hint: "copy packages in under another name, then rename")
-        }
-        guard sha == version.sha256 else {
-          throw OperationError(
-            "'\(path)' has SHA-256 \(sha); the catalog lists \(what) as \(version.sha256)",
+            "'\(path)' has SHA-256 \(file.sha256); the catalog lists \(what) as \(version.sha256)",
             hint: "serve the catalog that was published with these packages")
         }
         packages[name] = Package(
-          name: name, productIdentifier: product.productIdentifier, contentVersion: version.contentVersion,
-          size: version.size, sha256: sha, file: file, path: path, stamp: stamp)
+          name: name, productIdentifier: product.productIdentifier, contentVersion: version.contentVersion, file: file)
       }
     }
     self.packages = packages
+    self.assetPacks = try assetPacks.map { try AssetPacks($0, reusing: previous?.assetPacks) }
   }
 
   /// The paths whose change makes a reload worth trying: the catalog, the packages folder (a
@@ -168,7 +139,7 @@ package struct ContentStore: Sendable {
   package func watchedStamps(catalogPath: String, directory: String) -> [String: [Int64]?] {
     var stamps: [String: [Int64]?] = [catalogPath: Paths.changeStamp(of: catalogPath)]
     stamps[directory] = Paths.changeStamp(of: directory)
-    for package in packages.values { stamps[package.path] = Paths.changeStamp(of: package.path) }
+    for package in packages.values { stamps[package.file.path] = Paths.changeStamp(of: package.file.path) }
     return stamps
   }
 

@@ -125,13 +125,26 @@ package struct DownloadGate: Sendable {
     guard let jws = request.signedTransaction else {
       throw .malformedRequest("the body has no 'signedTransaction'")
     }
+    _ = try await prove(jws, anyOf: [request.productIdentifier], now: now)
+    let expires = Int64(now.timeIntervalSince1970 + urlLifetime)
+    return Grant(
+      pathAndQuery: path + "?" + signer.query(path: path, expires: expires), expires: expires, size: package.size,
+      sha256: package.sha256, contentVersion: package.contentVersion)
+  }
+
+  /// The purchase `jws` proves, when it is of one of `products` and the state store knows no
+  /// refund, revocation or expiry for it: the check of `POST /v1/downloads`, and of an asset
+  /// pack's credential.
+  package func prove(_ jws: String, anyOf products: Set<String>, now: Date = Date()) async throws(Refusal)
+    -> VerifiedTransaction
+  {
     let transaction: VerifiedTransaction
     do throws(TransactionRejection) {
       transaction = try await verifier.verify(jws, now: now)
       guard transaction.transactionID != nil || transaction.originalTransactionID != nil else {
         throw .malformed("the transaction has no 'transactionId': refunds could not be matched to it")
       }
-      guard transaction.productID == request.productIdentifier else {
+      guard let product = transaction.productID, products.contains(product) else {
         throw .wrongProduct(transaction.productID ?? "(none)")
       }
     } catch {
@@ -146,13 +159,10 @@ package struct DownloadGate: Sendable {
       throw .stateUnavailable(error.description)
     }
     do throws(TransactionRejection) {
-      try Entitlement.check(transaction, productID: request.productIdentifier, records: records, now: now)
+      try Entitlement.check(transaction, productID: transaction.productID ?? "", records: records, now: now)
     } catch {
       throw .notProved(error)
     }
-    let expires = Int64(now.timeIntervalSince1970 + urlLifetime)
-    return Grant(
-      pathAndQuery: path + "?" + signer.query(path: path, expires: expires), expires: expires, size: package.size,
-      sha256: package.sha256, contentVersion: package.contentVersion)
+    return transaction
   }
 }

@@ -14,6 +14,8 @@ package final class LiveContent: Sendable {
   package let catalogPath: String
   package let directory: String
   package let authority: CatalogAuthority
+  /// The asset packs served beside the catalog's packages, if any.
+  package let assetPacks: AssetPackConfiguration?
   /// How many seconds before expiry `/healthz` warns.
   package let expiryWarning: TimeInterval
   private let box: NIOLockedValueBox<ContentStore>
@@ -22,8 +24,9 @@ package final class LiveContent: Sendable {
   /// Content over a store already read and verified (the start's).
   package init(
     _ store: ContentStore, catalogPath: String, directory: String, authority: CatalogAuthority,
-    expiryWarning: TimeInterval = 7 * 86_400
+    assetPacks: AssetPackConfiguration? = nil, expiryWarning: TimeInterval = 7 * 86_400
   ) {
+    self.assetPacks = assetPacks
     box = NIOLockedValueBox(store)
     swapped = NIOLockedValueBox([])
     self.catalogPath = catalogPath
@@ -45,7 +48,8 @@ package final class LiveContent: Sendable {
   @discardableResult
   package func reload(now: Date = Date()) throws -> ContentStore {
     let store = try ContentStore(
-      catalogPath: catalogPath, directory: directory, authority: authority, now: now, reusing: current)
+      catalogPath: catalogPath, directory: directory, authority: authority, assetPacks: assetPacks, now: now,
+      reusing: current)
     box.withLockedValue { $0 = store }
     for observer in swapped.withLockedValue({ $0 }) { observer(store) }
     return store
@@ -54,7 +58,9 @@ package final class LiveContent: Sendable {
   /// The paths whose change starts a reload, with their stamps: the catalog, the packages folder,
   /// every package listed, and the root files when the catalog is trusted under roots.
   package func watchedStamps() -> [String: [Int64]?] {
-    var stamps = current.watchedStamps(catalogPath: catalogPath, directory: directory)
+    let store = current
+    var stamps = store.watchedStamps(catalogPath: catalogPath, directory: directory)
+    if let assetPacks, let packs = store.assetPacks { stamps.merge(packs.watchedStamps(assetPacks)) { a, _ in a } }
     if case .roots(let arguments) = authority {
       for argument in arguments { stamps[argument] = Paths.changeStamp(of: argument) }
       for path in (try? RootFile.paths(arguments)) ?? [] { stamps[path] = Paths.changeStamp(of: path) }
@@ -110,7 +116,7 @@ package struct ContentWatcher: Service {
   package func run() async throws {
     let signals = await UnixSignalsSequence(trapping: .sighup)
     // Both loops end when the service group shuts down: gracefully (SIGTERM) or cancelled.
-    try await cancelWhenGracefulShutdown {
+    await cancelWhenGracefulShutdown {
       await withTaskGroup(of: Void.self) { group in
         group.addTask {
           for await _ in signals {
@@ -180,7 +186,11 @@ package struct ContentWatcher: Service {
   /// `catalog sequence N, expires T, P packages`, for the log.
   package static func describe(_ store: ContentStore) -> String {
     let count = store.packages.count
-    return
+    var text =
       "catalog sequence \(store.catalog.sequence), expires \(store.catalog.expires ?? "never (no expiry)"), \(count) package\(count == 1 ? "" : "s")"
+    if let packs = store.assetPacks {
+      text += ", \(packs.packs.count) asset pack\(packs.packs.count == 1 ? "" : "s")"
+    }
+    return text
   }
 }

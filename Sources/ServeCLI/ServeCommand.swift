@@ -24,7 +24,16 @@ struct ServeCommand: AsyncParsableCommand {
       {"productIdentifier": ID, "signedTransaction": JWS} (optionally "contentVersion") and, \
       when the StoreKit 2 transaction proves the purchase, answers a signed URL that expires: \
       GET /packages/NAME?expires=...&signature=... then serves the bytes (Range, If-Range). \
-      GET /healthz answers ok. Stops gracefully on SIGTERM.
+      GET /healthz answers the catalog's sequence and expiry (503 once it has expired). The \
+      catalog is verified with --public-key or --root as a client verifies it, at start (a \
+      catalog a client would refuse stops the start) and again on SIGHUP and whenever its \
+      files change. Stops gracefully on SIGTERM.
+
+      With --asset-packs, Background Assets packs are served too: GET /packs/ID (Range, \
+      If-Range) answers 401 with a Basic challenge; the app's downloader extension answers it \
+      with the user storekit and the StoreKit signed transaction as password, checked as for \
+      /v1/downloads against the products --pack-product maps the pack to. \
+      GET /download-manifest.json serves --download-manifest.
 
       POST /v1/notifications takes App Store Server Notifications v2 (point App Store \
       Connect's notification URL there): a REFUND or REVOKE refuses the transaction from \
@@ -79,6 +88,26 @@ struct ServeCommand: AsyncParsableCommand {
   var roots: [String] = []
 
   @Option(
+    name: .customLong("asset-packs"),
+    help: ArgumentHelp(
+      "Also serve Background Assets packs: a folder of .aar files named ID or ID.aar, at /packs/ID.",
+      valueName: "dir"))
+  var assetPacks: String?
+
+  @Option(
+    name: .customLong("pack-product"),
+    help: ArgumentHelp(
+      "A pack and a product whose purchase opens it (repeat: one pack may need any of several products).",
+      valueName: "pack-id=product-id"))
+  var packProducts: [String] = []
+
+  @Option(
+    name: .customLong("download-manifest"),
+    help: ArgumentHelp(
+      "The download manifest served at /download-manifest.json, checked against the packs.", valueName: "file"))
+  var downloadManifest: String?
+
+  @Option(
     name: .customLong("expiry-warning"),
     help: ArgumentHelp(
       "How long before the catalog expires /healthz and the log start warning (default 7d).", valueName: "time"),
@@ -125,7 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(
     parsing: .upToNextOption,
-    help: ArgumentHelp("Products served to anyone, without a transaction or signature.", valueName: "product-id"))
+    help: ArgumentHelp("Products (or asset-pack IDs) served to anyone, without a transaction or signature.", valueName: "product-id"))
   var open: [String] = []
 
   @Option(
@@ -164,6 +193,16 @@ struct ServeCommand: AsyncParsableCommand {
   var maxProofAge: DurationArgument?
 
   func validate() throws {
+    if assetPacks == nil, !packProducts.isEmpty || downloadManifest != nil {
+      throw ValidationError(
+        "--\(downloadManifest != nil ? "download-manifest" : "pack-product") goes with --asset-packs DIR, the folder of the packs")
+    }
+    for item in packProducts {
+      let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+        throw ValidationError("--pack-product '\(item)' is not PACK_ID=PRODUCT_ID (for example BookPack=com.example.book)")
+      }
+    }
     guard (publicKey == nil) != roots.isEmpty else {
       throw ValidationError(
         "Give --public-key KEY.pub or --root ROOT.json (one of them): serve verifies the catalog as every client does, and refuses to serve one they would refuse."
@@ -235,9 +274,22 @@ struct ServeCommand: AsyncParsableCommand {
     } else {
       authority = .roots(roots)
     }
+    var packConfiguration: AssetPackConfiguration?
+    if let assetPacks {
+      var map: [String: Set<String>] = [:]
+      for item in packProducts {
+        let parts = item.split(separator: "=", maxSplits: 1)
+        map[String(parts[0]), default: []].insert(String(parts[1]))
+      }
+      let catalogProducts = try CatalogFile.unverified(contentsOf: catalog).catalog.products.map(\.productIdentifier)
+      packConfiguration = AssetPackConfiguration(
+        directory: assetPacks, manifestPath: downloadManifest, products: map,
+        open: Set(open).subtracting(catalogProducts))
+    }
     let initial: ContentStore
     do {
-      initial = try ContentStore(catalogPath: catalog, directory: packages, authority: authority)
+      initial = try ContentStore(
+        catalogPath: catalog, directory: packages, authority: authority, assetPacks: packConfiguration)
     } catch let refusal as CatalogError {
       throw OperationError(
         "the catalog '\(catalog)' would be refused by every client: \(refusal)",
@@ -246,9 +298,11 @@ struct ServeCommand: AsyncParsableCommand {
           : "serve a catalog the newest root's catalog keys signed, or sign a fresh one (pkgtool catalog renew)")
     }
     let content = LiveContent(
-      initial, catalogPath: catalog, directory: packages, authority: authority, expiryWarning: expiryWarning.seconds)
+      initial, catalogPath: catalog, directory: packages, authority: authority, assetPacks: packConfiguration,
+      expiryWarning: expiryWarning.seconds)
     let products = Set(initial.catalog.products.map(\.productIdentifier))
-    for product in open where !products.contains(product) {
+    let packIDs = Set(initial.assetPacks?.packs.keys.map { $0 } ?? [])
+    for product in open where !products.contains(product) && !packIDs.contains(product) {
       throw OperationError(
         "--open names '\(product)', which the catalog '\(catalog)' does not list",
         hint: "name a product of the catalog: \(products.sorted().joined(separator: ", "))")

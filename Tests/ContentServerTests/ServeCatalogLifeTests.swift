@@ -252,23 +252,55 @@ extension ServeEndToEndTests {
     let granted = try curl(["-X", "POST", server.base + "/v1/downloads"], body: request("com.example.app.big", jws))
     let url = try #require(granted.json["url"] as? String)
 
-    let out = copy.appending("inflight.pkg")
-    let download = Process()
-    download.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    download.arguments = ["--silent", "--max-time", "60", "--limit-rate", "3M", "-o", out, url]
-    try download.run()
-    usleep(700_000)
+    // A client with a small receive buffer that has read 1 MB when the file is rewritten, then
+    // reads on (curl's buffers, and the kernel's, could otherwise hold the whole 12 MB early).
+    let target = try #require(URL(string: url))
+    let script = """
+      import socket, sys, time
+      s = socket.socket()
+      s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
+      s.settimeout(30)
+      s.connect(("127.0.0.1", \(target.port!)))
+      s.sendall(b"GET \(target.path)?\(target.query!) HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+      data = b""
+      while len(data) < 1 << 20:
+          data += s.recv(65536)
+      print("ready", flush=True)
+      sys.stdin.readline()
+      try:
+          while True:
+              chunk = s.recv(65536)
+              if not chunk: break
+              data += chunk
+      except Exception:
+          pass
+      head, _, body = data.partition(b"\\r\\n\\r\\n")
+      print(len(body), flush=True)
+      """
+    let client = Process()
+    client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    client.arguments = ["python3", "-c", script]
+    let output = Pipe()
+    let input = Pipe()
+    client.standardOutput = output
+    client.standardInput = input
+    try client.run()
+    let ready = output.fileHandleForReading.readData(ofLength: 6)
+    #expect(String(decoding: ready, as: UTF8.self) == "ready\n")
     // As cp does: open the same file, truncate, write.
     let other = Array(repeating: UInt8(0x5A), count: original.count)
     let handle = try #require(FileHandle(forWritingAtPath: path))
     try handle.truncate(atOffset: 0)
     try handle.write(contentsOf: Data(other))
     try handle.close()
+    input.fileHandleForWriting.write(Data("go\n".utf8))
 
     // The download in flight is cut, not completed with mixed bytes.
-    download.waitUntilExit()
-    #expect(download.terminationStatus != 0)
-    #expect(try readFile(out).count < original.count)
+    client.waitUntilExit()
+    let received = Int(
+      String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    #expect(received >= 1 << 20 && received < original.count, "\(received)")
     // A new request: 503 package-changed, never 200 with the old ETag.
     let again = try curl([url])
     #expect(again.status == 503, "\(again.status)")
