@@ -147,7 +147,9 @@ package final class XARReader {
     }
     let checksumRegion = header.checksumAlgorithm == .none ? nil : toc.checksum
     // A file that ends before the data its TOC describes was cut off (a broken download).
-    let described = try XARReader.describedHeapSize(entries, checksum: checksumRegion, heapSize: heapSize)
+    let referenced = try XARReader.referencedHeapSize(
+      entries, checksum: checksumRegion, signatures: toc.signatures + toc.attributeRegions, heapSize: heapSize)
+    let described = max(referenced, heapSize)
     if described > heapSize {
       let checksumCut = checksumRegion.map { $0.offset > heapSize || $0.size > heapSize - $0.offset } ?? false
       let (end, overflow) = header.heapStart.addingReportingOverflow(described)
@@ -160,6 +162,14 @@ package final class XARReader {
       truncation = cut
     } else {
       truncation = nil
+    }
+    // Bytes after the last one the TOC references (the header, the TOC, its checksum, the
+    // signatures, every entry's data): a file that is a XAR to us and something else to another
+    // reader (`cat book.pkg tools.zip`: unzip and Python's zipfile find the zip at the end).
+    if referenced < heapSize, !XARReader.isLibarchiveTail(file, header: header, from: referenced, heapSize: heapSize) {
+      let start = header.heapStart + referenced
+      throw XARError.bytesAfterHeap(
+        count: heapSize - referenced, offset: start, looksLike: XARReader.describeTrailing(file, from: start, to: fileSize))
     }
     // Regions are checked against the heap the TOC describes; reading past the cut throws.
     let heapBound = max(described, heapSize)
@@ -219,12 +229,65 @@ package final class XARReader {
     }
   }
 
-  /// How many heap bytes the TOC describes: the end of the last data region (or of the TOC
-  /// checksum), at least `heapSize`. Throws for a region whose end does not fit in 64 bits.
-  static func describedHeapSize(
-    _ entries: XAREntryTable, checksum: TOCParser.ChecksumLocation?, heapSize: UInt64
+  /// True when the heap's unreferenced end is what libarchive's XAR writer (bsdtar --format xar,
+  /// 3.x) leaves there: a copy of the first bytes of the compressed TOC, as many as its checksum
+  /// has. No reader reads them as anything (too short for a zip's end record or a XAR header),
+  /// and every package bsdtar writes has them.
+  static func isLibarchiveTail(_ file: FileDescriptor, header: XARHeader, from referenced: UInt64, heapSize: UInt64)
+    -> Bool
+  {
+    let count = heapSize - referenced
+    guard header.checksumAlgorithm != .none, count == UInt64(header.checksumAlgorithm.digestSize),
+      header.tocCompressedLength >= count,
+      let tail = try? file.read(count: Int(count), at: header.heapStart + referenced),
+      let toc = try? file.read(count: Int(count), at: UInt64(header.headerSize))
+    else { return false }
+    return tail == toc
+  }
+
+  /// What the bytes from `start` to `end` of `file` look like, for a message: another XAR, a
+  /// zip, zeros, or other bytes (their first ones in hex).
+  static func describeTrailing(_ file: FileDescriptor, from start: UInt64, to end: UInt64) -> String {
+    let count = end - start
+    let head = (try? file.read(count: Int(min(count, 64)), at: start)) ?? []
+    if head.starts(with: Array("xar!".utf8)) { return "another XAR archive" }
+    if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "a zip archive" }
+    // A zip's end record lies within its last 65,557 bytes (22 and a comment of up to 65,535).
+    let tailLength = min(count, 65_557)
+    if let tail = try? file.read(count: Int(tailLength), at: end - tailLength),
+      tail.indices.dropLast(3).contains(where: { tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 5 && tail[$0 + 3] == 6 })
+    {
+      return "a zip archive (its end record is there)"
+    }
+    var allZero = true
+    var offset = start
+    let scanned = min(end, start + (16 << 20))
+    while allZero && offset < scanned {
+      let chunk = (try? file.read(count: Int(min(1 << 20, scanned - offset)), at: offset)) ?? [1]
+      if chunk.isEmpty { break }
+      allZero = chunk.allSatisfy { $0 == 0 }
+      offset += UInt64(chunk.count)
+    }
+    if allZero { return scanned < end ? "zeros (the first 16 MiB of them at least)" : "zeros (padding)" }
+    let shown = head.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+    return "other bytes (starting \(shown))"
+  }
+
+  /// How many heap bytes the TOC references: the end of the last data region (or of the TOC
+  /// checksum, or of a signature). Throws for a region whose end does not fit in 64 bits.
+  static func referencedHeapSize(
+    _ entries: XAREntryTable, checksum: TOCParser.ChecksumLocation?, signatures: [(offset: UInt64, size: UInt64)],
+    heapSize: UInt64
   ) throws -> UInt64 {
-    var described = heapSize
+    var described: UInt64 = 0
+    for signature in signatures {
+      let (end, overflow) = signature.offset.addingReportingOverflow(signature.size)
+      guard !overflow else {
+        throw XARError.dataOutOfHeap(
+          path: "(signature)", offset: signature.offset, length: signature.size, heapSize: heapSize)
+      }
+      described = max(described, end)
+    }
     if let checksum {
       let (end, overflow) = checksum.offset.addingReportingOverflow(checksum.size)
       guard !overflow else {

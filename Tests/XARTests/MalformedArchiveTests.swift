@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import XAR
 import Zlib
+import CZlib
 
 /// Each malformed structure the reader must refuse, crafted byte by byte.
 @Suite struct MalformedArchiveTests {
@@ -440,5 +441,87 @@ import Zlib
       try FileManager.default.removeItem(atPath: path)
     }
     #expect(refused > 300)
+  }
+
+  // MARK: Bytes after the heap
+
+  /// What `cat book.pkg X > book.pkg` leaves: bytes after the last one the TOC references, which
+  /// another reader (unzip, CPython's zipfile, a second XAR reader) may read instead. Each kind
+  /// is refused with the count, where they start, and what they look like.
+  @Test func bytesAfterTheLastReferencedOneAreRefused() throws {
+    let valid = validFile().bytes()
+    // A stored zip of one file with a `#!` script: local header, data, central directory, end.
+    let script = Array("#!/bin/sh\necho pwned\n".utf8)
+    let crcValue = UInt32(script.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) })
+    func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+    func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
+    let name = Array("run.sh".utf8)
+    let local = [0x50, 0x4B, 0x03, 0x04] + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crcValue)
+      + le32(UInt32(script.count)) + le32(UInt32(script.count)) + le16(name.count) + le16(0) + name + script
+    let central = [0x50, 0x4B, 0x01, 0x02] + le16(20) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0)
+      + le32(crcValue) + le32(UInt32(script.count)) + le32(UInt32(script.count)) + le16(name.count) + le16(0)
+      + le16(0) + le16(0) + le16(0) + le32(0o100755 << 16) + le32(0) + name
+    let end = [0x50, 0x4B, 0x05, 0x06] + le16(0) + le16(0) + le16(1) + le16(1) + le32(UInt32(central.count))
+      + le32(UInt32(local.count)) + le16(0)
+    let zip: [UInt8] = local + central + end
+    let cases: [(String, [UInt8], String)] = [
+      ("a zip", zip, "a zip archive"),
+      ("a second XAR", valid, "another XAR archive"),
+      ("zero padding", [UInt8](repeating: 0, count: 4096), "zeros (padding)"),
+      ("one byte", [0x0A], "other bytes (starting 0a)"),
+    ]
+    for (what, appended, looksLike) in cases {
+      do {
+        _ = try openBytes(valid + appended)
+        Issue.record("\(what): accepted")
+      } catch let error as XARError {
+        #expect(
+          error == .bytesAfterHeap(count: UInt64(appended.count), offset: UInt64(valid.count), looksLike: looksLike),
+          "\(what): \(error)")
+        #expect(error.description.contains("\(appended.count) byte"), "\(error.description)")
+      }
+    }
+    // A zip whose local header is not first (prepended junk) is still found by its end record.
+    #expect(throws: XARError.bytesAfterHeap(count: UInt64(zip.count + 3), offset: UInt64(valid.count),
+      looksLike: "a zip archive (its end record is there)")) { try openBytes(valid + [1, 2, 3] + zip) }
+  }
+
+  /// libarchive's writer (bsdtar --format xar) ends the heap with a copy of the first bytes of the
+  /// compressed TOC, as many as its checksum has: accepted, and only that exact copy.
+  @Test func libarchivesCopyOfTheTOCStartIsAcceptedAndNothingElse() throws {
+    let valid = validFile().bytes()
+    let tocStart = Array(valid[28..<48])
+    _ = try openBytes(valid + tocStart)
+    var other = tocStart
+    other[19] ^= 1
+    #expect(throws: XARError.self) { try openBytes(valid + other) }
+    #expect(throws: XARError.self) { try openBytes(valid + tocStart + [0]) }
+    #expect(throws: XARError.self) { try openBytes(valid + Array(tocStart.prefix(19))) }
+  }
+
+  /// A signature's and an extended attribute's bytes are heap bytes the TOC references.
+  @Test func signaturesAndExtendedAttributesCountAsReferenced() throws {
+    let signature = [UInt8](repeating: 0xAB, count: 32)
+    let signed = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)))
+        .replacingOccurrences(
+          of: "</checksum>",
+          with: "</checksum><signature style=\"RSA\"><offset>\(20 + plain.count)</offset><size>32</size></signature>"),
+      heap: plain + signature)
+    #expect(try open(signed).entries.count == 1)
+    let attribute = Array("hfs!".utf8)
+    let withAttribute = CraftedXAR(
+      toc: CraftedXAR.document(
+        file(
+          "a.txt",
+          CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)
+            + "<ea id=\"1\"><length>4</length><offset>\(20 + plain.count)</offset><size>4</size><name>user.x</name></ea>")),
+      heap: plain + attribute)
+    #expect(try open(withAttribute).entries.count == 1)
+    // Without the signature in the TOC, its bytes are refused as unreferenced.
+    let unsigned = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20))),
+      heap: plain + signature)
+    #expect(throws: XARError.self) { try open(unsigned) }
   }
 }

@@ -8,7 +8,7 @@ package final class ArchiveIntegrityRule: Rule {
   package static let description = RuleDescription(
     id: "archive-integrity", name: "Archive integrity", category: .archive,
     summary:
-      "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
+      "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, bytes after the last one the TOC references (a zip or XAR appended: another reader would read that instead), data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
     rationale:
       "A damaged package cannot be trusted to hold what its table of contents says; the client would fail to unpack it or, worse, unpack something else.",
     securitySeverity: 6.5,
@@ -80,6 +80,9 @@ package final class ArchiveIntegrityRule: Rule {
       case .tooManyEntries: hint = "if the package is genuine, raise the limit with --max-entries"
       case .tooManyPathBytes: hint = "if the package is genuine, raise the limit with --max-path-bytes"
       case .truncatedHeader, .truncatedTOC: hint = fetchAgain
+      case .bytesAfterHeap:
+        hint =
+          "something was appended to the package (cat, a download that was resumed wrongly): build it again, or fetch it again"
       case .truncatedArchive(_, _, let unrecoverable):
         hint =
           fetchAgain + (unrecoverable == nil ? "; unpack --keep-going writes the entries that lie before the cut" : "")

@@ -3,6 +3,10 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
   case xar, toc, checksum, creationTime, offset, size, file
   case name, type, mode, uid, gid, user, group, mtime, link, data
   case length, encoding, archivedChecksum, extractedChecksum
+  /// `<signature>` and `<x-signature>` of the TOC: a signature's bytes in the heap.
+  case signature, xSignature
+  /// `<ea>` of a `<file>`: an extended attribute, whose bytes lie in the heap.
+  case ea
   /// Any other element.
   case other
 
@@ -30,6 +34,9 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     case .encoding: return "encoding"
     case .archivedChecksum: return "archived-checksum"
     case .extractedChecksum: return "extracted-checksum"
+    case .signature: return "signature"
+    case .xSignature: return "x-signature"
+    case .ea: return "ea"
     case .other: return "(other)"
     }
   }
@@ -40,7 +47,7 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
   /// every name one byte away from one, against a plain string comparison).
   init(_ bytes: UnsafeRawBufferPointer) {
     let n = bytes.count
-    guard n >= 3, n <= 18 else {
+    guard n >= 2, n <= 18 else {
       self = .other
       return
     }
@@ -55,6 +62,7 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     }
     let first = word(0)
     switch (n, first) {
+    case (2, 0x0000_0000_0000_6165): self = .ea
     case (3, 0x0000_0000_0072_6178): self = .xar
     case (3, 0x0000_0000_0063_6F74): self = .toc
     case (3, 0x0000_0000_0064_6975): self = .uid
@@ -73,6 +81,8 @@ enum TOCElement: UInt8, CaseIterable, Hashable {
     case (6, 0x0000_6874_676E_656C): self = .length
     case (8, 0x6D75_736B_6365_6863): self = .checksum
     case (8, 0x676E_6964_6F63_6E65): self = .encoding
+    case (9, 0x7275_7461_6E67_6973) where word(8) == 0x65: self = .signature
+    case (11, 0x7461_6E67_6973_2D78) where word(8) == 0x65_7275: self = .xSignature
     case (13, 0x6E6F_6974_6165_7263) where word(8) == 0x65_6D69_742D: self = .creationTime
     case (17, 0x6465_7669_6863_7261) where word(8) == 0x7573_6B63_6568_632D && word(16) == 0x6D:
       self = .archivedChecksum

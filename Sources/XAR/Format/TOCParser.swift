@@ -16,6 +16,10 @@ struct TOCParser {
   struct Result {
     var entries = XAREntryTable()
     var checksum: ChecksumLocation?
+    /// The heap regions of the TOC's `<signature>` and `<x-signature>` (offset, size), in order.
+    var signatures: [(offset: UInt64, size: UInt64)] = []
+    /// The heap regions of the entries' extended attributes (`<ea>`: offset, length).
+    var attributeRegions: [(offset: UInt64, size: UInt64)] = []
     var creationTime: XARTimestamp?
   }
 
@@ -80,6 +84,11 @@ struct TOCParser {
   private var text: [UInt8] = []
   private var checksumStyle: String?
   private var checksumFields: [TOCElement: String] = [:]
+  /// The `<offset>` and `<size>` of the signature being read.
+  private var signatureFields: [TOCElement: String] = [:]
+  /// The depth of the `<ea>` being read, and its `<offset>` and `<length>`.
+  private var attributeDepth: Int?
+  private var attributeFields: [TOCElement: String] = [:]
   private var sawRoot = false
   /// Streaming: where whole entries go, and how many have gone.
   private let publish: Publish?
@@ -158,6 +167,16 @@ struct TOCParser {
       try closeText(element, base64: target.base64, line: target.line)
       return
     }
+    if !stack.isEmpty, element == .ea, let depth0 = attributeDepth, depth0 == depth {
+      attributeDepth = nil
+      // An attribute's bytes lie in the heap: they count as heap bytes the TOC references.
+      if let offset = UInt64(attributeFields[.offset]?.trimmingASCIIWhitespace() ?? ""),
+        let length = UInt64(attributeFields[.length]?.trimmingASCIIWhitespace() ?? "")
+      {
+        result.attributeRegions.append((offset, length))
+      }
+      return
+    }
     if !stack.isEmpty {
       let top = stack.count - 1
       if element == .data && stack[top].inData && depth - stack[top].depth == 1 {
@@ -179,6 +198,15 @@ struct TOCParser {
         openFiles -= 1
       }
       return  // other elements inside a file are ignored
+    }
+    if outer.count == 3 && (element == .signature || element == .xSignature) && outer[2] == element {
+      // A signature's bytes lie in the heap, where the TOC says: they count as heap bytes read.
+      guard let offset = UInt64(signatureFields[.offset]?.trimmingASCIIWhitespace() ?? ""),
+        let size = UInt64(signatureFields[.size]?.trimmingASCIIWhitespace() ?? "")
+      else {
+        throw XARError.malformedTOC(line: line, message: "<\(element.name)> needs a numeric <offset> and <size>")
+      }
+      result.signatures.append((offset, size))
     }
     if !outer.isEmpty { outer.removeLast() }
   }
@@ -210,6 +238,15 @@ struct TOCParser {
   {
     let top = stack.count - 1
     let relative = depth - stack[top].depth
+    if relative == 1 && element == .ea && !stack[top].inData {
+      attributeDepth = depth
+      attributeFields = [:]
+      return
+    }
+    if let attributeDepth, depth == attributeDepth + 1, element == .offset || element == .length {
+      gatherText(of: element, attributes: attributes, line: line)
+      return
+    }
     if relative == 1 && !stack[top].inData {
       let field = FileField(element)
       if let field {
@@ -245,8 +282,13 @@ struct TOCParser {
       guard checksumStyle == nil else { throw XARError.duplicateElement(line: line, element: "checksum", path: "toc") }
       checksumStyle = attributes.value("style") ?? ""
     }
+    if outer == [.xar, .toc, .signature] || outer == [.xar, .toc, .xSignature] {
+      signatureFields = [:]
+    }
     if outer == [.xar, .toc, .checksum, .offset] || outer == [.xar, .toc, .checksum, .size]
       || outer == [.xar, .toc, .creationTime]
+      || (outer.count == 4 && (outer[2] == .signature || outer[2] == .xSignature)
+        && (element == .offset || element == .size))
     {
       gatherText(of: element, attributes: attributes, line: line)
     }
@@ -255,6 +297,13 @@ struct TOCParser {
   /// The end of an element whose text was gathered.
   private mutating func closeText(_ element: TOCElement, base64: Bool, line: Int) throws {
     let text = String(decoding: self.text, as: UTF8.self)
+    if !stack.isEmpty, attributeDepth != nil {
+      guard attributeFields[element] == nil else {
+        throw XARError.duplicateElement(line: line, element: element.name, path: "\(stack[stack.count - 1].name ?? "(unnamed)") ea")
+      }
+      attributeFields[element] = text
+      return
+    }
     if !stack.isEmpty {
       if stack[stack.count - 1].inData {
         if let field = DataField(element) { openData?.fields[field] = text }
@@ -268,6 +317,11 @@ struct TOCParser {
         throw XARError.duplicateElement(line: line, element: element.name, path: "toc checksum")
       }
       checksumFields[element] = text
+    } else if outer.count == 4 && (outer[2] == .signature || outer[2] == .xSignature) {
+      guard signatureFields[element] == nil else {
+        throw XARError.duplicateElement(line: line, element: element.name, path: "toc \(outer[2].name)")
+      }
+      signatureFields[element] = text
     } else if element == .creationTime {
       result.creationTime = XARTimestamp(iso8601: text.trimmingASCIIWhitespace())
     }

@@ -31,6 +31,9 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   case pathTooLong(line: Int, limit: Int)
   case unresolvedHardLink(path: String, id: String)
   case dataOutOfHeap(path: String, offset: UInt64, length: UInt64, heapSize: UInt64)
+  /// Bytes after the last one the TOC references: another reader may read them as an archive of
+  /// its own. `looksLike` says what they resemble (a zip, a XAR, zeros).
+  case bytesAfterHeap(count: UInt64, offset: UInt64, looksLike: String)
   /// The file ends before the data its TOC describes: a download cut off. `unrecoverable` says
   /// why nothing before the cut can be read; nil when the TOC and its checksum lie wholly before
   /// the cut, so the entries whose data does too can be read (`unpack --keep-going`).
@@ -111,6 +114,9 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .dataOutOfHeap(let path, let o, let l, let h):
       return
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
+    case .bytesAfterHeap(let count, let offset, let looksLike):
+      return
+        "\(count) byte\(count == 1 ? "" : "s") after the last one the table of contents references (from byte \(offset)): \(looksLike); another reader (unzip, a zip library) may read them instead of the package"
     case .truncatedArchive(let size, let described, let unrecoverable):
       return
         "the file is truncated: it ends at byte \(size), its table of contents describes \(described) bytes"
