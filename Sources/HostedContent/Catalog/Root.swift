@@ -212,7 +212,12 @@ public enum RootFile {
 
   /// Reads the root at `path` and checks its form (not its signatures).
   public static func parse(contentsOf path: String) throws -> Parsed {
-    let bytes = try CatalogFile.bytes(of: path, what: "root")
+    try parse(try CatalogFile.bytes(of: path, what: "root"), name: path)
+  }
+
+  /// Checks the form of a root's bytes (not its signatures); `name` says where they came from
+  /// (a path, or a URL without its query) in messages.
+  public static func parse(_ bytes: [UInt8], name path: String) throws -> Parsed {
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch let refusal as StrictJSON.Refusal where refusal.isDuplicateName {
       throw CatalogError.malformed(
@@ -265,7 +270,14 @@ public enum RootFile {
   /// threshold of the version before it and by its own. Only the newest must not have expired
   /// at `now` (older ones were replaced). Throws ``CatalogError``.
   public static func verifyChain(_ arguments: [String], now: Date = Date()) throws -> [Root] {
-    let parsed = try paths(arguments).map(parse(contentsOf:)).sorted { $0.root.version < $1.root.version }
+    try verifyChain(parsed: try paths(arguments).map(parse(contentsOf:)), now: now)
+  }
+
+  /// Verifies a chain of roots already parsed (``parse(_:name:)``, in any order), as
+  /// ``verifyChain(_:now:)`` does.
+  public static func verifyChain(parsed roots: [Parsed], now: Date = Date()) throws -> [Root] {
+    let parsed = roots.sorted { $0.root.version < $1.root.version }
+    guard !parsed.isEmpty else { throw CatalogError.malformed("no root was given") }
     var chain: [Root] = []
     for item in parsed {
       if let previous = chain.last {

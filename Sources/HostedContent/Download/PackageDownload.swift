@@ -92,7 +92,7 @@ public final class DownloadedPackage {
 
   /// A private folder for the download (``PrivateFolder``), and its lock: Ctrl-C or SIGTERM
   /// during the download removes it; after SIGKILL the next download does.
-  private static func privateFolder(for address: String) throws -> (String, FileLock) {
+  static func privateFolder(for address: String) throws -> (String, FileLock) {
     guard let made = PrivateFolder.makeOwned(prefix: folderPrefix) else {
       let parent = StandardInput.temporaryFolder
       throw OperationError(
@@ -102,7 +102,7 @@ public final class DownloadedPackage {
     return made
   }
 
-  private static func remove(_ folder: String) { PrivateFolder.remove(folder) }
+  static func remove(_ folder: String) { PrivateFolder.remove(folder) }
 }
 
 /// One URL fetched into one file with the `curl` command, resumed when the transfer is cut.
@@ -163,10 +163,23 @@ public struct ResumingDownload {
   /// A download of `address` (http or https), stopped past `limit` when one is given, and
   /// given up on past `deadline`.
   public init(address: String, limit: Limit?, deadline: Deadline = .standard) {
+    self.init(address: address, shownAs: address, limit: limit, deadline: deadline, plainRedirects: true)
+  }
+
+  /// A download whose messages name `shown` (the URL without its query) instead of
+  /// `address`; with `plainRedirects` false, an http URL may be redirected to https only.
+  package init(address: String, shownAs shown: String, limit: Limit?, deadline: Deadline, plainRedirects: Bool) {
     self.address = address
+    self.shown = shown
     self.limit = limit
     self.deadline = deadline
+    self.plainRedirects = plainRedirects
   }
+
+  /// The URL as messages name it.
+  let shown: String
+  /// Whether an http URL may be redirected to another http URL.
+  let plainRedirects: Bool
 
   /// The clock the deadline is measured on, and what has arrived so far (every attempt).
   final class TransferClock {
@@ -218,7 +231,7 @@ public struct ResumingDownload {
     let output: FileDescriptor
     do { output = try FileDescriptor.create(path, mode: 0o600) } catch {
       throw OperationError(
-        "cannot download '\(address)': cannot make a temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
+        "cannot download '\(shown)': cannot make a temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
         hint: "set TMPDIR to a folder you can write", code: .downloadFailed)
     }
     var kept: UInt64 = 0
@@ -253,7 +266,7 @@ public struct ResumingDownload {
           total = range.size
           if attempt.overLimit {
             throw OperationError(
-              "cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
+              "cannot download '\(shown)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
           }
           kept = resumeFrom + attempt.received
         } else if (200..<300).contains(attempt.status) && attempt.status != 206 {
@@ -278,17 +291,17 @@ public struct ResumingDownload {
       } else {
         if attempt.overLimit {
           throw OperationError(
-            "cannot download '\(address)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
+            "cannot download '\(shown)': it is larger than \(limit?.what ?? "the limit")", code: .downloadFailed)
         }
         if attempt.status == 206 {
           throw OperationError(
-            "cannot download '\(address)': the server answered a request for the whole file with part of it (HTTP 206)",
+            "cannot download '\(shown)': the server answered a request for the whole file with part of it (HTTP 206)",
             hint: "download the file yourself and pass its path", code: .downloadFailed)
         }
         if attempt.exitStatus == 0 && !(200..<300).contains(attempt.status) {
           // A redirect curl did not follow (no Location), a 1xx: not the file.
           throw OperationError(
-            "cannot download '\(address)': the server answered HTTP \(attempt.status)", code: .downloadFailed)
+            "cannot download '\(shown)': the server answered HTTP \(attempt.status)", code: .downloadFailed)
         }
         kept = attempt.received
         etag = Self.strongETag(attempt.etag)
@@ -320,7 +333,7 @@ public struct ResumingDownload {
   /// The error for a failed write to the temporary file: it names the URL, never the file.
   private func writeFailure(_ error: Error) -> OperationError {
     OperationError(
-      "cannot download '\(address)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
+      "cannot download '\(shown)': cannot write the temporary file: \((error as? SystemError)?.reason ?? "\(error)")",
       hint: "free some space in the temporary folder, or set TMPDIR to another folder", code: .downloadFailed)
   }
 
@@ -331,14 +344,14 @@ public struct ResumingDownload {
     case .within(let seconds, let what):
       guard elapsed >= seconds else { return nil }
       return OperationError(
-        "cannot download '\(address)': it did not finish within \(what) (\(progress.received) bytes received)",
+        "cannot download '\(shown)': it did not finish within \(what) (\(progress.received) bytes received)",
         hint:
           "give --timeout more time on a slow line (e.g. --timeout 30m), or download the file yourself and pass its path",
         code: .downloadFailed)
     case .minimumRate(let rate, let after):
       guard elapsed >= after, Double(progress.received) < rate * elapsed else { return nil }
       return OperationError(
-        "cannot download '\(address)': it arrives too slowly: \(progress.received) bytes in \(Int(elapsed)) s, under the \(Int(rate)) bytes/s on average a download must reach after \(Int(after)) s",
+        "cannot download '\(shown)': it arrives too slowly: \(progress.received) bytes in \(Int(elapsed)) s, under the \(Int(rate)) bytes/s on average a download must reach after \(Int(after)) s",
         hint:
           "try again later, give --timeout the time it may take (e.g. --timeout 2h), or download the file yourself and pass its path",
         code: .downloadFailed)
@@ -351,7 +364,7 @@ public struct ResumingDownload {
   ) throws {
     guard retriesWithoutProgress <= Self.maximumRetries, attempts < Self.maximumAttempts else {
       throw OperationError(
-        "cannot download '\(address)': the transfer was cut \(attempts) times (\(kept) bytes received; the last time: \(Self.reason(attempt)))",
+        "cannot download '\(shown)': the transfer was cut \(attempts) times (\(kept) bytes received; the last time: \(Self.reason(attempt)))",
         hint: "try again later, or download the file yourself and pass its path", code: .downloadFailed)
     }
     // 0.25 s, 0.5 s, 1 s, 2 s, 2 s.
@@ -364,24 +377,31 @@ public struct ResumingDownload {
   private func failure(_ attempt: Attempt) -> OperationError {
     if attempt.exitStatus == 127 {
       return OperationError(
-        "cannot download '\(address)': the curl command is not installed",
+        "cannot download '\(shown)': the curl command is not installed",
         hint: "install curl, or download the file yourself and pass its path", code: .downloadFailed)
+    }
+    if attempt.exitStatus == 1, !plainRedirects, !address.lowercased().hasPrefix("https://"),
+      attempt.message.lowercased().contains("protocol \"http\"")
+    {
+      return OperationError(
+        "cannot download '\(shown)': the server redirected it to another plain http:// address; only a loopback URL given on the command line may be plain http",
+        hint: "have the server redirect to https, or give the final URL", code: .downloadFailed)
     }
     if attempt.exitStatus == 1, address.lowercased().hasPrefix("https://"),
       attempt.message.lowercased().contains("protocol \"http\"")
     {
       return OperationError(
-        "cannot download '\(address)': the server redirected it to a plain http:// address, and an https download never leaves https",
+        "cannot download '\(shown)': the server redirected it to a plain http:// address, and an https download never leaves https",
         hint: "have the server redirect to https, or give the final https URL", code: .downloadFailed)
     }
     if [35, 51, 53, 54, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91].contains(attempt.exitStatus ?? 0) {
       return OperationError(
-        "cannot download '\(address)': \(Self.reason(attempt))",
+        "cannot download '\(shown)': \(Self.reason(attempt))",
         hint:
           "the server's certificate must be valid for its name and signed by a trusted authority; for a private authority set CURL_CA_BUNDLE to its certificate file",
         code: .downloadFailed)
     }
-    return OperationError("cannot download '\(address)': \(Self.reason(attempt))", code: .downloadFailed)
+    return OperationError("cannot download '\(shown)': \(Self.reason(attempt))", code: .downloadFailed)
   }
 
   /// curl's message, turned into words where it can be.
@@ -435,7 +455,7 @@ public struct ResumingDownload {
     var arguments = [
       "curl", "-q", "--fail-with-body", "--silent", "--show-error", "--location", "--max-redirs", "10", "--proto",
       protocols,
-      "--proto-redir", protocols,
+      "--proto-redir", plainRedirects ? protocols : "=https",
       // A server that stops sending is given up after a minute under 1 kB/s (exit 28, retried).
       "--connect-timeout", "30", "--speed-limit", "1024", "--speed-time", "60",
       "--write-out",
@@ -457,7 +477,7 @@ public struct ResumingDownload {
     curl.standardInput = FileHandle.nullDevice
     do { try curl.run() } catch {
       throw OperationError(
-        "cannot download '\(address)': \(error.localizedDescription)",
+        "cannot download '\(shown)': \(error.localizedDescription)",
         hint: "downloading needs the curl command; or download the file yourself and pass its path",
         code: .downloadFailed)
     }

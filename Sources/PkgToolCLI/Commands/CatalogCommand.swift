@@ -119,12 +119,20 @@ struct CatalogVerifyCommand: ParsableCommand {
       this key, a signature that does not verify, expired, a version listed twice, …); 2 the \
       check could not run (missing file, a secret key given for the public one).
 
+      The catalog, and each --root but the first, may be an https:// URL (plain http:// only for \
+      a loopback host): it is fetched as install fetches a package (curl without .curlrc, never \
+      from https to http, at most 64 MiB for a catalog and 1 MiB for a root) and then checked as \
+      a file is. The root the app ships is always a file.
+
       Example:
         pkgtool catalog verify catalog.json --public-key signing.key.pub
         pkgtool catalog verify catalog.json --root root-1.json --root root-2.json
+        pkgtool catalog verify https://cdn.example.com/content/catalog.json \\
+            --root root-1.json --root https://cdn.example.com/content/root-2.json
       """)
 
-  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The catalog: a file, or an https:// URL.", valueName: "catalog.json"))
+  var catalog: String
 
   @Option(
     name: .customLong("public-key"),
@@ -134,7 +142,7 @@ struct CatalogVerifyCommand: ParsableCommand {
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
-      "Instead of --public-key: the root file the app ships, then each newer version (or a folder of them).",
+      "Instead of --public-key: the root file the app ships, then each newer version (a folder of them, or an https:// URL of one).",
       valueName: "root.json"))
   var roots: [String] = []
 
@@ -144,6 +152,7 @@ struct CatalogVerifyCommand: ParsableCommand {
     if (publicKey == nil) == roots.isEmpty {
       throw ValidationError("Give --public-key KEY.pub or --root ROOT.json (one of them).")
     }
+    try RootOptions.validate(roots)
   }
 
   func run() throws {
@@ -160,14 +169,15 @@ struct CatalogVerifyCommand: ParsableCommand {
     }
     let verified: Catalog
     do {
-      verified = try CatalogFile.verify(contentsOf: catalog, trust: trust)
+      verified = try CatalogOptions.verify(catalog, trust: trust, deadline: .standard)
       if let note = try verified.checkNotExpired(), !quiet { Terminal.standardError("pkgtool: \(note)\n") }
     } catch let refusal as CatalogError {
-      Terminal.standardError("pkgtool: invalid: '\(catalog)': \(refusal)\n")
+      Terminal.standardError("pkgtool: invalid: '\(DocumentDownload.shown(catalog))': \(refusal)\n")
       throw ExitCode(1)
     }
     if !quiet {
-      Terminal.standardOutput(CatalogVerifyReport(verified, displayPath: catalog, trusted: trusted).text)
+      Terminal.standardOutput(
+        CatalogVerifyReport(verified, displayPath: DocumentDownload.shown(catalog), trusted: trusted).text)
     }
   }
 }

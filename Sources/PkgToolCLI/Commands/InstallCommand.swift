@@ -23,12 +23,17 @@ struct InstallCommand: ParsableCommand {
       per publisher (its roots and keys) and for every product, the newest root version and \
       the highest catalog sequence accepted: a lower one is refused (a replay or a rollback), \
       and so is --public-key once DOCS was installed into under a root. A URL is fetched to a \
-      private temporary file, stopping past the size the catalog gives.
+      private temporary file, stopping past the size the catalog gives. --catalog, and every \
+      --root but the first (the one the app ships), may be https:// URLs too: fetched the same \
+      way (at most 64 MiB for a catalog, 1 MiB for a root), then checked as files are.
 
       Examples:
         pkgtool install com.example.book-1.1.pkg --into ~/Documents --keep 2
         pkgtool install https://cdn.example.com/content/com.example.book-1.1.pkg \\
             --catalog catalog.json --public-key signing.key.pub --into Docs
+        pkgtool install com.example.book-1.1.pkg --into Docs \\
+            --catalog https://cdn.example.com/content/catalog.json \\
+            --root root-1.json --root https://cdn.example.com/content/root-2.json
       """)
 
   @Argument(
@@ -90,7 +95,7 @@ struct InstallCommand: ParsableCommand {
       options.threads = min(max(1, jobs), 64)
       options.limits.decodeThreads = max(1, jobs)
     }
-    let trusted = try catalogOptions.verifiedWithPublisher(for: "install")
+    let trusted = try catalogOptions.verifiedWithPublisher(for: "install", deadline: downloading.deadline)
     options.catalog = trusted?.catalog
     options.publisher = trusted?.publisher
     let download = try DownloadedPackage(

@@ -71,7 +71,7 @@ struct UnpackCommand: ParsableCommand {
     options.limits = limits.limits
     if let jobs { options.limits.decodeThreads = max(1, jobs) }
     options.keepGoing = keepGoing
-    options.catalog = try catalogOptions.verified(for: "unpack")
+    options.catalog = try catalogOptions.verified(for: "unpack", deadline: downloading.deadline)
     // `-`: standard input, spooled (at most --max-size bytes) and named `(standard input)`.
     let input = try StandardStreams.input(package, maxSize: options.validation.maxSize)
     let package = input.name
