@@ -110,6 +110,9 @@ import Testing
     case ciCheckout
     /// A fresh `init` project `MyBook` at 1.1, built into `dist/` as catalog.md's text says.
     case catalogPipeline
+    /// A page whose blocks need `pkgtool serve` running between them: the server test target
+    /// runs the whole page (docs/self-hosting.md: `SelfHostingDocumentTests`).
+    case serverSuite
   }
 
   /// Each block, by its file and first line.
@@ -123,6 +126,7 @@ import Testing
     "docs/ci.md: scripts/release.sh": .outsideTheSuite,
     "docs/ci.md: docker build": .outsideTheSuite,
     "docs/migration.md: pkgtool export background-assets": .afterReadmeUse,
+    "docs/self-hosting.md: ": .serverSuite,
   ]
 
   static func scenario(for block: Block) -> Scenario? {
@@ -159,7 +163,7 @@ import Testing
       to: URL(fileURLWithPath: dir.appending("download.pkg")))
     var setup: [String] = []
     switch scenario {
-    case .repositoryScripts, .outsideTheSuite:
+    case .repositoryScripts, .outsideTheSuite, .serverSuite:
       return dir.path
     case .readmeUse:
       return dir.path
@@ -194,6 +198,12 @@ import Testing
         #expect(script.hasPrefix("./scripts/"), "\(block.file): '\(line)' is not a repository script")
         #expect(FileManager.default.isExecutableFile(atPath: repositoryRoot + "/" + script), "\(script)")
       }
+      return
+    }
+    if scenario == .serverSuite {
+      let runner = repositoryRoot + "/Tests/ContentServerTests/SelfHostingDocumentTests.swift"
+      let source = String(decoding: try readFile(runner), as: UTF8.self)
+      #expect(source.contains("\"\(block.file)\""), "\(block.file) is run by no test of the server suite")
       return
     }
     if scenario == .outsideTheSuite {
