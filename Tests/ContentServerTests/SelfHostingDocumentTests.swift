@@ -167,12 +167,16 @@ import Testing
         ran += 1
       }
     }
-    #expect(ran >= 12)
+    #expect(ran >= 17)
     // What the page says happened.
     #expect(try readFile(dir.appending("book.pkg")) == readFile(dir.appending("dist/com.example.book-1.1.pkg")))
     #expect(
       String(decoding: try readFile(dir.appending("Documents/com.example.book/current/chapter1.txt")), as: UTF8.self)
         == "Once upon a time.\n")
+    #expect(
+      try FileManager.default.destinationOfSymbolicLink(atPath: dir.appending("Documents/com.example.book/current"))
+        .hasSuffix("1.2"))
+    #expect(try readFile(dir.appending("book-1.2.pkg")) == readFile(dir.appending("dist/com.example.book-1.2.pkg")))
     let trust = String(decoding: try readFile(dir.appending("Documents/.pkgtool/trust.json")), as: UTF8.self)
     #expect(trust.contains("\"rootVersion\" : 2"), "\(trust)")
     #expect(cdn.requests.contains("/files/root-2.json"), "\(cdn.requests)")
