@@ -176,6 +176,17 @@ if !coreOnly {
         .product(name: "SwiftASN1", package: "swift-asn1"),
       ],
       swiftSettings: instrumented),
+    // Test data with the App Store's shape, never Apple's: a certificate chain (root, WWDR-like
+    // intermediate, leaf, Apple's marker extensions) and the transactions and notifications its
+    // keys sign. `pkgtool storekit-test` and the server's tests use it; a target of its own so that
+    // PurchaseProof, which servers link to check purchases, carries no maker of trusted-looking data.
+    .target(
+      name: "StoreKitTesting",
+      dependencies: [
+        "PurchaseProof", "HostedContent", "SystemIO", "TextCoding", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "X509", package: "swift-certificates"),
+        .product(name: "SwiftASN1", package: "swift-asn1"),
+      ]),
     // The gate over HTTP: the catalog's packages, the download check, the byte ranges; and its
     // state store (State/: SQLite or PostgreSQL).
     .target(
@@ -195,11 +206,13 @@ if !coreOnly {
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"), "TextCoding",
       ]),
-    // The `serve` command: parse, start the gate, exit as every pkgtool command does.
+    // The `serve` and `storekit-test` commands: parse, start the gate or write test data, exit as
+    // every pkgtool command does.
     .target(
       name: "ServeCLI",
       dependencies: [
-        "PkgToolCLI", "HostedContent", "PurchaseProof", "ContentServer",
+        "PkgToolCLI", "HostedContent", "PurchaseProof", "ContentServer", "StoreKitTesting", "SystemIO",
+        .product(name: "X509", package: "swift-certificates"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -222,7 +235,7 @@ if !coreOnly {
     .testTarget(
       name: "ContentServerTests",
       dependencies: [
-        "SystemIO", "HostedContent", "PurchaseProof", "ContentServer", "TestSupport", "TextCoding",
+        "SystemIO", "HostedContent", "PurchaseProof", "ContentServer", "StoreKitTesting", "TestSupport", "TextCoding",
         .product(name: "X509", package: "swift-certificates"),
         .product(name: "SwiftASN1", package: "swift-asn1"),
         .product(name: "Crypto", package: "swift-crypto"),

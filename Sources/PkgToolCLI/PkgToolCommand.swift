@@ -31,6 +31,7 @@ package struct PkgToolCommand: ParsableCommand {
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
       BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self, KeygenCommand.self,
       PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeLauncherCommand.self,
+      StoreKitTestLauncherCommand.self,
     ])
 
   package init() {}
@@ -47,6 +48,14 @@ package enum PkgToolMain {
     }
     if given.count >= 2, given[0] == "help", given[1] == ServeLauncherCommand.name {
       ServeLauncherCommand.replaceProcess(arguments: ["--help"])
+    }
+    // So is `storekit-test`, which needs X.509: the same program, told which command.
+    let storeKitTest = StoreKitTestLauncherCommand.name
+    if given.first == storeKitTest {
+      ServeLauncherCommand.replaceProcess(arguments: given, command: storeKitTest)
+    }
+    if given.count >= 2, given[0] == "help", given[1] == storeKitTest {
+      ServeLauncherCommand.replaceProcess(arguments: [storeKitTest] + given.dropFirst(2) + ["--help"], command: storeKitTest)
     }
     if let first = given.first, !first.hasPrefix("-"), first != "help" {
       let names = PkgToolCommand.configuration.subcommands.map { $0._commandName }

@@ -6,12 +6,17 @@ import Logging
 import PkgToolCLI
 import PurchaseProof
 
-/// `pkgtool-serve`, which `pkgtool serve` runs: parses the server's options and exits as every
-/// pkgtool command does.
+/// `pkgtool-serve`, which `pkgtool serve` and `pkgtool storekit-test` run: parses the server's
+/// options (or, after `storekit-test`, that command's) and exits as every pkgtool command does.
 package enum ServeMain {
   package static func main() async -> Never {
-    await PkgToolMain.run(
-      ServeCommand.self, Array(CommandLine.arguments.dropFirst()), usage: "Run 'pkgtool serve --help' for usage.")
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == StoreKitTestCommand.name {
+      PkgToolMain.run(
+        StoreKitTestCommand.self, Array(arguments.dropFirst()),
+        usage: "Run 'pkgtool storekit-test --help' or 'pkgtool storekit-test <command> --help' for usage.")
+    }
+    await PkgToolMain.run(ServeCommand.self, arguments, usage: "Run 'pkgtool serve --help' for usage.")
   }
 }
 
@@ -235,11 +240,11 @@ struct ServeCommand: AsyncParsableCommand {
     // Xcode and LocalTesting data is signed by a certificate the developer's Xcode made, not by
     // Apple: it is trusted only as the certificate given, and never under Apple's root, which
     // would make Apple's name stand for transactions no App Store made.
+    let isApple: Bool
+    do { isApple = try TransactionVerifier.isAppleRoot(root) } catch {
+      throw OperationError("cannot read the root certificate '\(rootCertificate)': \(error)")
+    }
     if environment.isLocal {
-      let isApple: Bool
-      do { isApple = try TransactionVerifier.isAppleRoot(root) } catch {
-        throw OperationError("cannot read the root certificate '\(rootCertificate)': \(error)")
-      }
       if isApple {
         throw OperationError(
           "--environment \(environment.rawValue) takes the StoreKit testing certificate, and '\(rootCertificate)' is Apple Root CA - G3",
@@ -329,6 +334,11 @@ struct ServeCommand: AsyncParsableCommand {
     if environment.isLocal {
       logger.notice(
         "--environment \(environment.rawValue): local testing; transactions are not from the App Store, only signed by the certificate '\(rootCertificate)'; do not use for sales"
+      )
+    }
+    if !environment.isLocal && !isApple {
+      logger.notice(
+        "--root-certificate '\(rootCertificate)' is not Apple Root CA - G3: a test root; transactions are not from the App Store; do not use for sales"
       )
     }
     logger.notice("\(ContentWatcher.describe(initial)); reloaded on SIGHUP and when its files change")

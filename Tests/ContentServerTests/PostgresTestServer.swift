@@ -224,7 +224,7 @@ final class PostgresTestServer: @unchecked Sendable {
   }
 
   /// A port on 127.0.0.1 that nothing listens on now.
-  private static func freePort() throws -> Int {
+  static func freePort() throws -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw TestFailure("socket: errno \(errno)") }
     defer { close(descriptor) }

@@ -44,6 +44,16 @@ import Testing
       #expect(result.stderr.contains("scripts/install.sh"), "\(result.stderr)")
       #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
     }
+    // storekit-test is the server program's too (it needs X.509): the same line, its own name.
+    for arguments in [["storekit-test", "chain", "-o", "chain"], ["help", "storekit-test"]] {
+      let result = try runProcess(lone, arguments, in: folder.path, environment: environment)
+      #expect(result.status == 2, "\(arguments): \(result.stderr)")
+      #expect(
+        result.stderr.hasPrefix("pkgtool: error: 'pkgtool storekit-test' needs the server program 'pkgtool-serve'"),
+        "\(result.stderr)")
+      #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: folder.appending("chain")))
     let version = try runProcess(lone, ["--version"], environment: environment)
     #expect(version.status == 0 && version.stdout == PkgTool.version + "\n")
     // Listed still: the root help names the command and where its options are.
@@ -67,6 +77,15 @@ import Testing
     #expect(result.stdout.hasSuffix("args: --listen 127.0.0.1:0 a b\n"), "\(result.stdout)")
     let help = try runProcess(bin + "/pkgtool", ["help", "serve"], environment: ["PATH": other + ":/usr/bin:/bin"])
     #expect(help.status == 7 && help.stdout.hasSuffix("args: --help\n"), "\(help.stdout)")
+    // storekit-test runs the same program, its name first.
+    let test = try runProcess(
+      bin + "/pkgtool", ["storekit-test", "chain", "-o", "a b"], environment: ["PATH": other + ":/usr/bin:/bin"])
+    #expect(test.status == 7 && test.stdout.hasSuffix("args: storekit-test chain -o a b\n"), "\(test.stdout)")
+    let testHelp = try runProcess(
+      bin + "/pkgtool", ["help", "storekit-test", "transaction"], environment: ["PATH": other + ":/usr/bin:/bin"])
+    #expect(
+      testHelp.status == 7 && testHelp.stdout.hasSuffix("args: storekit-test transaction --help\n"),
+      "\(testHelp.stdout)")
     // What is not a program is passed over: a folder of that name, a file that may not be run.
     let blocking = folder.appending("blocking")
     try FileManager.default.createDirectory(atPath: blocking + "/pkgtool-serve", withIntermediateDirectories: true)

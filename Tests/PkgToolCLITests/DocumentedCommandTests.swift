@@ -110,8 +110,10 @@ import Testing
     case ciCheckout
     /// A fresh `init` project `MyBook` at 1.1, built into `dist/` as catalog.md's text says.
     case catalogPipeline
-    /// A page whose blocks need `pkgtool serve` running between them: the server test target
-    /// runs the whole page (docs/self-hosting.md: `SelfHostingDocumentTests`).
+    /// Blocks that need the server program (`pkgtool serve`, `pkgtool storekit-test`), which
+    /// the core's build does not have, run as written by the server test target:
+    /// docs/serve.md's "Try it on localhost" (`TryItOnLocalhostTests`) and the whole of
+    /// docs/self-hosting.md (`SelfHostingDocumentTests`), with the gate in the background.
     case serverSuite
   }
 
@@ -127,6 +129,10 @@ import Testing
     "docs/ci.md: docker build": .outsideTheSuite,
     "docs/migration.md: pkgtool export background-assets": .afterReadmeUse,
     "docs/self-hosting.md: ": .serverSuite,
+    "docs/serve.md: mkdir -p dist && pkgtool build samples/": .serverSuite,
+    "docs/serve.md: pkgtool serve --catalog catalog.json": .serverSuite,
+    "docs/serve.md: pkgtool storekit-test transaction": .serverSuite,
+    "docs/serve.md: pkgtool storekit-test notification": .serverSuite,
   ]
 
   static func scenario(for block: Block) -> Scenario? {
@@ -200,7 +206,7 @@ import Testing
       }
       return
     }
-    if scenario == .serverSuite {
+    if scenario == .serverSuite && block.file == "docs/self-hosting.md" {
       let runner = repositoryRoot + "/Tests/ContentServerTests/SelfHostingDocumentTests.swift"
       let source = String(decoding: try readFile(runner), as: UTF8.self)
       #expect(source.contains("\"\(block.file)\""), "\(block.file) is run by no test of the server suite")
@@ -220,6 +226,20 @@ import Testing
           held,
           "\(block.file): '\(line)' is run neither by the suite nor by scripts/release-test.sh, nor labelled untested")
       }
+      return
+    }
+    if scenario == .serverSuite {
+      let heading = "## Try it on localhost"
+      let text = String(decoding: try readFile(repositoryRoot + "/" + block.file), as: UTF8.self)
+      let start = try #require(text.range(of: "\n" + heading + "\n"), "\(block.file) has no '\(heading)'")
+      var section = text[start.upperBound...]
+      if let next = section.range(of: "\n## ") { section = section[..<next.lowerBound] }
+      #expect(
+        section.contains(String((block.lines.first ?? "").prefix(40))),
+        "\(block): only the blocks of '\(heading)' are left to the server's suite")
+      let suite = String(
+        decoding: try readFile(repositoryRoot + "/Tests/ContentServerTests/TryItOnLocalhostTests.swift"), as: UTF8.self)
+      #expect(suite.contains("static let section = \"\(heading)\""))
       return
     }
     let dir = try TemporaryDirectory()

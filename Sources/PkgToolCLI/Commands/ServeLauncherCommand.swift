@@ -31,12 +31,13 @@ struct ServeLauncherCommand: ParsableCommand {
   }
 
   /// Runs `pkgtool-serve` with `arguments` in place of this process; exits 2 with the fix when
-  /// it is not installed or cannot be run.
-  static func replaceProcess(arguments: [String]) -> Never {
+  /// it is not installed or cannot be run. `command` is the pkgtool command that needs it
+  /// (`serve`, `storekit-test`).
+  static func replaceProcess(arguments: [String], command: String = name) -> Never {
     guard let path = Executable.companion(named: program) else {
       let beside = Executable.currentPath.map { " beside '\($0)'" } ?? ""
       PkgToolMain.fail(
-        "'pkgtool serve' needs the server program '\(program)', which is not installed\(beside) nor on PATH; "
+        "'pkgtool \(command)' needs the server program '\(program)', which is not installed\(beside) nor on PATH; "
           + "install both with scripts/install.sh, or build it with 'swift build --product \(program)'")
     }
     let failure = Executable.replaceProcess(with: path, arguments: [path] + arguments)
