@@ -30,8 +30,8 @@ package struct PkgToolCommand: ParsableCommand {
     subcommands: [
       InitCommand.self, BuildCommand.self, ValidateCommand.self, UnpackCommand.self, InstallCommand.self,
       BumpCommand.self, InfoCommand.self, CatCommand.self, DiffCommand.self, RulesCommand.self, KeygenCommand.self,
-      PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, ServeLauncherCommand.self,
-      StoreKitTestLauncherCommand.self,
+      PublishCommand.self, CatalogCommand.self, RootCommand.self, ExportCommand.self, DownloadManifestCommand.self,
+      MigrateCommand.self, ServeLauncherCommand.self, StoreKitTestLauncherCommand.self,
     ])
 
   package init() {}

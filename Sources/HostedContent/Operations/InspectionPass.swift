@@ -163,14 +163,16 @@ final class InspectionPass {
   /// Gives a file's data to the sink, chunk by chunk, hashing it and keeping the plist's bytes.
   private func copy(_ entry: PackageEntry, _ data: EntryData, initial first: Int) throws {
     open = entry
-    var tap = FileTap(entry, digest: inspector.onFileDigest != nil)
+    var tap = FileTap(entry, digest: inspector.onFileDigest != nil, assetPack: context.isAssetPack)
     try copier.copy(
       data, of: entry, initial: first, to: { chunk in try sinkCall { try sink.write(chunk) } },
       each: { chunk, produced in
         tap.take(chunk)
         meter?.advance(to: produced)
       })
-    if let plist = tap.plist { tally.contentInfoBytes = plist }
+    if let kept = tap.plist {
+      if entry.path == ContentInfo.fileName { tally.contentInfoBytes = kept } else { tally.assetPackManifestBytes = kept }
+    }
     if let digest = tap.digest() { inspector.onFileDigest?(entry, digest) }
     open = nil
     try sinkCall { try sink.end(entry) }
@@ -236,6 +238,7 @@ final class InspectionPass {
       findings: findings, contentInfo: contentInfo, entryCount: tally.count, contentSize: tally.contentSize,
       entries: tally.entries, integrityFailed: summary.integrityFailed)
     result.fileCount = tally.files
+    result.assetPackManifest = tally.assetPackManifestBytes.flatMap { AssetPackManifest.parse($0).manifest }
     result.skippedRules = runner.skippedRules
     return result
   }
@@ -250,6 +253,8 @@ struct Tally {
   var contentSize: UInt64 = 0
   /// `ContentInfo.plist`'s bytes, when it was read as a file at the root.
   var contentInfoBytes: [UInt8]?
+  /// An asset pack's `Manifest.json` bytes, when it was read as a file at the root.
+  var assetPackManifestBytes: [UInt8]?
 
   mutating func add(_ entry: PackageEntry, recording: Bool) {
     count += 1
@@ -359,12 +364,13 @@ struct ProgressMeter {
 struct FileTap {
   private var hasher: SHA256?
   /// The plist's bytes so far (nil for any other file), kept up to a little past the largest
-  /// plist accepted.
+  /// plist accepted; in an asset pack, `Manifest.json`'s bytes the same way.
   private(set) var plist: [UInt8]?
 
-  init(_ entry: PackageEntry, digest: Bool) {
+  init(_ entry: PackageEntry, digest: Bool, assetPack: Bool = false) {
     hasher = digest ? SHA256() : nil
-    plist = entry.path == ContentInfo.fileName ? [] : nil
+    let kept = entry.path == ContentInfo.fileName || (assetPack && entry.path == AssetPackManifest.fileName)
+    plist = kept ? [] : nil
   }
 
   mutating func take(_ chunk: UnsafeRawBufferPointer) {

@@ -47,6 +47,8 @@ public struct InspectionResult: Sendable {
   /// TOC, read as it streamed, failed its closing checks): the result is then that of a file
   /// whose index cannot be read, whatever the entries showed.
   package var indexRefused = false
+  /// An asset pack's `Manifest.json`, when it was read at the root and has no problem.
+  package var assetPackManifest: AssetPackManifest?
 
   /// A result, as an inspection makes it.
   public init(
