@@ -134,7 +134,8 @@ let package = Package(
       name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
       exclude: ["Golden", "Schemas"]),
     .testTarget(
-      name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"], exclude: ["Golden"]),
+      name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "AppleArchive", "TestSupport"],
+      exclude: ["Golden"]),
   ],
   swiftLanguageModes: [.v6]
 )

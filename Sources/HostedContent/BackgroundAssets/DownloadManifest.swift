@@ -102,7 +102,12 @@ public struct DownloadManifest: Equatable, Sendable {
       } else {
         host = authority.prefix { $0 != ":" }
       }
-      let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+      // 127.x.x.x as four numbers: `127.0.0.1.example.com` is a name anyone may own.
+      let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+      let ipv4Loopback =
+        octets.count == 4 && octets[0] == "127"
+        && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+      let loopback = host == "localhost" || host == "::1" || ipv4Loopback
       guard loopback else {
         throw OperationError(
           "--base-url '\(text)' is plain http to '\(host)': devices download asset packs over https (App Transport Security), and anyone on the path could change them",
