@@ -256,7 +256,7 @@ import XAR
     for command in [
       "init", "build", "validate", "unpack", "install", "bump", "info", "cat", "diff", "rules", "keygen", "publish",
       "export background-assets", "catalog", "catalog show", "catalog verify", "catalog remove", "catalog rebase",
-      "catalog renew",
+      "catalog renew", "download-manifest", "download-manifest create", "download-manifest update", "migrate",
     ] {
       let help = try pkgtool(
         command.split(separator: " ").map(String.init) + ["--help"], environment: ["COLUMNS": "80"])

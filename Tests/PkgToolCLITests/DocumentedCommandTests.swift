@@ -133,6 +133,7 @@ import Testing
     "docs/serve.md: pkgtool serve --catalog catalog.json": .serverSuite,
     "docs/serve.md: pkgtool storekit-test transaction": .serverSuite,
     "docs/serve.md: pkgtool storekit-test notification": .serverSuite,
+    "docs/migration.md: pkgtool migrate": .afterReadmeUse,
   ]
 
   static func scenario(for block: Block) -> Scenario? {

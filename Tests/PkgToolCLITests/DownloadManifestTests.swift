@@ -351,6 +351,16 @@ import Testing
     let versions = (try Self.json(String(decoding: try readFile(out + "/download-manifest.json"), as: UTF8.self))[
       "assetPacks"] as? [[String: Any]] ?? []).map { $0["version"] as? Int }
     #expect(versions == [1, 2, 1])
+    // The same product and version twice: the same Contents/ is taken once; other content is
+    // refused, and the manifest stays as it was.
+    try FileManager.default.copyItem(atPath: samples + "/book-chapter1", toPath: samples + "/copy")
+    let twice = try pkgtool(["migrate", samples, "-o", out, "--platform", "ios", "--base-url", Self.base])
+    #expect(twice.status == 0 && twice.stdout.contains("passed over: \(samples)/copy"), "\(twice.stdout)")
+    let manifestBytes = try readFile(out + "/download-manifest.json")
+    try writeFile(samples + "/copy/Contents/chapter1.txt", "Another text.\n")
+    let clash = try pkgtool(["migrate", samples, "-o", out, "--platform", "ios", "--base-url", Self.base])
+    #expect(clash.status == 2 && clash.stderr.contains("are both com.example.book.chapter1 1.0"), "\(clash.stderr)")
+    #expect(try readFile(out + "/download-manifest.json") == manifestBytes)
     // A folder that holds no package.
     try FileManager.default.createDirectory(atPath: dir.appending("empty"), withIntermediateDirectories: true)
     let empty = try pkgtool(["migrate", dir.appending("empty"), "-o", dir.appending("p2"), "--platform", "ios",

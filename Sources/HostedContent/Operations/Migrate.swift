@@ -103,9 +103,15 @@ public enum Migrate {
       let product = info.productIdentifier
       if let other = newest[product] {
         if other.info.contentVersion == info.contentVersion {
+          // A project and the package built from it: one content, taken once.
+          let contents = { (files: [String: String]) in files.filter { $0.key.hasPrefix("Contents/") } }
+          if contents(other.files) == contents(files) {
+            result.passedOver.append(path)
+            continue
+          }
           throw OperationError(
             "'\(other.path)' and '\(path)' are both \(product) \(info.contentVersion)",
-            hint: "keep one package per version in the folder", code: .inputUnsuitable)
+            hint: "their Contents/ differ: keep one package per version in the folder", code: .inputUnsuitable)
         }
         if other.info.contentVersion > info.contentVersion {
           result.passedOver.append(path)

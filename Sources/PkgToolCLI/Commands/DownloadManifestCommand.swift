@@ -15,8 +15,10 @@ struct DownloadManifestCommand: ParsableCommand {
 
       Examples:
         pkgtool download-manifest create BookPack.aar LevelPack.aar --platform ios \\
-            --base-url https://cdn.example.com/packs/ -o download-manifest.json --payloads upload
-        pkgtool download-manifest update download-manifest.json BookPack.aar --payloads upload
+            --base-url https://cdn.example.com/packs/ -o download-manifest.json \\
+            --payloads upload
+        pkgtool download-manifest update download-manifest.json BookPack.aar \\
+            --payloads upload
       """,
     subcommands: [DownloadManifestCreateCommand.self, DownloadManifestUpdateCommand.self])
 }
@@ -154,7 +156,8 @@ struct DownloadManifestUpdateCommand: ParsableCommand {
       they are. The manifest is written whole or not at all.
 
       Example:
-        pkgtool download-manifest update download-manifest.json BookPack.aar --payloads upload
+        pkgtool download-manifest update download-manifest.json BookPack.aar \\
+            --payloads upload
       """)
 
   @Argument(help: ArgumentHelp("The download manifest to update.", valueName: "file"))

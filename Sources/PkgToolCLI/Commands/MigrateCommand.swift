@@ -19,7 +19,8 @@ struct MigrateCommand: ParsableCommand {
       (docs/migration.md).
 
       Examples:
-        pkgtool migrate dist/ -o packs --platform ios --base-url https://cdn.example.com/packs/
+        pkgtool migrate dist/ -o packs --platform ios \\
+            --base-url https://cdn.example.com/packs/
         pkgtool migrate com.example.book-1.1.pkg -o packs --platform ios \\
             --base-url https://cdn.example.com/packs/ --json
       """)
