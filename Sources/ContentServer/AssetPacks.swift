@@ -140,6 +140,13 @@ package struct AssetPacks: Sendable {
         do { file = try ServedFile.open(path) } catch let error as OperationError { throw error } catch {
           throw OperationError("cannot read the asset pack '\(path)': \(error)")
         }
+        // The archive itself says which pack it is: a device that asked for this ID must get it.
+        let declared = try DownloadManifestEdit.assetPackID(ofArchiveAt: path)
+        guard declared == id else {
+          throw OperationError(
+            "'\(path)' is the asset pack '\(declared)' (its Manifest.json), not '\(id)' as its name says",
+            hint: "name it \(declared).aar, or export it again with --asset-pack-id \(id)")
+        }
       }
       packs[id] = Pack(id: id, products: configuration.open.contains(id) ? [] : products, file: file)
     }

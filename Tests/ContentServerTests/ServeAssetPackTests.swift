@@ -160,6 +160,15 @@ extension ServeEndToEndTests {
     let dot = try refusal(dotted, packOptions)
     #expect(dot.status == 2 && dot.stderr.contains("com.example.pack"), "\(dot.stderr)")
 
+    // A pack renamed: its Manifest.json says book-pack, its name other-pack.
+    let renamed = try packFolder()
+    try FileManager.default.moveItem(
+      atPath: renamed.appending("packs/book-pack.aar"), toPath: renamed.appending("packs/other-pack.aar"))
+    let misnamed = try refusal(
+      renamed, ["--asset-packs", "packs", "--pack-product", "other-pack=com.example.app.book1", "--open", "sample-pack"])
+    #expect(misnamed.status == 2, "\(misnamed.stderr)")
+    #expect(misnamed.stderr.contains("is the asset pack 'book-pack'"), "\(misnamed.stderr)")
+
     // --pack-product without --asset-packs, or not ID=PRODUCT.
     let usage = try refusal(unmapped, ["--pack-product", "book-pack=com.example.app.book1"])
     #expect(usage.status == 2 && usage.stderr.contains("--asset-packs"), "\(usage.stderr)")

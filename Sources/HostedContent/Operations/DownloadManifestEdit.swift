@@ -122,6 +122,29 @@ public enum DownloadManifestEdit {
     return (pack, inspection)
   }
 
+  /// The asset-pack ID of the archive at `path`, read from its own `Manifest.json` after the
+  /// whole archive passed the asset-pack rules (for `serve --asset-packs`, which serves a pack
+  /// under that ID). The file's name is not judged (`package-form`): a pack is uploaded without
+  /// its extension. Throws `OperationError` naming the file and the first finding otherwise.
+  package static func assetPackID(ofArchiveAt path: String) throws -> String {
+    let file: FileDescriptor
+    do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+    let inspection = try Validation.run(
+      path: path, file: file, options: ValidationOptions(), limits: ReaderLimits(), onFileDigest: { _, _ in })
+    let errors = inspection.findings.filter { $0.severity == .error && $0.ruleID != "package-form" }
+    guard inspection.format == .appleArchive, errors.isEmpty, let manifest = inspection.assetPackManifest else {
+      let why =
+        inspection.format != .appleArchive
+        ? "it reads as \(inspection.format.displayName), not an Apple Archive"
+        : errors.first.map { "\($0.message) [\($0.ruleID)]" } ?? "it has no Manifest.json"
+      throw OperationError(
+        "'\(path)' is not an asset pack a device would read: \(why)",
+        hint: "pkgtool validate it for every finding; pkgtool export background-assets writes a pack",
+        code: .inputUnsuitable)
+    }
+    return manifest.assetPackID
+  }
+
   /// Reads every pack; refuses two packs with one ID.
   static func readPacks(_ paths: [String], options: Options, result: inout Result) throws -> [ReadPack] {
     guard !paths.isEmpty else {
