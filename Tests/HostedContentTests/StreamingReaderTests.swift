@@ -117,7 +117,9 @@ import Testing
 @Suite struct DataRegionTests {
   static func archive(offsets: [Int], lengths: [Int], in dir: TemporaryDirectory) throws -> String {
     let path = dir.appending("regions-\(offsets).pkg")
-    let heap = [UInt8](repeating: 0x61, count: 64)
+    // The heap ends at the last byte a region references: bytes after it are refused.
+    let end = zip(offsets, lengths).map { $0 + $1 }.max() ?? 20
+    let heap = [UInt8](repeating: 0x61, count: max(0, end - 20))
     var files = ""
     for (i, (offset, length)) in zip(offsets, lengths).enumerated() {
       let bytes = [UInt8](repeating: 0x61, count: length)
