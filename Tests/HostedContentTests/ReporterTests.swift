@@ -174,6 +174,38 @@ import Testing
     #expect((junk["properties"] as? [String: Any])?["security-severity"] == nil)
   }
 
+  /// GitHub shows a rule's `shortDescription` as the title of its alerts: one line of at most
+  /// 120 characters for every rule, with the whole summary and rationale in `fullDescription`
+  /// and `help`.
+  @Test func sarifShortDescriptionsAreOneShortLine() throws {
+    let log = try #require(
+      try JSONSerialization.jsonObject(with: Data(SARIFReporter.render(Self.report).utf8)) as? [String: Any])
+    let driver = try #require(
+      ((log["runs"] as? [[String: Any]])?.first?["tool"] as? [String: Any])?["driver"] as? [String: Any])
+    let rules = try #require(driver["rules"] as? [[String: Any]])
+    #expect(rules.count == RuleCatalog.descriptions.count)
+    for (rule, description) in zip(rules, RuleCatalog.descriptions) {
+      let short = try #require((rule["shortDescription"] as? [String: Any])?["text"] as? String)
+      let full = try #require((rule["fullDescription"] as? [String: Any])?["text"] as? String)
+      let help = try #require((rule["help"] as? [String: Any])?["text"] as? String)
+      #expect(short.count <= 120, "\(description.id): \(short.count) characters")
+      #expect(!short.contains("\n"), "\(description.id)")
+      #expect(!short.isEmpty)
+      #expect(full.contains(description.summary) && full.contains(description.rationale), "\(description.id)")
+      #expect(help.contains(description.summary), "\(description.id)")
+    }
+    // A rule of a library user with a long summary and no headline: its words up to the limit.
+    let long = RuleDescription(
+      id: "house-rule", name: "House rule", category: .hygiene,
+      summary: String(repeating: "a long summary that goes on ", count: 10), rationale: "Why.", triggering: [],
+      nonTriggering: [])
+    #expect(long.headline.count <= 120 && long.headline.hasSuffix("…") && long.headline.hasPrefix("a long summary"))
+    let short = RuleDescription(
+      id: "house-rule", name: "House rule", category: .hygiene, summary: "A short one.", rationale: "Why.",
+      triggering: [], nonTriggering: [])
+    #expect(short.headline == "A short one.")
+  }
+
   @Test func sarifPercentEncodesURIs() {
     #expect(percentEncodedPath("a b/c#d%e?f/ü") == "a%20b/c%23d%25e%3Ff/%C3%BC")
   }

@@ -12,7 +12,9 @@ import TextCoding
 /// - `partialFingerprints` hash the rule, the inner path and the content, so an alert stays one
 ///   alert across runs and two findings never merge.
 /// - The catalog is `tool.driver.rules`, with help text and `security-severity` for the rules
-///   that guard the device.
+///   that guard the device. A rule's `shortDescription`, the title GitHub gives its alerts, is its
+///   one-line ``RuleDescription/headline``; the full summary and rationale are in
+///   `fullDescription` and `help`.
 /// - When the input cannot be read, the run says so in `invocations` (`executionSuccessful`
 ///   false, a `toolExecutionNotifications` entry).
 public enum SARIFReporter: Reporter {
@@ -116,8 +118,8 @@ public enum SARIFReporter: Reporter {
     let documentation = reports.first?.documentationURL
     let rules = descriptions.map { d in
       RuleDescriptor(
-        id: d.id, name: d.name, shortDescription: Text(text: d.summary),
-        fullDescription: Text(text: d.rationale),
+        id: d.id, name: d.name, shortDescription: Text(text: d.headline),
+        fullDescription: Text(text: "\(d.summary) Why: \(d.rationale)"),
         help: Text(
           text:
             "\(d.summary) Why: \(d.rationale) Examples and fixes: docs/rules.md#\(d.id) in pkgtool's repository, or `pkgtool rules \(d.id)`."

@@ -7,6 +7,8 @@ import XAR
 package final class ArchiveIntegrityRule: Rule {
   package static let description = RuleDescription(
     id: "archive-integrity", name: "Archive integrity", category: .archive,
+    headline:
+      "Not a readable XAR, flat package or zip: truncated, checksums or sizes wrong, bytes past the end, entries that disagree.",
     summary:
       "Not a XAR/flat package/zip, truncated, TOC or file checksum mismatch, declared size different from actual, heap not where the header says, bytes after the last one the TOC references (a zip or XAR appended: another reader would read that instead), data that inflates past its declared size; entries that contradict themselves (data on a folder, symlink or hard link; a file with a <link>), files sharing heap bytes, too many path bytes; a zip whose local headers and central directory disagree or leave room for hidden entries.",
     rationale:

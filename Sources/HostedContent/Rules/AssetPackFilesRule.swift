@@ -6,6 +6,8 @@
 package final class AssetPackFilesRule: Rule {
   package static let description = RuleDescription(
     id: "asset-pack-files", name: "Asset-pack files", category: .assetPacks,
+    headline:
+      "(Asset-pack folders) a file selector that escapes the folder or misses, a shared destination, an uncovered file.",
     summary:
       "(Asset-pack folders) a file selector that is absolute, holds '..', names nothing or the wrong kind, or selects Manifest.json; a 2.x sourceRoot outside the folder, a fileDestination that is not a plain relative path or that two selectors share; a file no selector covers; a symlink.",
     rationale:

@@ -5,6 +5,8 @@
 package final class AssetPackManifestRule: Rule {
   package static let description = RuleDescription(
     id: "asset-pack-manifest", name: "Asset-pack manifest", category: .assetPacks,
+    headline:
+      "(Asset-pack folders) Manifest.json missing, not JSON, or with a bad ID, download policy, selectors or platforms.",
     summary:
       "(Asset-pack folders) Manifest.json missing, not JSON, or with a bad assetPackID (a dot included), downloadPolicy (one of essential/prefetch with installationEventTypes, or an empty onDemand), fileSelectors (1.x and 2.x forms mixed), platforms (unknown or named twice) or language.",
     rationale:

@@ -3,6 +3,8 @@
 package final class AssetPackSizeRule: Rule {
   package static let description = RuleDescription(
     id: "asset-pack-size", name: "Asset-pack size", category: .assetPacks,
+    headline:
+      "(Asset packs) the files add up to more than the 200 GB App Store Connect allows for all of an app's asset packs.",
     summary:
       "(Asset packs) the files' declared sizes add up to more than the 200 GB App Store Connect allows for all of an app's Apple-hosted asset packs together.",
     rationale:

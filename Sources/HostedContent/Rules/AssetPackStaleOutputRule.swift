@@ -6,6 +6,7 @@ import SystemIO
 package final class AssetPackStaleOutputRule: Rule {
   package static let description = RuleDescription(
     id: "asset-pack-stale-output", name: "Stale packaging output", category: .assetPacks,
+    headline: "(Asset packs) an old Apple Archive or a copy of a Manifest.json inside the pack's folder.",
     summary:
       "(Asset packs) an Apple Archive (a .aar by name, or AA01/YAA1/AEA1/pbz* by its first bytes) or a copy of an asset-pack Manifest.json other than the pack's own.",
     rationale:

@@ -3,6 +3,7 @@
 package final class ContentInfoRule: Rule {
   package static let description = RuleDescription(
     id: "content-info", name: "ContentInfo.plist", category: .layout,
+    headline: "ContentInfo.plist missing or malformed, or its ContentVersion or IAPProductIdentifier missing or wrong.",
     summary:
       "Missing or malformed plist, root not a dictionary, ContentVersion or IAPProductIdentifier missing, of the wrong type or malformed (the product ID must be reverse-DNS labels of letters, digits and _, none empty; it becomes a folder name on install); product ID different from --product-id.",
     rationale:

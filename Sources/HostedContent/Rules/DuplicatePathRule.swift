@@ -2,6 +2,7 @@
 package final class DuplicatePathRule: Rule {
   package static let description = RuleDescription(
     id: "duplicate-path", name: "Duplicate paths", category: .paths,
+    headline: "Two entries with the same path, or paths equal up to case or Unicode normalization.",
     summary:
       "Two entries with the same path, or paths equal up to case (full Unicode case folding) or Unicode normalization (NFC/NFD).",
     rationale:

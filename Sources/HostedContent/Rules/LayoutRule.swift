@@ -2,6 +2,7 @@
 package final class LayoutRule: Rule {
   package static let description = RuleDescription(
     id: "layout", name: "Package layout", category: .layout,
+    headline: "Anything at the root other than ContentInfo.plist and Contents/, or no Contents/ folder.",
     summary:
       "Anything at the root other than ContentInfo.plist (a file) and Contents/ (a directory); a missing Contents/; in a flat package, any outer member but Distribution, NAME.pkg/{Bom,PackageInfo,Payload} and Resources/.",
     rationale:

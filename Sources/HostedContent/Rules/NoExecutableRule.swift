@@ -3,6 +3,7 @@
 package final class NoExecutableRule: Rule {
   package static let description = RuleDescription(
     id: "no-executable", name: "No executable code", category: .content,
+    headline: "Executable code (Mach-O, ELF, PE, a library, a #! script) or a file with an execute bit.",
     summary:
       "Mach-O (thin and fat, both byte orders), ELF, PE, static libraries, #! scripts, any file with an execute bit; found by magic bytes, whatever the file's name.",
     rationale:

@@ -3,6 +3,7 @@
 package final class NoExternalSymlinkRule: Rule {
   package static let description = RuleDescription(
     id: "no-external-symlink", name: "No external symlinks", category: .content,
+    headline: "A symlink that leads out of Contents/ (directly or through other links), is absolute, or loops.",
     summary:
       "A symlink whose target, followed through other symlinks in the package (names matched case- and normalization-insensitively, as on APFS), leaves Contents/; absolute targets; targets with NUL or control characters; loops. Dangling internal links are warned about.",
     rationale: "A link that leaves the content lets an unpacker or the app read or overwrite files outside its folder.",

@@ -6,6 +6,8 @@ import SystemIO
 package final class PackageFormRule: Rule {
   package static let description = RuleDescription(
     id: "package-form", name: "Package form", category: .archive,
+    headline:
+      "The file's name and its bytes disagree (.pkg must be a XAR, .zip the delivery zip), or the bytes parse as two formats.",
     summary:
       "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
     rationale:

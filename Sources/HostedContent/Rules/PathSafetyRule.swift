@@ -8,6 +8,8 @@ package final class PathSafetyRule: Rule {
 
   package static let description = RuleDescription(
     id: "path-safety", name: "Path safety", category: .paths,
+    headline:
+      "A path that is absolute, climbs out with '..', holds control characters or is not UTF-8, or is too long.",
     summary:
       "Absolute paths, '..' or '.' or empty components, NUL or control characters, backslashes, non-UTF-8, over-long names or paths, entries stored under a symlink or under a file.",
     rationale:

@@ -52,8 +52,25 @@ public struct RuleDescription: Sendable {
   public let name: String
   /// Where the rule stands in the catalog (and in docs/rules.md).
   public let category: RuleCategory
-  /// One line: what it rejects.
+  /// What it rejects, in full: one paragraph.
   public let summary: String
+  /// What it rejects in one line of at most ``headlineLimit`` characters: the title a code-scanning
+  /// dashboard shows for an alert (SARIF's `shortDescription`). When a rule gives none, the summary
+  /// stands for it if it fits, else the summary's words up to the limit and an ellipsis.
+  public var headline: String {
+    if let givenHeadline, Self.fitsHeadline(givenHeadline) { return givenHeadline }
+    let line = summary.split(whereSeparator: \.isNewline).joined(separator: " ")
+    if Self.fitsHeadline(line) { return line }
+    var out = ""
+    for word in line.split(separator: " ") {
+      guard out.count + word.count + 2 <= Self.headlineLimit else { break }
+      out += out.isEmpty ? String(word) : " " + word
+    }
+    return out + "…"
+  }
+  /// The longest ``headline``, in characters: GitHub shows it as an alert's title.
+  public static let headlineLimit = 120
+  private let givenHeadline: String?
   /// Why it matters.
   public let rationale: String
   /// The severity of its findings, unless a finding says otherwise.
@@ -68,11 +85,18 @@ public struct RuleDescription: Sendable {
   /// Packages this rule must accept.
   public let nonTriggering: [RuleExample]
 
-  /// A description; `triggering` and `nonTriggering` are checked by the test suite.
+  private static func fitsHeadline(_ text: String) -> Bool {
+    text.count <= headlineLimit && !text.contains(where: \.isNewline)
+  }
+
+  /// A description; `triggering` and `nonTriggering` are checked by the test suite. `headline`
+  /// is the one-line form of `summary` (at most 120 characters), needed when the summary is longer.
   public init(
-    id: String, name: String, category: RuleCategory, summary: String, rationale: String, severity: Severity = .error,
-    securitySeverity: Double? = nil, details: [String] = [], triggering: [RuleExample], nonTriggering: [RuleExample]
+    id: String, name: String, category: RuleCategory, headline: String? = nil, summary: String, rationale: String,
+    severity: Severity = .error, securitySeverity: Double? = nil, details: [String] = [], triggering: [RuleExample],
+    nonTriggering: [RuleExample]
   ) {
+    self.givenHeadline = headline
     self.securitySeverity = securitySeverity
     self.id = id
     self.name = name

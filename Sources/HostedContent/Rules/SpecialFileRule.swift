@@ -3,6 +3,7 @@
 package final class SpecialFileRule: Rule {
   package static let description = RuleDescription(
     id: "special-file", name: "Special files", category: .content,
+    headline: "Devices, FIFOs, sockets; setuid, setgid or sticky bits; hard links to anything outside the package.",
     summary:
       "Devices, FIFOs, sockets; setuid, setgid, sticky bits; hard links to anything outside the package, or carrying data of their own.",
     rationale: "Special files do nothing useful in content and can be abused on the machine that unpacks them.",
