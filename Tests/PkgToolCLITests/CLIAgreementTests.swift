@@ -22,10 +22,12 @@ import XAR
 
     let project = try pkgtool(["validate", "Book"], in: dir.path)
     #expect(project.status == 0, "\(project.stdout)\(project.stderr)")
-    // What build leaves out is listed, never silent: the README (a note) and the junk (a note).
-    #expect(project.stdout.contains("Book:README.md: note:"))
+    // What build leaves out is listed, never silent: the README (in the summary) and the junk
+    // (a note).
+    #expect(!project.stdout.contains("README.md: note:"))
     #expect(project.stdout.contains("Book:Contents/art/.DS_Store: note:"))
-    #expect(project.stdout.contains("Book: valid: 0 errors, 0 warnings, 2 notes"))
+    #expect(project.stdout.contains("Book: valid: 0 errors, 0 warnings, 1 note ("))
+    #expect(project.stdout.contains(", build leaves out README.md)"))
 
     let pkg = try pkgtool(["build", "Book"], in: dir.path)
     #expect(pkg.status == 0, "\(pkg.stdout)\(pkg.stderr)")
@@ -57,6 +59,29 @@ import XAR
         try readFile(dir.appending("docs-\(folder)/com.example.book/current/chapter1.txt"))
           == Array("Once upon a time.\n".utf8))
     }
+  }
+
+  /// A project fresh from `init` validates with no finding at all, in every reporter: its README
+  /// is named in the summary (build leaves it out), never a note or an annotation.
+  @Test func anInitMadeProjectValidatesWithNoFinding() throws {
+    let dir = try TemporaryDirectory()
+    #expect(try pkgtool(["init", "Book", "--product-id", "com.example.book"], in: dir.path).status == 0)
+    let text = try pkgtool(["validate", "Book"], in: dir.path)
+    #expect(text.status == 0, "\(text.stderr)")
+    #expect(
+      text.stdout
+        == "Book: valid: 0 errors, 0 warnings (com.example.book 1.0, content folder, 2 entries, "
+        + "305 bytes of content, build leaves out README.md)\n")
+    let json = try pkgtool(["validate", "Book", "--json"], in: dir.path)
+    let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect((document["findings"] as? [Any])?.isEmpty == true)
+    #expect((document["package"] as? [String: Any])?["projectFiles"] as? [String] == ["README.md"])
+    let sarif = try pkgtool(["validate", "Book", "--reporter", "sarif"], in: dir.path)
+    let log = try #require(try JSONSerialization.jsonObject(with: Data(sarif.stdout.utf8)) as? [String: Any])
+    #expect(((log["runs"] as? [[String: Any]])?.first?["results"] as? [Any])?.isEmpty == true)
+    let strict = try pkgtool(["validate", "Book", "--strict", "--reporter", "github"], in: dir.path)
+    #expect(strict.status == 0)
+    #expect(strict.stdout.hasPrefix("::notice ") && !strict.stdout.contains("README.md,"))
   }
 
   @Test func initFillsTheCurrentFolderAndTheReadmeNamesTheProduct() throws {

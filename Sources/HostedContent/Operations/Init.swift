@@ -49,8 +49,8 @@ public enum ProjectTemplate {
     After `pkgtool bump`, the package name follows the new version.
 
     Only `ContentInfo.plist` and `Contents/` go into the package: this README and anything else
-    beside them are left out (validate lists them as notes or warnings), and so are junk files
-    such as `.DS_Store` anywhere.
+    beside them are left out (validate names them in its summary, and warns about a file that
+    looks like content), and so are junk files such as `.DS_Store` anywhere.
 
     """
 

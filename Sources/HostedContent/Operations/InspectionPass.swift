@@ -240,6 +240,8 @@ final class InspectionPass {
     result.fileCount = tally.files
     result.assetPackManifest = tally.assetPackManifestBytes.flatMap { AssetPackManifest.parse($0).manifest }
     result.skippedRules = runner.skippedRules
+    result.projectFiles = summary.leftOut.filter { $0.reason == .outsideContent && LayoutRule.isProjectFile($0.path) }
+      .map(\.path)
     return result
   }
 }

@@ -40,6 +40,10 @@ public struct InspectionResult: Sendable {
   public var skippedEntries: [SkippedEntry] = []
   /// The entry whose reading failed half way (its partial output was taken back), if any.
   public var incompleteEntry: String?
+  /// A content project's own files beside `Contents/` (README, LICENSE, `.gitignore`, …), which
+  /// `build` leaves out. They are listed in the report's summary, not reported as findings, so a
+  /// project fresh from `init` validates with no finding at all.
+  public var projectFiles: [String] = []
   /// Rules that did not run, by id, with the reason (`content-version-increase` without
   /// `--against`; every rule but `archive-integrity` when the file is not a package).
   public var skippedRules: [String: String] = [:]

@@ -44,6 +44,8 @@ public enum JSONReporter: Reporter {
     var contentVersion: String?
     var entryCount: Int
     var contentSize: UInt64
+    /// A content project's own files, which build leaves out (absent when there are none).
+    var projectFiles: [String]?
   }
   struct Summary: Encodable {
     var errors: Int
@@ -77,7 +79,7 @@ public enum JSONReporter: Reporter {
       package: Package(
         path: report.displayPath, format: r.format.rawValue, size: r.packageSize,
         productIdentifier: r.contentInfo?.productIdentifier, contentVersion: r.contentInfo?.contentVersion.description,
-        entryCount: r.entryCount, contentSize: r.contentSize),
+        entryCount: r.entryCount, contentSize: r.contentSize, projectFiles: r.projectFiles.isEmpty ? nil : r.projectFiles),
       valid: !report.failed, strict: report.strict, error: report.toolError,
       summary: Summary(errors: report.errorCount, warnings: report.warningCount, notes: report.noteCount),
       findings: r.findings.map {

@@ -36,6 +36,9 @@ public enum TextReporter: Reporter {
     what.append("\(r.format.displayName)")
     what.append("\(r.entryCount) \(r.entryCount == 1 ? "entry" : "entries")")
     what.append("\(describeBytes(r.contentSize)) of content")
+    if !r.projectFiles.isEmpty {
+      what.append("build leaves out " + r.projectFiles.map(\.debugEscapedForTerminal).joined(separator: ", "))
+    }
     let verdict = report.failed ? "invalid" : "valid"
     return
       "\(report.displayPath.debugEscapedForTerminal): \(verdict): \(report.countsText) (\(what.joined(separator: ", ")))"

@@ -9,7 +9,7 @@ package final class LayoutRule: Rule {
       "The client unpacks the root into a cache folder and the app copies Contents/; anything else at the root is lost or confuses the app.",
     details: [
       "For a flat package, also checks the outer archive: only `Distribution`, `NAME.pkg/` with `Bom`, `PackageInfo` and `Payload`, and `Resources/` may be there. Every outer member is also seen by `path-safety`, `no-executable` and `special-file`, and its data is read to the end so a checksum or size lie is an `archive-integrity` finding.",
-      "In a content project, notes the project's own files beside `Contents/` (README, LICENSE, CHANGELOG, NOTICE, AUTHORS, COPYING, `.gitignore`, `.gitattributes`, `.editorconfig`), which `build` leaves out, and warns about anything else at the root (content put in the wrong place, say `levels.json` beside `Contents/`).",
+      "In a content project, the project's own files beside `Contents/` (README, LICENSE, CHANGELOG, NOTICE, AUTHORS, COPYING, `.gitignore`, `.gitattributes`, `.editorconfig`), which `build` leaves out, are listed in the report's summary (`build leaves out README.md`), not reported; the rule warns about anything else at the root (content put in the wrong place, say `levels.json` beside `Contents/`).",
     ],
     triggering: [
       RuleExample.package("extra file at the root", adding: [.file("notes.txt", "hi")], expecting: "notes.txt"),
@@ -101,19 +101,13 @@ package final class LayoutRule: Rule {
 
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     // A project's root: build leaves out everything but ContentInfo.plist and Contents/. The
-    // project's own files are a note; anything else may be content put in the wrong place.
-    for left in summary.leftOut where left.reason == .outsideContent {
-      if LayoutRule.isProjectFile(left.path) {
-        findings.append(
-          finding(
-            left.path, "'\(left.path)' is a project file beside Contents/; build leaves it out of the package",
-            severity: .note))
-      } else {
-        findings.append(
-          finding(
-            left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package",
-            hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
-      }
+    // project's own files are listed in the report's summary (`InspectionResult.projectFiles`),
+    // not findings; anything else may be content put in the wrong place.
+    for left in summary.leftOut where left.reason == .outsideContent && !LayoutRule.isProjectFile(left.path) {
+      findings.append(
+        finding(
+          left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package",
+          hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
     }
     guard !summary.integrityFailed, !sawContents else { return }
     findings.append(
