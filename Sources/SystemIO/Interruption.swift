@@ -29,6 +29,36 @@ package enum Interruption {
   }
 
   private nonisolated(unsafe) static var interrupted = false
+  /// Temporaries that become their target when the run is interrupted (temporary path → target
+  /// path), until superseded: see ``publishOnInterruption(_:as:)``.
+  private nonisolated(unsafe) static var fallbacks: [String: String] = [:]
+
+  /// Makes the registered temporary at `temporary` the output at `target` if the run is
+  /// interrupted before ``whilePublishing(_:superseding:_:)`` supersedes it: a report that says
+  /// the run did not finish, put where an interrupted run would otherwise leave the previous
+  /// run's report.
+  package static func publishOnInterruption(_ temporary: String, as target: String) {
+    locked { fallbacks[temporary] = target }
+  }
+
+  /// Drops what ``publishOnInterruption(_:as:)`` registered for `temporary`.
+  package static func forgetFallback(_ temporary: String) { locked { _ = fallbacks.removeValue(forKey: temporary) } }
+
+  /// Renames every registered fallback over its target (the first step of an interruption's
+  /// clean-up); returns the targets written and those that could not be.
+  package static func publishFallbacks() -> (written: [String], failed: [String]) {
+    let pending = locked { () -> [String: String] in
+      let all = fallbacks
+      fallbacks = [:]
+      return all
+    }
+    var written: [String] = []
+    var failed: [String] = []
+    for (temporary, target) in pending.sorted(by: { $0.value < $1.value }) {
+      if rename(temporary, target) == 0 { written.append(target) } else { failed.append(target) }
+    }
+    return (written, failed)
+  }
 
   /// Marks the process as interrupted: from now on it ends only through the interruption's
   /// own exit (see ``endUnlessInterrupted(_:)``).
@@ -52,10 +82,16 @@ package enum Interruption {
   /// `published` (the folder's own temporary name, renamed away by `body`) is forgotten in the
   /// same step. After a swap the name still exists, holding what was there before: the caller
   /// then passes no `published`, removes it, and calls ``forget(_:)``.
-  package static func whilePublishing<T>(_ published: String? = nil, _ body: () throws -> T) rethrows -> T {
+  /// `superseding` is a fallback (``publishOnInterruption(_:as:)``) this output replaces: it is
+  /// dropped in the same step, so an interruption either publishes the fallback and `body` never
+  /// runs, or finds the output in place and the fallback gone.
+  package static func whilePublishing<T>(
+    _ published: String? = nil, superseding: String? = nil, _ body: () throws -> T
+  ) rethrows -> T {
     try uninterrupted {
       let result = try body()
       if let published { registered.remove(published) }
+      if let superseding { fallbacks.removeValue(forKey: superseding) }
       return result
     }
   }

@@ -59,8 +59,8 @@ struct PendingName {
 
   /// Renames the temporary over the output (`replace`), or links it into place and removes the
   /// temporary name, failing with `EEXIST` if the output exists.
-  func publish(replace: Bool) throws {
-    try Interruption.whilePublishing(temporaryPath) {
+  func publish(replace: Bool, superseding: String? = nil) throws {
+    try Interruption.whilePublishing(temporaryPath, superseding: superseding) {
       if replace {
         guard renameat(folderFD, temporary, folderFD, target) == 0 else {
           throw SystemError("rename to", path: targetPath)
@@ -129,17 +129,29 @@ package final class PendingFile {
   /// Flushes the file to stable storage and makes it the target: renamed over it (`replace`),
   /// or linked into place without replacing anything, failing with `EEXIST` if the target
   /// exists. On a failure the temporary stays, for ``discard()``.
-  package func commit(replace: Bool) throws {
+  /// `superseding` is a pending file of the same target kept for an interruption
+  /// (``publishOnInterruption()``): from the moment this one is in place, an interruption no
+  /// longer publishes that one.
+  package func commit(replace: Bool, superseding: PendingFile? = nil) throws {
     precondition(!settled, "a pending file is committed or discarded once")
     try descriptor.sync()
-    try name.publish(replace: replace)
+    try name.publish(replace: replace, superseding: superseding?.name.temporaryPath)
     settled = true
+  }
+
+  /// Makes this file the target if the run is interrupted (Ctrl-C, SIGTERM) before another
+  /// commit supersedes it or it is discarded: what an interrupted run leaves in place of the
+  /// previous output, such as a report that says the run did not finish. A kill that cannot be
+  /// caught (SIGKILL) still leaves what was there.
+  package func publishOnInterruption() {
+    Interruption.publishOnInterruption(name.temporaryPath, as: name.targetPath)
   }
 
   /// Removes the temporary; nothing appears at the target. Does nothing once committed.
   package func discard() {
     guard !settled else { return }
     settled = true
+    Interruption.forgetFallback(name.temporaryPath)
     name.remove()
   }
 }

@@ -10,6 +10,86 @@ import Testing
     try Data(ExamplePackages.xarBytes(RuleExample.baseNodes + extra)).write(to: URL(fileURLWithPath: path))
   }
 
+  /// Ctrl-C or SIGTERM to the real binary mid-run (reading a package from a pipe that stays
+  /// open): the previous run's report is replaced by one that says the run did not finish
+  /// (SARIF `executionSuccessful` false, a JUnit `<error>`), and no temporary is left.
+  @Test(arguments: [("sarif", SIGINT), ("junit", SIGTERM)])
+  func anInterruptedRunReplacesThePreviousReport(reporter: String, signal: Int32) throws {
+    let dir = try TemporaryDirectory()
+    let bad = dir.appending("bad.pkg")
+    try writePackage(bad, [.file("Contents/tool.sh", "#!/bin/sh\necho hi\n")])
+    let report = dir.appending("report.out")
+    let previous = try pkgtool(["validate", bad, "--reporter", reporter, "-o", report])
+    #expect(previous.status == 1)
+    #expect(String(decoding: try readFile(report), as: UTF8.self).contains("tool.sh"))
+
+    // Through exec from Python, which resets the signal mask and dispositions the test runner's
+    // children inherit: the pid is pkgtool's.
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", "-c",
+      "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+        + "[signal.signal(n, signal.SIG_DFL) for n in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]; "
+        + "os.execv(sys.argv[1], sys.argv[1:])",
+      pkgtoolBinary, "validate", "-", "--reporter", reporter, "-o", "report.out",
+    ]
+    process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+    let input = Pipe()
+    let errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = errors
+    try process.run()
+    // Mid-run: half a package sent, the pipe held open, the input being spooled (an unnamed
+    // file among the process's descriptors, made after the report's stand-in is ready).
+    try input.fileHandleForWriting.write(contentsOf: Array(try readFile(bad).prefix(100)))
+    func temporaries() throws -> [String] {
+      try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".pkgtool-") }
+    }
+    func spooling() -> Bool {
+      let fds = "/proc/\(process.processIdentifier)/fd"
+      let names = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
+      return names.contains {
+        ((try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)) ?? "").hasSuffix("(deleted)")
+      }
+    }
+    #if os(Linux)
+      let deadline = Date().addingTimeInterval(30)
+      while Date() < deadline, !spooling() { usleep(20_000) }
+      #expect(spooling())
+    #else
+      Thread.sleep(forTimeInterval: 2)
+    #endif
+    #expect(!(try temporaries()).isEmpty)
+    kill(process.processIdentifier, signal)
+    process.waitUntilExit()
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    try? input.fileHandleForWriting.close()
+    #expect(process.terminationStatus == 128 + signal, "\(stderr)")
+    #expect(stderr.contains("'report.out' now says the run did not finish"), "\(stderr)")
+    #expect(try temporaries() == [])
+
+    let text = String(decoding: try readFile(report), as: UTF8.self)
+    #expect(!text.contains("tool.sh"))
+    #expect(text.contains("validation was interrupted before it finished"), "\(text)")
+    if reporter == "sarif" {
+      let log = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+      let run = try #require((log["runs"] as? [[String: Any]])?.first)
+      let invocation = try #require((run["invocations"] as? [[String: Any]])?.first)
+      #expect(invocation["executionSuccessful"] as? Bool == false)
+      #expect((run["results"] as? [Any])?.isEmpty == true)
+    } else {
+      #expect(text.contains("<error "), "\(text)")
+    }
+
+    // The next run that finishes writes its own report, and leaves no temporary either.
+    let again = try pkgtool(["validate", bad, "--reporter", reporter, "-o", report])
+    #expect(again.status == 1)
+    #expect(String(decoding: try readFile(report), as: UTF8.self).contains("tool.sh"))
+    #expect(try temporaries() == [])
+  }
+
   /// The report of the second run replaces the first's, whatever each found; the verdict line
   /// goes to stderr (a passing run was silent before), stdout stays empty.
   @Test(arguments: ["sarif", "junit", "json", "text"])

@@ -135,6 +135,10 @@ struct ValidateCommand: ParsableCommand {
         throw OperationError("'\(output)' is a folder", hint: "-o names the report file, such as pkgtool.sarif")
       }
     }
+    // Until this run's report is written, an interruption leaves one that says the run did not
+    // finish, never the previous run's (which a CI step would upload as if it were current).
+    let unfinished = try output.map { try ValidateCommand.unfinishedReport(paths, format: format, at: $0) }
+    defer { unfinished?.discard() }
     var reports: [ValidationReport] = []
     var unreadable: [String] = []
     let documentation = getenv("PKGTOOL_DOCS_URL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -176,7 +180,7 @@ struct ValidateCommand: ParsableCommand {
       reports.append(report)
     }
     if let output {
-      try writeReport(format.reporter.render(reports), to: output)
+      try writeReport(format.reporter.render(reports), to: output, superseding: unfinished)
       // The job log gets the verdict; an input that could not be checked is the error line.
       if !quiet && unreadable.isEmpty { Terminal.standardError(ValidateCommand.verdict(reports, report: output)) }
     } else if !(quiet && !reports.contains { $0.failed }) {
@@ -217,6 +221,26 @@ extension ValidateCommand {
       progress: progress, onFileDigest: onFileDigest)
   }
 
+  /// What `-o` holds when the run is interrupted: every input as not checked (SARIF
+  /// `executionSuccessful` false, a JUnit `<error>`, JSON's `error`), kept beside `output` and
+  /// renamed over it only on an interruption.
+  static func unfinishedReport(_ paths: [String], format: ReportFormat, at output: String) throws -> PendingFile {
+    let reports = paths.map {
+      ValidationReport(
+        unreadable: StandardInput.isNamed($0) ? StandardInput.displayName : $0,
+        error: "validation was interrupted before it finished: this report holds no results; run it again",
+        strict: false)
+    }
+    do {
+      let pending = try PendingFile(beside: output, mode: 0o644)
+      try pending.descriptor.write(Array(format.reporter.render(reports).utf8))
+      pending.publishOnInterruption()
+      return pending
+    } catch {
+      throw OperationError("cannot write the report: \(error)")
+    }
+  }
+
   /// The one line a CI log shows when the report went to a file: how many inputs, the verdict,
   /// the counts, and where the report is.
   static func verdict(_ reports: [ValidationReport], report output: String) -> String {
@@ -235,9 +259,14 @@ extension ValidateCommand {
   }
 }
 
-/// Writes a report file atomically (beside it, then rename).
-func writeReport(_ text: String, to path: String) throws {
-  do { try PendingFile.write(Array(text.utf8), to: path) } catch {
+/// Writes a report file atomically (beside it, then rename), in place of `superseding`, the
+/// report kept for an interruption.
+func writeReport(_ text: String, to path: String, superseding: PendingFile? = nil) throws {
+  do {
+    let pending = try PendingFile(beside: path, mode: 0o644)
+    try pending.descriptor.write(Array(text.utf8))
+    try pending.commit(replace: true, superseding: superseding)
+  } catch {
     throw OperationError("cannot write the report: \(error)")
   }
 }

@@ -14,7 +14,8 @@ nonisolated(unsafe) private var interruptPipeWrite: Int32 = -1
 /// (all a signal handler may safely do); a thread waiting on it removes every temporary the
 /// command made (``Interruption``), says so in one line, and exits 128 + the signal (130 for
 /// Ctrl-C, 143 for SIGTERM). Outputs appear by renaming a finished temporary, so what was there
-/// before is as it was.
+/// before is as it was, except an output kept for this case (``PendingFile/publishOnInterruption()``:
+/// `validate -o`'s report that says the run did not finish), which is renamed into place first.
 enum InterruptHandling {
   static func install() {
     var ends: [Int32] = [0, 0]
@@ -30,6 +31,7 @@ enum InterruptHandling {
       }
       let signal = Int32(byte)
       Interruption.begin()
+      let fallbacks = Interruption.publishFallbacks()
       let (removed, left) = Interruption.removeRegistered()
       let name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "a signal"
       var what =
@@ -42,9 +44,14 @@ enum InterruptHandling {
           + " (the next pkgtool run that writes there removes \(left.count == 1 ? "it" : "them"), or delete the"
           + " '.*.pkgtool-*' entr\(left.count == 1 ? "y" : "ies") yourself)"
       }
+      var before = "what was there before is as it was"
+      if let report = fallbacks.written.first {
+        before = "'\(terminalSafe(report))' now says the run did not finish; anything else there before is as it was"
+      } else if let report = fallbacks.failed.first {
+        before = "could not replace '\(terminalSafe(report))', which is a previous run's: delete it; anything else is as it was"
+      }
       // On a terminal the line starts below the ^C the terminal echoed.
-      Terminal.standardError(
-        (isatty(2) == 1 ? "\n" : "") + "pkgtool: interrupted (\(name)): \(what); what was there before is as it was\n")
+      Terminal.standardError((isatty(2) == 1 ? "\n" : "") + "pkgtool: interrupted (\(name)): \(what); \(before)\n")
       _exit(128 + signal)
     }
     thread.start()
