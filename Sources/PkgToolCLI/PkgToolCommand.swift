@@ -23,8 +23,14 @@ package struct PkgToolCommand: ParsableCommand {
         pkgtool validate com.example.book-1.0.pkg
         pkgtool unpack com.example.book-1.0.pkg -o unpacked
 
-      Exit codes (every command): 0 success; 1 the input broke a rule (the report says \
-      which); 2 the command could not do its work (missing file, I/O error, bad arguments).
+      Exit codes (every command):
+        0   success
+        1   the input broke a rule (the report says which)
+        2   the command could not do its work (missing file, I/O error, bad
+            arguments, an output that already exists)
+        129, 130, 143
+            interrupted by SIGHUP, SIGINT (Ctrl-C) or SIGTERM: every temporary
+            the command made is removed; one line on stderr says what was left
       """,
     version: PkgTool.version,
     subcommands: [

@@ -23,6 +23,22 @@ import XAR
     }
   }
 
+  /// `pkgtool --help` names every exit code of README's table, the interrupted ones included.
+  @Test func helpNamesEveryExitCode() throws {
+    let help = try pkgtool(["--help"]).stdout
+    let readme = String(decoding: try readFile(repositoryRoot + "/README.md"), as: UTF8.self)
+    let table = try #require(readme.components(separatedBy: "### Exit codes").dropFirst().first)
+    let codes = table.split(separator: "\n").prefix { !$0.hasPrefix("Errors are") }.compactMap { line in
+      line.hasPrefix("| ")
+        ? line.dropFirst(2).split(separator: "|").first.map { $0.trimmingCharacters(in: .whitespaces) } : nil
+    }.filter { $0.first?.isNumber == true }
+    #expect(codes == ["0", "1", "2", "129, 130, 143"])
+    let section = try #require(help.components(separatedBy: "Exit codes").dropFirst().first)
+    let lines = section.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+    for code in codes { #expect(lines.contains { $0 == code || $0.hasPrefix(code + " ") }, "\(code)") }
+    #expect(section.contains("SIGHUP, SIGINT (Ctrl-C) or SIGTERM"))
+  }
+
   /// `pkgtool rules`: the catalog as people read it, against a golden file.
   @Test func rulesListingMatchesTheGoldenFile() throws {
     let result = try pkgtool(["rules"])
