@@ -63,17 +63,11 @@ package enum PkgToolMain {
     if given.count >= 2, given[0] == "help", given[1] == storeKitTest {
       ServeLauncherCommand.replaceProcess(arguments: [storeKitTest] + given.dropFirst(2) + ["--help"], command: storeKitTest)
     }
-    if let first = given.first, !first.hasPrefix("-"), first != "help" {
-      let names = PkgToolCommand.configuration.subcommands.map { $0._commandName }
-      if !names.contains(first) {
-        let close = names.filter { editDistance($0, first) <= 2 || (first.count >= 3 && $0.hasPrefix(first)) }
-          .sorted { editDistance($0, first) < editDistance($1, first) }
-        let suggestion =
-          close.isEmpty ? "the commands are \(names.joined(separator: ", "))" : "did you mean '\(close[0])'?"
-        Terminal.standardError("pkgtool: error: '\(first)' is not a pkgtool command; \(suggestion)\n")
-        Terminal.standardError("Run 'pkgtool --help' for usage.\n")
-        exit(2)
-      }
+    // A mistyped command, at any level: argument-parser would say only "unexpected argument".
+    if let unknown = Suggestions.unknownCommand(given, root: PkgToolCommand.self) {
+      Terminal.standardError("pkgtool: error: \(unknown.message)\n")
+      Terminal.standardError(unknown.usage + "\n")
+      exit(2)
     }
     run(PkgToolCommand.self, given, usage: "Run 'pkgtool --help' or 'pkgtool <command> --help' for usage.")
   }
@@ -120,7 +114,7 @@ package enum PkgToolMain {
     do {
       command = try Root.parseAsRoot(arguments)
     } catch {
-      exitForParseError(error, root, usage: usage)
+      exitForParseError(error, root, arguments, usage: usage)
     }
     InterruptHandling.install()
     return command
@@ -133,7 +127,7 @@ package enum PkgToolMain {
     case let code as ExitCode: Interruption.endUnlessInterrupted(code.rawValue)
     case let error as OperationError: fail(error.description)
     case let error as SystemError: fail(error.description)
-    case let error?: exitForParseError(error, root, usage: usage)
+    case let error?: exitForParseError(error, root, [], usage: usage)
     }
   }
 
@@ -147,9 +141,9 @@ package enum PkgToolMain {
   }
 
   /// Help and version go to stdout with exit 0; argument errors are one line on stderr and exit 2.
-  private static func exitForParseError<Root: ParsableCommand>(_ error: Error, _ root: Root.Type, usage: String)
-    -> Never
-  {
+  private static func exitForParseError<Root: ParsableCommand>(
+    _ error: Error, _ root: Root.Type, _ arguments: [String], usage: String
+  ) -> Never {
     let code = Root.exitCode(for: error)
     if code == .success {
       Root.exit(withError: error)  // --help, --version: stdout, exit 0
@@ -157,6 +151,7 @@ package enum PkgToolMain {
     var message = Root.message(for: error)
     if message.hasPrefix("Error: ") { message.removeFirst(7) }
     if let first = message.first { message = first.lowercased() + message.dropFirst() }
+    message = Suggestions.revised(message, arguments)
     Terminal.standardError("pkgtool: error: \(message)\n")
     Terminal.standardError(usage + "\n")
     exit(2)

@@ -273,6 +273,32 @@ import XAR
     #expect(!json.stdout.contains("\"files\""))
   }
 
+  /// A typo in a nested command gets a "did you mean" naming its group, and an option spelled as
+  /// the value of another (`--sarif`) points at that option, not at the nearest spelling.
+  @Test func nestedTyposAndValuesAsOptionsGetTheRightSuggestion() throws {
+    let nested = try pkgtool(["catalog", "renw", "catalog.json"])
+    #expect(nested.status == 2)
+    #expect(
+      nested.stderr
+        == "pkgtool: error: 'renw' is not a pkgtool catalog command; did you mean 'renew'?\n"
+        + "Run 'pkgtool catalog --help' for usage.\n")
+    #expect(try pkgtool(["root", "shw", "root.json"]).stderr.contains("did you mean 'show'?"))
+    let unknown = try pkgtool(["catalog", "frobnicate"])
+    #expect(unknown.stderr.contains("the commands are show, verify, remove, rebase, renew"))
+    // Right words still run: the group's help, and a command under it.
+    #expect(try pkgtool(["catalog", "--help"]).status == 0)
+    #expect(try pkgtool(["help", "catalog", "renew"]).status == 0)
+
+    let sarif = try pkgtool(["validate", "x.pkg", "--sarif"])
+    #expect(sarif.status == 2)
+    #expect(sarif.stderr.hasPrefix("pkgtool: error: unknown option '--sarif'; did you mean '--reporter sarif'?\n"))
+    #expect(!sarif.stderr.contains("--strict"))
+    #expect(try pkgtool(["validate", "x.pkg", "--junit"]).stderr.contains("did you mean '--reporter junit'?"))
+    #expect(try pkgtool(["build", "Book", "--zip"]).stderr.contains("did you mean '--format zip'?"))
+    // Any other unknown option keeps argument-parser's own suggestion.
+    #expect(try pkgtool(["validate", "x.pkg", "--stirct"]).stderr.contains("Did you mean '--strict'?"))
+  }
+
   @Test func aMistypedCommandGetsASuggestionAndHelpExamplesAreWhole() throws {
     let typo = try pkgtool(["vaildate", "x.pkg"])
     #expect(typo.status == 2)
