@@ -12,6 +12,31 @@ import Testing
     return path
   }
 
+  /// `diff` says when ContentVersion goes down (a warning, exit 0); `--strict` makes any warning
+  /// exit 1, and a version that goes up is no warning.
+  @Test func diffWarnsWhenTheVersionGoesDown() throws {
+    let dir = try TemporaryDirectory()
+    for (folder, version) in [("New", "2.0"), ("Old", "1.0")] {
+      let made = try pkgtool(
+        ["init", folder, "--product-id", "com.example.book", "--content-version", version], in: dir.path)
+      #expect(made.status == 0, "\(made.stderr)")
+      try writeFile(dir.appending("\(folder)/Contents/a.txt"), "same\n")
+    }
+    let down = try pkgtool(["diff", "New", "Old"], in: dir.path)
+    #expect(down.status == 0, "\(down.stderr)")
+    #expect(down.stdout.contains("version: 2.0 → 1.0\n"))
+    #expect(down.stdout.contains("warning: ContentVersion goes down, 2.0 → 1.0: "), "\(down.stdout)")
+    let strict = try pkgtool(["diff", "New", "Old", "--strict"], in: dir.path)
+    #expect(strict.status == 1)
+    #expect(strict.stdout == down.stdout)
+    let json = try pkgtool(["diff", "New", "Old", "--json", "--strict"], in: dir.path)
+    #expect(json.status == 1)
+    #expect(json.stdout.contains("ContentVersion goes down"))
+    let up = try pkgtool(["diff", "Old", "New", "--strict"], in: dir.path)
+    #expect(up.status == 0, "\(up.stdout)")
+    #expect(!up.stdout.contains("warning:"))
+  }
+
   /// An error never names a temporary file: it names the output and the missing folder.
   @Test func errorsNameTheOutputNeverATemporary() throws {
     let dir = try TemporaryDirectory()

@@ -292,9 +292,18 @@ public enum PackageDiff {
     public var newContentSize: UInt64
     /// New content size minus old.
     public var sizeDelta: Int64
-    /// What a person should know about the change: content that differs under the same
-    /// `ContentVersion` (devices that have that version never fetch it again).
+    /// What a person should know about the change: a `ContentVersion` that goes down, content
+    /// that differs under the same `ContentVersion` (devices that have that version never fetch
+    /// it again).
     public var warnings: [String] = []
+
+    /// True when the newer `ContentVersion` is lower than the older one (`2.0 → 1.0`).
+    public var versionDecreased: Bool {
+      guard let oldVersion, let newVersion, let a = ContentVersion(oldVersion), let b = ContentVersion(newVersion) else {
+        return false
+      }
+      return b < a
+    }
 
     /// True when the content (or product) differs but `ContentVersion` is the same.
     public var contentChangedWithoutNewVersion: Bool {
@@ -333,6 +342,11 @@ public enum PackageDiff {
       oldVersion: a.contentVersion, newVersion: b.contentVersion, added: added, removed: removed, changed: changed,
       oldContentSize: a.contentSize, newContentSize: b.contentSize,
       sizeDelta: Int64(clamping: b.contentSize) - Int64(clamping: a.contentSize))
+    if result.versionDecreased, let from = result.oldVersion, let to = result.newVersion {
+      result.warnings.append(
+        "ContentVersion goes down, \(from) → \(to): the store refuses an update that does not raise it, and devices that have \(from) never fetch \(to) (swap the two if they are the other way round, or raise it with pkgtool bump --set)"
+      )
+    }
     if result.contentChangedWithoutNewVersion, let version = result.newVersion {
       result.warnings.append(
         "the content differs but ContentVersion is \(version) in both: devices that have \(version) never fetch it again (raise it with pkgtool bump)"
