@@ -12,6 +12,49 @@ import Testing
     try writeFile(dir.appending("MyBook/Contents/chapter1.txt"), "Once upon a time.\n")
     return dir.appending("MyBook")
   }
+  /// A 3 GB file (sparse: no disk used) is refused by its size on disk, before any of it is
+  /// read, by build and by validate; nothing is written.
+  @Test func contentOverTheLimitIsRefusedFromItsSizeOnDisk() throws {
+    let dir = try TemporaryDirectory()
+    let folder = try project(dir)
+    let big = folder + "/Contents/big.bin"
+    #expect(FileManager.default.createFile(atPath: big, contents: nil))
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
+    try handle.truncate(atOffset: 3_000_000_000)
+    try handle.close()
+    for command in ["build", "validate"] {
+      let result = try pkgtool([command, "MyBook"], in: dir.path)
+      #expect(result.status == 1, "\(command): \(result.stderr)")
+      #expect(
+        result.stdout.contains(
+          "MyBook: error: the content's files add up to at least 3,000,000,"),
+        "\(command): \(result.stdout)")
+      #expect(result.stdout.contains("by their sizes on disk (reading stopped before the file that passes the limit)"))
+    }
+    #expect(!FileManager.default.fileExists(atPath: dir.appending("com.example.book-1.0.pkg")))
+  }
+
+  /// `build x.tar` says what package-form says: a tar is no package and no build input; its
+  /// unpacked folder is. A built package is named as one.
+  @Test func buildOfAnArchiveSaysWhatToBuildInstead() throws {
+    let dir = try TemporaryDirectory()
+    let folder = try project(dir)
+    #expect(try runProcess("/usr/bin/env", ["tar", "-cf", dir.appending("book.tar"), "-C", folder, "."]).status == 0)
+    let tar = try pkgtool(["build", "book.tar"], in: dir.path)
+    #expect(tar.status == 2)
+    #expect(
+      tar.stderr.hasPrefix(
+        "pkgtool: error: 'book.tar' is a tar archive: a tar is not a package, and build reads a folder, not an archive"))
+    #expect(tar.stderr.contains("tar -xf 'book.tar' -C MyBook && pkgtool build MyBook"))
+    let rule = try pkgtool(["validate", "book.tar"], in: dir.path)
+    #expect(rule.stdout.contains("[package-form]") && rule.stdout.contains("unpack it into a folder (tar -xf)"))
+    #expect(try pkgtool(["build", "MyBook"], in: dir.path).status == 0)
+    let pkg = try pkgtool(["build", "com.example.book-1.0.pkg"], in: dir.path)
+    #expect(pkg.status == 2)
+    #expect(pkg.stderr.contains("is a XAR package, already built"), "\(pkg.stderr)")
+    #expect(try pkgtool(["rules", "package-form"]).stdout.contains("a tar is no package (build its unpacked folder)"))
+  }
+
 
   func head(_ path: String) throws -> [UInt8] { Array(try readFile(path).prefix(4)) }
 

@@ -104,14 +104,38 @@ public enum Build {
     return head == [0x50, 0x4B, 0x03, 0x04] || head == [0x50, 0x4B, 0x05, 0x06]
   }
 
+  /// Why `path` cannot be built: it does not exist, or it is a file, said in the words of
+  /// `package-form` when it is an archive (a tar is not a package and not a build input either:
+  /// its unpacked folder is).
+  static func notAFolder(_ path: String) -> OperationError {
+    guard Paths.status(path) != nil else {
+      return OperationError(
+        "'\(path)' does not exist", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
+        code: .inputUnsuitable)
+    }
+    let head = (try? FileDescriptor.open(regularFile: path, followSymlink: true).read(count: 512, at: 0)) ?? []
+    let forms = PackageOpener.sniff(head)
+    if forms.contains(.tar) {
+      return OperationError(
+        "'\(path)' is a tar archive: a tar is not a package, and build reads a folder, not an archive",
+        hint: "unpack it into a folder first, then build that: mkdir MyBook && tar -xf '\(path)' -C MyBook && pkgtool build MyBook",
+        code: .inputUnsuitable)
+    }
+    if let form = forms.first {
+      return OperationError(
+        "'\(path)' is a \(form.displayName), already built: build reads a content project's folder",
+        hint: "check it with pkgtool validate '\(path)', or unpack it with pkgtool unpack '\(path)' -o FOLDER",
+        code: .inputUnsuitable)
+    }
+    return OperationError(
+      "'\(path)' is not a folder", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
+      code: .inputUnsuitable)
+  }
+
   /// Builds `directory`. Returns findings in the result (nothing written when any is an error);
   /// throws ``OperationError`` when it cannot work at all.
   public static func run(directory: String, options: Options, progress: ProgressHandler? = nil) throws -> Result {
-    guard Paths.isDirectory(directory) else {
-      throw OperationError(
-        Paths.status(directory) == nil ? "'\(directory)' does not exist" : "'\(directory)' is not a folder",
-        hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content", code: .inputUnsuitable)
-    }
+    guard Paths.isDirectory(directory) else { throw notAFolder(directory) }
     let source = try ProjectSource(
       directory: directory, productIdentifier: options.productIdentifier, contentVersion: options.contentVersion,
       exclude: options.exclude)

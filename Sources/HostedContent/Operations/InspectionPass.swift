@@ -25,6 +25,7 @@ final class InspectionPass {
   private var open: PackageEntry?
   private var integrityFailed = false
   private var contentLimitExceeded = false
+  private var contentOverLimitOnDisk = false
 
   init(_ inspector: PackageInspector, source: EntrySource, sink: EntrySink) {
     self.inspector = inspector
@@ -87,6 +88,10 @@ final class InspectionPass {
     } catch is EntryDataCopier.BudgetExceeded {
       contentLimitExceeded = true
       integrityFailed = true
+    } catch is SizeOnDiskOverLimit {
+      contentLimitExceeded = true
+      contentOverLimitOnDisk = true
+      integrityFailed = true
     } catch let failure as SinkFailure {
       return failure.underlying
     } catch let error as SystemError {
@@ -139,6 +144,12 @@ final class InspectionPass {
     tally.add(entry, recording: inspector.recordEntries)
     let first = try inspect(entry, data)
     paths.insert(entry.path)
+    // A folder's sizes are the files' own (`stat`): content over the limit is known once the
+    // rules have seen the entry, before the rest of its bytes are read (a 3 GB file is refused
+    // after its first chunk, not after 2 GB).
+    if tally.contentSize > copier.maxSize, source.format == .directory || source.format == .assetPack {
+      throw SizeOnDiskOverLimit()
+    }
     if let reason = keepGoing?.flagged {
       keepGoing?.skip(entry, because: reason)
       if let data { try copier.drain(data, of: entry, initial: first) }
@@ -220,6 +231,7 @@ final class InspectionPass {
       entryCount: tally.count, contentSize: tally.contentSize, integrityFailed: integrityFailed, paths: paths)
     summary.otherForms = index?.otherForms ?? []
     summary.contentLimitExceeded = contentLimitExceeded
+    summary.contentOverLimitOnDisk = contentOverLimitOnDisk
     summary.leftOut = index?.leftOut ?? []
     summary.truncation = keepGoing?.truncation
     summary.entriesPastTheCut = keepGoing?.entriesPastTheCut ?? 0
@@ -245,6 +257,9 @@ final class InspectionPass {
     return result
   }
 }
+
+/// Reading stops before a folder's file whose size on disk takes the content past the limit.
+private struct SizeOnDiskOverLimit: Error {}
 
 /// What a pass counts of the content entries it visits.
 struct Tally {

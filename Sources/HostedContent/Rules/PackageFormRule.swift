@@ -1,20 +1,20 @@
 import SystemIO
 
 /// `package-form`: the file's name and its bytes agree on what it is. `.pkg` is a XAR (plain or
-/// an Apple flat package), `.zip` the delivery zip; tar is an input `build` reads, never a
-/// package; and a file whose bytes parse as two formats is refused whatever its name.
+/// an Apple flat package), `.zip` the delivery zip; a tar is never a package (its unpacked folder
+/// is what `build` reads); and a file whose bytes parse as two formats is refused whatever its name.
 package final class PackageFormRule: Rule {
   package static let description = RuleDescription(
     id: "package-form", name: "Package form", category: .archive,
     headline:
       "The file's name and its bytes disagree (.pkg must be a XAR, .zip the delivery zip), or the bytes parse as two formats.",
     summary:
-      "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; tar is only a build input; a file that parses as two formats.",
+      "The name and the bytes disagree: .pkg must be a XAR (plain or flat package), .zip the delivery zip; a tar is no package (build its unpacked folder); a file that parses as two formats.",
     rationale:
       "Each reader picks a format its own way: a tar or zip named .pkg, or a XAR that is also a tar, is checked as one thing and extracted as another by bsdtar, Xcode or the device.",
     securitySeverity: 6.5,
     details: [
-      "(Was `package-extension`.) Compares the name with the bytes: `.pkg` must be a XAR (plain or an Apple flat package), `.zip` the delivery zip. A tar is never a package (it is an input `build` reads). The format is sniffed from the first 512 bytes, XAR first; a file whose bytes carry two signatures (a `xar!` file with a tar header, a zip that is also a tar) is refused whatever its name, because bsdtar, Xcode and the device would each read a different archive from it."
+      "(Was `package-extension`.) Compares the name with the bytes: `.pkg` must be a XAR (plain or an Apple flat package), `.zip` the delivery zip. A tar is never a package, nor a `build` input: `build` reads its unpacked folder (`pkgtool build x.tar` says so). The format is sniffed from the first 512 bytes, XAR first; a file whose bytes carry two signatures (a `xar!` file with a tar header, a zip that is also a tar) is refused whatever its name, because bsdtar, Xcode and the device would each read a different archive from it."
     ],
     triggering: [
       RuleExample.package("tar named .pkg").with {
@@ -80,7 +80,7 @@ package final class PackageFormRule: Rule {
       findings.append(
         finding(
           nil, "'\(fileName)' is a tar archive, which is not a package form",
-          hint: "tar is an input: run `pkgtool build` on the unpacked folder to make a .pkg (or --format zip)"))
+          hint: "unpack it into a folder (tar -xf), then run `pkgtool build` on the folder to make a .pkg (or --format zip)"))
       return
     }
     // Standard input has no name to agree with its bytes (its form is sniffed from them).

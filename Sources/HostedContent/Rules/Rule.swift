@@ -240,6 +240,10 @@ public struct InspectionSummary {
   /// True when reading stopped early because the content went past `--max-size`
   /// (``contentSize`` then counts only what was read).
   public var contentLimitExceeded = false
+  /// True when reading stopped before a folder's file whose size on disk (`stat`) took the
+  /// content past `--max-size`: none of its bytes were read (``contentLimitExceeded`` is true
+  /// too, and ``contentSize`` counts the file).
+  public var contentOverLimitOnDisk = false
   /// Every path seen.
   package var paths: PathIndex
   /// What `build` leaves out of a project folder (empty for packages).

@@ -6,7 +6,7 @@ package final class SizeLimitRule: Rule {
     summary: "Package file or unpacked content over the limit (2,000,000,000 bytes unless --max-size says otherwise).",
     rationale: "Hosted content is limited to 2 GB per package; devices must also have room to unpack it.",
     details: [
-      "Sums sizes without overflow and checks both the package file and the unpacked content against `--max-size` (2,000,000,000 bytes by default); `unpack` also stops writing as soon as the bytes produced pass the limit.",
+      "Sums sizes without overflow and checks both the package file and the unpacked content against `--max-size` (2,000,000,000 bytes by default); `unpack` also stops writing as soon as the bytes produced pass the limit. In a folder (`build`, `validate DIR`), the files' sizes on disk are added as they are listed, so content over the limit is refused before its bytes are read.",
       "Applies to every kind of input, Background Assets asset-pack folders included: reading stops once the bytes decoded pass `--max-size`, and what was not read is never called valid. The bytes of entries the output refuses or `--keep-going` skips count too, so `unpack` and `install` stop where `validate` stops. With a rule set that leaves this rule out, the stop is still reported as its finding.",
       "Gives one finding for one cause: when the package file, the content, or both are over `--max-size`, one finding names each size that is over (reading stops at the limit, and the finding says so instead of quoting the partial count).",
     ],
@@ -31,7 +31,11 @@ package final class SizeLimitRule: Rule {
     if let size = summary.packageSize, size > limit {
       over.append("the package file is \(groupedDigits(size)) bytes")
     }
-    if summary.contentLimitExceeded {
+    if summary.contentOverLimitOnDisk {
+      over.append(
+        "the content's files add up to at least \(groupedDigits(summary.contentSize)) bytes by their sizes on disk (reading stopped before the file that passes the limit)"
+      )
+    } else if summary.contentLimitExceeded {
       over.append("the unpacked content is more than \(groupedDigits(limit)) bytes (reading stopped there)")
     } else if summary.contentSize > limit {
       over.append(
