@@ -81,6 +81,37 @@ import Testing
     return project
   }
 
+  /// `.aar` in the everyday commands: `validate dist/` covers the `.aar` files in the folder,
+  /// and `info` and `diff` name the pack by its ID, never `product: ?`.
+  @Test func everydayCommandsKnowAnAssetPackArchive() throws {
+    let dir = try TemporaryDirectory()
+    let project = dir.appending("Small")
+    #expect(try pkgtool(["init", project, "--product-id", "com.example.pack"]).status == 0)
+    try writeFile(project + "/Contents/a.txt", "hello\n")
+    try FileManager.default.createDirectory(atPath: dir.appending("dist"), withIntermediateDirectories: true)
+    let archive = dir.appending("dist/Pack.aar")
+    #expect(try pkgtool(["export", "background-assets", project, "-o", archive, "-q"]).status == 0)
+    #expect(try pkgtool(["export", "background-assets", project, "-o", dir.appending("Pack"), "-q"]).status == 0)
+    #expect(try pkgtool(["build", project, "-o", dir.appending("dist/book.pkg")]).status == 0)
+
+    let folder = try pkgtool(["validate", "dist"], in: dir.path)
+    #expect(folder.status == 0, "\(folder.stdout)\(folder.stderr)")
+    #expect(folder.stdout.contains("dist/Pack.aar: valid: 0 errors, 0 warnings (asset pack com-example-pack, "))
+    #expect(folder.stdout.contains("dist/book.pkg: valid"))
+    // Only .aar files: the folder is still a folder of packages.
+    try FileManager.default.removeItem(atPath: dir.appending("dist/book.pkg"))
+    #expect(try pkgtool(["validate", "dist"], in: dir.path).status == 0)
+
+    let info = try pkgtool(["info", archive])
+    #expect(info.stdout.contains("\nasset pack   com-example-pack\n"), "\(info.stdout)")
+    #expect(!info.stdout.contains("product") && !info.stdout.contains("(unknown)"))
+    let json = try Self.json(try pkgtool(["info", archive, "--json"]).stdout)
+    #expect(json["assetPackID"] as? String == "com-example-pack")
+    let diff = try pkgtool(["diff", dir.appending("Pack"), archive])
+    #expect(diff.stdout.hasPrefix("asset pack: com-example-pack\n"), "\(diff.stdout)")
+    #expect(!diff.stdout.contains("?"))
+  }
+
   /// project → `.aar` (each compression) → unpack: the same bytes as the folder export, the
   /// same archive bytes on a second export, and the independent reader lists the same files.
   @Test(arguments: ["lzfse", "zlib", "lzma", "none"])

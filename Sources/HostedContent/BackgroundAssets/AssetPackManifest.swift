@@ -173,6 +173,13 @@ public struct AssetPackManifest: Equatable, Sendable {
     return Array(JSONText.string(JSONValue.object(members)).utf8) + [0x0A]
   }
 
+  /// The `assetPackID` string a manifest's bytes declare, whatever else is wrong with them (for
+  /// the headers of `info` and `diff`); nil when there is none.
+  package static func declaredID(in bytes: [UInt8]) -> String? {
+    guard case .string(let id)? = (try? JSONValue(parsing: bytes))?.objectValue?["assetPackID"] else { return nil }
+    return id
+  }
+
   /// Parses manifest bytes; every problem found, or the manifest when there is none.
   package static func parse(_ bytes: [UInt8]) -> (
     manifest: AssetPackManifest?, problems: [String], unknownKeys: [String]

@@ -33,6 +33,8 @@ public enum PackageInfo {
     public var productIdentifier: String?
     /// The version, when ContentInfo.plist could be read.
     public var contentVersion: String?
+    /// An asset pack's ID (a folder or an `.aar`), as its `Manifest.json` declares it.
+    public var assetPackID: String?
     /// Entries of every kind.
     public var entryCount: Int
     /// Files.
@@ -64,7 +66,7 @@ public enum PackageInfo {
     public var inspection: InspectionResult
 
     enum CodingKeys: String, CodingKey {
-      case path, format, productIdentifier, contentVersion, entryCount, fileCount, contentSize, packageSize, storedSize,
+      case path, format, productIdentifier, contentVersion, assetPackID, entryCount, fileCount, contentSize, packageSize, storedSize,
         storedPercent, overheadSize, checksumStyle, sha256, valid, findings, files
     }
   }
@@ -118,7 +120,8 @@ public enum PackageInfo {
       ? nil : result.entries.reduce(0) { $0 + ($1.storage?.storedSize ?? 0) }
     return Summary(
       path: path, format: result.format.rawValue, productIdentifier: result.contentInfo?.productIdentifier,
-      contentVersion: result.contentInfo?.contentVersion.description, entryCount: result.entryCount,
+      contentVersion: result.contentInfo?.contentVersion.description, assetPackID: result.assetPackID,
+      entryCount: result.entryCount,
       fileCount: result.entries.filter { $0.kind == .file }.count, contentSize: result.contentSize,
       packageSize: result.packageSize, storedSize: stored,
       storedPercent: stored.flatMap { s in
@@ -280,6 +283,10 @@ public enum PackageDiff {
     public var oldVersion: String?
     /// The newer package's version.
     public var newVersion: String?
+    /// The older asset pack's ID (a folder or an `.aar`).
+    public var oldAssetPackID: String?
+    /// The newer asset pack's ID.
+    public var newAssetPackID: String?
     /// Paths only in the newer package.
     public var added: [Change]
     /// Paths only in the older package.
@@ -339,7 +346,8 @@ public enum PackageDiff {
     }
     var result = Result(
       old: old, new: new, oldProduct: a.productIdentifier, newProduct: b.productIdentifier,
-      oldVersion: a.contentVersion, newVersion: b.contentVersion, added: added, removed: removed, changed: changed,
+      oldVersion: a.contentVersion, newVersion: b.contentVersion, oldAssetPackID: a.assetPackID,
+      newAssetPackID: b.assetPackID, added: added, removed: removed, changed: changed,
       oldContentSize: a.contentSize, newContentSize: b.contentSize,
       sizeDelta: Int64(clamping: b.contentSize) - Int64(clamping: a.contentSize))
     if result.versionDecreased, let from = result.oldVersion, let to = result.newVersion {

@@ -251,6 +251,7 @@ final class InspectionPass {
       entries: tally.entries, integrityFailed: summary.integrityFailed)
     result.fileCount = tally.files
     result.assetPackManifest = tally.assetPackManifestBytes.flatMap { AssetPackManifest.parse($0).manifest }
+    result.assetPackID = tally.assetPackManifestBytes.flatMap(AssetPackManifest.declaredID(in:))
     result.skippedRules = runner.skippedRules
     result.projectFiles = summary.leftOut.filter { $0.reason == .outsideContent && LayoutRule.isProjectFile($0.path) }
       .map(\.path)

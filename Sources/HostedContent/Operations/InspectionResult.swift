@@ -40,6 +40,9 @@ public struct InspectionResult: Sendable {
   public var skippedEntries: [SkippedEntry] = []
   /// The entry whose reading failed half way (its partial output was taken back), if any.
   public var incompleteEntry: String?
+  /// An asset pack's ID, as its `Manifest.json` declares it (a folder or an `.aar`); nil for
+  /// a hosted-content package, whose product is in ``contentInfo``.
+  public var assetPackID: String?
   /// A content project's own files beside `Contents/` (README, LICENSE, `.gitignore`, …), which
   /// `build` leaves out. They are listed in the report's summary, not reported as findings, so a
   /// project fresh from `init` validates with no finding at all.

@@ -14,12 +14,20 @@ public struct DiffReport: OperationReport {
   public var text: String {
     let d = diff
     var out = ""
-    if d.oldProduct != d.newProduct {
-      out += "product: \(d.oldProduct ?? "?") → \(d.newProduct ?? "?")\n"
+    let packs = d.oldProduct == nil && d.newProduct == nil && (d.oldAssetPackID != nil || d.newAssetPackID != nil)
+    if packs {
+      // Asset packs: their IDs, and no version (a pack has none of its own).
+      let old = (d.oldAssetPackID ?? "?").debugEscapedForTerminal
+      let new = (d.newAssetPackID ?? "?").debugEscapedForTerminal
+      out += "asset pack: \(old == new ? new : "\(old) → \(new)")\n"
     } else {
-      out += "product: \(d.newProduct ?? "?")\n"
+      if d.oldProduct != d.newProduct {
+        out += "product: \(d.oldProduct ?? "?") → \(d.newProduct ?? "?")\n"
+      } else {
+        out += "product: \(d.newProduct ?? "?")\n"
+      }
+      out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
     }
-    out += "version: \(d.oldVersion ?? "?") → \(d.newVersion ?? "?")\n"
     for c in d.added { out += "+ \(c.path.debugEscapedForTerminal) (\(describeBytes(c.newSize ?? 0)))\n" }
     for c in d.removed { out += "- \(c.path.debugEscapedForTerminal) (\(describeBytes(c.oldSize ?? 0)))\n" }
     for c in d.changed {

@@ -25,8 +25,13 @@ public struct InfoReport: OperationReport {
     var out = ""
     out += "package      \(info.path.debugEscapedForTerminal)\n"
     out += "format       \(info.format)\n"
-    out += "product      \(info.productIdentifier ?? "(unknown)")\n"
-    out += "version      \(info.contentVersion ?? "(unknown)")\n"
+    if let pack = info.assetPackID, info.productIdentifier == nil {
+      // An asset pack has an ID and no version of its own.
+      out += "asset pack   \(pack.debugEscapedForTerminal)\n"
+    } else {
+      out += "product      \(info.productIdentifier ?? "(unknown)")\n"
+      out += "version      \(info.contentVersion ?? "(unknown)")\n"
+    }
     out += "entries      \(info.entryCount) (\(info.fileCount) files)\n"
     out += "content      \(describeBytes(info.contentSize))\n"
     if let size = info.packageSize { out += "package size \(describeBytes(size))\n" }

@@ -32,7 +32,11 @@ public enum TextReporter: Reporter {
   public static func summary(_ report: ValidationReport) -> String {
     let r = report.result
     var what: [String] = []
-    if let info = r.contentInfo { what.append("\(info.productIdentifier) \(info.contentVersion)") }
+    if let info = r.contentInfo {
+      what.append("\(info.productIdentifier) \(info.contentVersion)")
+    } else if let pack = r.assetPackID {
+      what.append("asset pack \(pack.debugEscapedForTerminal)")
+    }
     what.append("\(r.format.displayName)")
     what.append("\(r.entryCount) \(r.entryCount == 1 ? "entry" : "entries")")
     what.append("\(describeBytes(r.contentSize)) of content")

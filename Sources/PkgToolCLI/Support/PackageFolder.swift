@@ -4,8 +4,8 @@ import SystemIO
 /// What a folder named as an input means: a content project, an asset-pack folder, or a folder
 /// of packages (a `dist/` a pipeline filled), which stands for every package in it.
 enum PackageFolder {
-  /// The extensions a package file has.
-  static let packageExtensions: Set<String> = ["pkg", "zip"]
+  /// The extensions a package file has (an `.aar` is an asset pack).
+  static let packageExtensions: Set<String> = ["pkg", "zip", "aar"]
 
   /// `paths` with each folder of packages replaced by its packages (sorted by name); files,
   /// projects and asset-pack folders stay as they are. A folder that is none of these is an
@@ -27,7 +27,7 @@ enum PackageFolder {
       let files = packages.map { prefix + $0 }.filter { Paths.isRegularFile($0) }
       guard !files.isEmpty else {
         throw OperationError(
-          "'\(path)' is neither a content project (it has no ContentInfo.plist or Contents/ folder) nor a folder of packages (it holds no .pkg or .zip file)",
+          "'\(path)' is neither a content project (it has no ContentInfo.plist or Contents/ folder) nor a folder of packages (it holds no .pkg, .zip or .aar file)",
           hint:
             "pass a content project (pkgtool init makes one), a package, or a folder of packages; to check a plain folder of content, build it with --product-id and --content-version and validate the package"
         )
