@@ -273,6 +273,52 @@ import XAR
     #expect(!json.stdout.contains("\"files\""))
   }
 
+  /// A project folder zipped whole (`zip -r MyBook.zip MyBook`): the hints point inside the
+  /// folder (package what it holds), never "move it into Contents/" or "add a plist".
+  @Test func aZippedProjectFolderGetsHintsThatPointInside() throws {
+    let dir = try TemporaryDirectory()
+    #expect(try pkgtool(["init", "MyBook", "--product-id", "com.example.book"], in: dir.path).status == 0)
+    try writeFile(dir.appending("MyBook/Contents/a.txt"), "hello\n")
+    #expect(try bsdtar(["-a", "-cf", "MyBook.zip", "MyBook"], in: dir.path).status == 0)
+    let result = try pkgtool(["validate", "MyBook.zip"], in: dir.path)
+    #expect(result.status == 1)
+    #expect(
+      result.stdout.contains("MyBook.zip:MyBook: error: 'MyBook' is the project folder itself: "), "\(result.stdout)")
+    #expect(result.stdout.contains("hint: package what is inside the folder, not the folder: pkgtool build MyBook"))
+    #expect(result.stdout.contains("there is one in 'MyBook/', one level down [content-info]"))
+    #expect(!result.stdout.contains("move it into Contents/"))
+    #expect(!result.stdout.contains("pkgtool init makes one"))
+    #expect(!result.stdout.contains("no Contents/ folder"))
+    let build = try pkgtool(["build", "MyBook.zip"], in: dir.path)
+    #expect(build.status == 2)
+    #expect(build.stderr.contains("if it is a zipped project folder, build the folder it holds"), "\(build.stderr)")
+    // A folder put at the root by mistake still gets "move it into Contents/".
+    try FileManager.default.createDirectory(atPath: dir.appending("Loose/Contents"), withIntermediateDirectories: true)
+    try writeFile(
+      dir.appending("Loose/ContentInfo.plist"),
+      try String(contentsOfFile: dir.appending("MyBook/ContentInfo.plist"), encoding: .utf8))
+    try writeFile(dir.appending("Loose/levels/1.json"), "{}")
+    #expect(
+      try bsdtar(["-a", "-cf", "../loose.zip", "ContentInfo.plist", "Contents", "levels"], in: dir.appending("Loose"))
+        .status == 0)
+    let loose = try pkgtool(["validate", "loose.zip"], in: dir.path)
+    #expect(loose.stdout.contains("hint: move it into Contents/ or leave it out"), "\(loose.stdout)")
+  }
+
+  /// `--asset-pack-room` is an asset pack's: shown by the commands that take one, not by
+  /// `publish` and `install`, which take hosted-content packages only.
+  @Test func assetPackRoomShowsOnlyWhereAssetPacksGo() throws {
+    for command in ["publish", "install"] {
+      let help = try pkgtool([command, "--help"])
+      #expect(help.status == 0)
+      #expect(!help.stdout.contains("--asset-pack-room"), "\(command)")
+      #expect(help.stdout.contains("--max-size") && help.stdout.contains("--product-id"), "\(command)")
+    }
+    for command in ["validate", "unpack"] {
+      #expect(try pkgtool([command, "--help"]).stdout.contains("--asset-pack-room"), "\(command)")
+    }
+  }
+
   /// A typo in a nested command gets a "did you mean" naming its group, and an option spelled as
   /// the value of another (`--sarif`) points at that option, not at the nearest spelling.
   @Test func nestedTyposAndValuesAsOptionsGetTheRightSuggestion() throws {

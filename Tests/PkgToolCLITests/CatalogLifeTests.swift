@@ -87,7 +87,15 @@ import Testing
       ["catalog", "rebase", "catalog.json", "--base-url", "https://cdn2.example.net/c/", "--key", "signing.key"],
       in: s.dir.path)
     #expect(moved.status == 0, "\(moved.stderr)")
-    #expect(moved.stdout.contains("moved 2 URL(s) in catalog.json: sequence 1 -> 2"), "\(moved.stdout)")
+    #expect(moved.stdout.contains("moved 2 URLs in catalog.json: sequence 1 -> 2"), "\(moved.stdout)")
+    // The same move again (on a copy) moves nothing, and says so.
+    try FileManager.default.copyItem(atPath: s.dir.appending("catalog.json"), toPath: s.dir.appending("again.json"))
+    let again = try pkgtool(
+      ["catalog", "rebase", "again.json", "--base-url", "https://cdn2.example.net/c/", "--key", "signing.key"],
+      in: s.dir.path)
+    #expect(
+      again.stdout.hasPrefix("moved no URL (all 2 URLs were already there; signed again) in again.json: sequence 2 -> 3"),
+      "\(again.stdout)")
     let rebased = try #require(try expectValid(s, sequence: 2))
     #expect(
       rebased.products[0].versions.map(\.url) == [
@@ -110,6 +118,11 @@ import Testing
       ["unpack", s.packages[1], "-o", "out", "--catalog", "catalog.json", "--public-key", "signing.key.pub"],
       in: s.dir.path)
     #expect(refused.status == 1 && refused.stderr.contains("not in the catalog"), "\(refused.stderr)")
+    // Said as what it is, a version the catalog no longer lists, not as altered bytes.
+    #expect(
+      refused.stderr.contains(": it lists com.example.book 1.0, not 1.1 (withdrawn, or never published)"),
+      "\(refused.stderr)")
+    #expect(!refused.stderr.contains("differ from every version"))
     let older = try pkgtool(
       ["unpack", s.packages[0], "-o", "out10", "--catalog", "catalog.json", "--public-key", "signing.key.pub"],
       in: s.dir.path)

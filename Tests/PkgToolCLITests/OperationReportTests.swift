@@ -190,8 +190,13 @@ import Testing
     #expect(
       CatalogEditReport(edit, change: .removed(product: "p", version: "1.0"), displayPath: "c", keyIDs: ["k1", "k2"])
         .text.hasPrefix("withdrew p 1.0 in c: sequence 1 -> 2"))
+    var rebase = edit
+    (rebase.movedURLs, rebase.urlCount) = (2, 2)
+    #expect(CatalogEditReport(rebase, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix("moved 2 URLs in c"))
+    (rebase.movedURLs, rebase.urlCount) = (1, 3)
     #expect(
-      CatalogEditReport(edit, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix("moved 2 URL(s) in c"))
+      CatalogEditReport(rebase, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix(
+        "moved 1 of 3 URLs (the others were already there) in c"))
 
     // root show
     #expect(

@@ -154,7 +154,7 @@ public struct Catalog: Codable, Equatable, Sendable {
   /// SHA-256 must be an entry's, and that entry's size, product and version must be the
   /// package's. Throws ``CatalogError`` otherwise.
   public func check(sha256 sha: String, size: UInt64, info: ContentInfo, name: String) throws -> Version {
-    let (product, entry) = try listedEntry(sha256: sha, size: size, name: name)
+    let (product, entry) = try listedEntry(sha256: sha, size: size, name: name) { info }
     try checkIdentity(info, against: entry, of: product, name: name)
     return entry
   }
@@ -172,34 +172,58 @@ public struct Catalog: Codable, Equatable, Sendable {
   package func check(file: FileDescriptor, name: String? = nil) throws -> Version {
     let path = name ?? file.path
     let size = try file.size()
-    let (product, entry) = try listedEntry(sha256: try PackageDigest.sha256(of: file), size: size, name: path)
-    let info: ContentInfo
-    do {
-      guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(.file(file))) else {
-        throw CatalogError.mismatch("'\(path)' has no ContentInfo.plist")
+    let readInfo = { () throws -> ContentInfo in
+      do {
+        guard let bytes = try ContentInfoLocator.bytes(in: try PackageOpener.open(.file(file))) else {
+          throw CatalogError.mismatch("'\(path)' has no ContentInfo.plist")
+        }
+        return try ContentInfo(decoding: bytes)
+      } catch let error as CatalogError {
+        throw error
+      } catch {
+        throw CatalogError.mismatch("'\(path)' cannot be read as a package: \(error)")
       }
-      info = try ContentInfo(decoding: bytes)
-    } catch let error as CatalogError {
-      throw error
-    } catch {
-      throw CatalogError.mismatch("'\(path)' cannot be read as a package: \(error)")
     }
+    let (product, entry) = try listedEntry(sha256: try PackageDigest.sha256(of: file), size: size, name: path) {
+      try? readInfo()
+    }
+    let info = try readInfo()
     try checkIdentity(info, against: entry, of: product, name: path)
     return entry
   }
 
-  /// The entry for these bytes, whose size must also agree.
-  private func listedEntry(sha256 sha: String, size: UInt64, name: String) throws -> (product: String, version: Version)
-  {
+  /// The entry for these bytes, whose size must also agree. `identity` gives the package's
+  /// product and version (or nil) for the message when the bytes are not listed.
+  private func listedEntry(
+    sha256 sha: String, size: UInt64, name: String, identity: () -> ContentInfo?
+  ) throws -> (product: String, version: Version) {
     guard let (product, entry) = version(withSHA256: sha) else {
-      throw CatalogError.notListed(
-        "'\(name)' (SHA-256 \(sha), \(size) bytes) is not in the catalog: its bytes differ from every version published"
-      )
+      throw CatalogError.notListed(notListed(name: name, sha256: sha, size: size, info: identity()))
     }
     guard UInt64(clamping: entry.size) == size else {
       throw CatalogError.mismatch("'\(name)' is \(size) bytes; the catalog says \(entry.size)")
     }
     return (product, entry)
+  }
+
+  /// Why bytes the catalog does not list are refused, in terms of what it does list: a catalog
+  /// keeps no record of a withdrawn version, so the bytes of one are told apart from altered
+  /// bytes by the version their plist names.
+  private func notListed(name: String, sha256 sha: String, size: UInt64, info: ContentInfo?) -> String {
+    let start = "'\(name)' (SHA-256 \(sha), \(size) bytes) is not in the catalog"
+    guard let info else {
+      return start + ": its bytes are none of the versions it lists (a version withdrawn, never published, or altered)"
+    }
+    let id = info.productIdentifier
+    let version = info.contentVersion.description
+    guard let listed = products.first(where: { $0.productIdentifier == id }), !listed.versions.isEmpty else {
+      return start + ": it lists no version of \(id), whose \(version) this is"
+    }
+    if listed.versions.contains(where: { ContentVersion($0.contentVersion) == info.contentVersion }) {
+      return start + ": its bytes differ from the \(id) \(version) it lists (the package was altered or rebuilt)"
+    }
+    let versions = listed.versions.map(\.contentVersion).joined(separator: ", ")
+    return start + ": it lists \(id) \(versions), not \(version) (withdrawn, or never published)"
   }
 
   /// The package's plist must name the entry's product and version.

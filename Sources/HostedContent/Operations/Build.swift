@@ -121,6 +121,13 @@ public enum Build {
         hint: "unpack it into a folder first, then build that: mkdir MyBook && tar -xf '\(path)' -C MyBook && pkgtool build MyBook",
         code: .inputUnsuitable)
     }
+    if forms.first == .zip {
+      return OperationError(
+        "'\(path)' is a zip: build reads a content project's folder, not an archive",
+        hint:
+          "if it is a zipped project folder, build the folder it holds: unzip '\(path)' && pkgtool build FOLDER; if it is a package, check it with pkgtool validate '\(path)'",
+        code: .inputUnsuitable)
+    }
     if let form = forms.first {
       return OperationError(
         "'\(path)' is a \(form.displayName), already built: build reads a content project's folder",

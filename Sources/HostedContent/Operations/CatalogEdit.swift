@@ -18,6 +18,11 @@ public enum CatalogEdit {
     public var catalog: Catalog
     /// The sequence before the edit.
     public var previousSequence: Int64
+    /// For a rebase: how many URLs changed (0 when every one was already under the base URL:
+    /// the catalog is then only signed again, as `renew` does).
+    public var movedURLs = 0
+    /// For a rebase: how many URLs the catalog lists.
+    public var urlCount = 0
   }
 
   /// Withdraws `version` of `product`: its entry leaves the catalog (and the product, when it
@@ -70,7 +75,9 @@ public enum CatalogEdit {
     droppingSignatures: [String] = []
   ) throws -> Result {
     let base = try Publish.checkedBaseURL(baseURL)
-    return try amend(
+    var moved = 0
+    var count = 0
+    var result = try amend(
       path, signer: signer, lifetime: lifetime, command: "catalog rebase", dropping: droppingSignatures
     ) { catalog in
       for p in catalog.products.indices {
@@ -79,10 +86,16 @@ public enum CatalogEdit {
           guard let slash = url.lastIndex(of: "/"), slash < url.index(before: url.endIndex) else {
             throw OperationError("the URL '\(url)' has no file name to keep", code: .catalogRefused)
           }
-          catalog.products[p].versions[v].url = base + url[slash...]
+          let rebased = base + url[slash...]
+          count += 1
+          if rebased != url { moved += 1 }
+          catalog.products[p].versions[v].url = rebased
         }
       }
     }
+    result.movedURLs = moved
+    result.urlCount = count
+    return result
   }
 
   /// Signs the catalog again, unchanged but for `sequence` + 1 and a new expiry: what a

@@ -35,7 +35,16 @@ public struct CatalogEditReport {
     let what: String
     switch change {
     case .removed(let product, let version): what = "withdrew \(product) \(version)"
-    case .rebased: what = "moved \(result.catalog.products.reduce(0) { $0 + $1.versions.count }) URL(s)"
+    case .rebased:
+      let moved = result.movedURLs
+      let count = result.urlCount
+      if moved == 0 {
+        what = "moved no URL (\(count == 1 ? "the one URL was" : "all \(count) URLs were") already there; signed again)"
+      } else if moved == count {
+        what = "moved \(moved) URL\(moved == 1 ? "" : "s")"
+      } else {
+        what = "moved \(moved) of \(count) URLs (the others were already there)"
+      }
     case .renewed: what = "renewed"
     }
     return

@@ -40,8 +40,18 @@ package final class ContentInfoRule: Rule {
     ])
 
   private let expectedProduct: String?
+  /// The folder that holds a `ContentInfo.plist` one level down (a project folder archived
+  /// whole), if any.
+  private var nestedIn: String?
 
   package init(context: RuleContext) { expectedProduct = context.options.productIdentifier }
+
+  package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
+    let entry = inspected.entry
+    guard nestedIn == nil, !entry.isWrapperMember, entry.kind == .file else { return }
+    let parts = entry.components
+    if parts.count == 2, parts[1] == ContentInfo.fileName { nestedIn = String(parts[0]) }
+  }
 
   package static func skipReason(_ context: RuleContext) -> String? { context.hostedContentOnly }
 
@@ -56,10 +66,17 @@ package final class ContentInfoRule: Rule {
   package func finish(_ summary: InspectionSummary, into findings: inout [Finding]) {
     guard !summary.integrityFailed else { return }
     guard let bytes = summary.contentInfoBytes else {
-      findings.append(
-        finding(
-          nil, "ContentInfo.plist is missing at the package root",
-          hint: "add one with ContentVersion and IAPProductIdentifier (pkgtool init makes one)"))
+      if let folder = nestedIn {
+        findings.append(
+          finding(
+            nil, "ContentInfo.plist is missing at the package root; there is one in '\(folder)/', one level down",
+            hint: "package what is inside '\(folder)', not the folder itself: pkgtool build \(folder)"))
+      } else {
+        findings.append(
+          finding(
+            nil, "ContentInfo.plist is missing at the package root",
+            hint: "add one with ContentVersion and IAPProductIdentifier (pkgtool init makes one)"))
+      }
       return
     }
     do {

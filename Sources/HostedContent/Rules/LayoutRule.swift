@@ -27,6 +27,9 @@ package final class LayoutRule: Rule {
 
   private var sawContents = false
   private var reported: Set<String> = []
+  /// A root folder that holds the project itself (`MyBook/ContentInfo.plist`): a zip made of
+  /// the project folder rather than of what is inside it.
+  private var wrapper: String?
 
   package init(context: RuleContext) {}
 
@@ -87,6 +90,20 @@ package final class LayoutRule: Rule {
             root, "'\(root)' is at the package root, where only ContentInfo.plist and Contents/ belong",
             hint: "move it into Contents/ or leave it out"))
       }
+      // `ROOT/ContentInfo.plist` or `ROOT/Contents/`: the project folder was archived whole. The
+      // finding made at ROOT's first entry (moving it into Contents/ would be the wrong way) is
+      // told again in these words; it keeps its place, so --keep-going skips the same entries.
+      let parts = entry.components
+      if wrapper == nil, parts.count == 2, parts[1] == ContentInfo.fileName || parts[1] == "Contents",
+        let index = findings.lastIndex(where: { $0.ruleID == Self.description.id && $0.path == root })
+      {
+        wrapper = root
+        findings[index] = finding(
+          root,
+          "'\(root)' is the project folder itself: its ContentInfo.plist and Contents/ are inside it, one level below the package root",
+          hint:
+            "package what is inside the folder, not the folder: pkgtool build \(root) (--format zip for the delivery zip), or cd \(root) && zip -r ../\(root).zip ContentInfo.plist Contents")
+      }
     }
   }
 
@@ -109,7 +126,7 @@ package final class LayoutRule: Rule {
           left.path, "'\(left.path)' is at the project root, outside Contents/; build leaves it out of the package",
           hint: "move it into Contents/ if the app needs it, or delete it", severity: .warning))
     }
-    guard !summary.integrityFailed, !sawContents else { return }
+    guard !summary.integrityFailed, !sawContents, wrapper == nil else { return }
     findings.append(
       finding(nil, "the package has no Contents/ folder", hint: "put the content files in a folder named Contents"))
   }

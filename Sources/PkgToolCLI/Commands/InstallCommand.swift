@@ -72,7 +72,7 @@ struct InstallCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "Print nothing but errors and warnings.")
   var quiet = false
 
-  @OptionGroup var rules: RuleOptions
+  @OptionGroup var rules: PackageRuleOptions
 
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
 

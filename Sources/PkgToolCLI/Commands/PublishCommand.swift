@@ -65,7 +65,7 @@ struct PublishCommand: ParsableCommand {
   @Flag(help: "Print the result as JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
-  @OptionGroup var rules: RuleOptions
+  @OptionGroup var rules: PackageRuleOptions
   @OptionGroup(title: "Limits") var limits: ReaderLimitOptions
   @OptionGroup var progressOption: ProgressOptions
 

@@ -132,7 +132,23 @@ struct LimitOptions: ParsableArguments {
   }
 }
 
-/// Options every checking command shares: the limits, the product ID and the asset-pack room.
+/// Options of the commands that take hosted-content packages only (`install`, `publish`): the
+/// limits and the product ID; an asset pack's room would mean nothing there.
+struct PackageRuleOptions: ParsableArguments {
+  @OptionGroup var limits: LimitOptions
+
+  @Option(
+    name: .customLong("product-id"),
+    help: ArgumentHelp("The product identifier the package must carry.", valueName: "id"))
+  var productID: String?
+
+  var strict: Bool { limits.strict }
+
+  var validationOptions: ValidationOptions { limits.validationOptions(productID: productID) }
+}
+
+/// Options every command that checks any input shares (asset packs too): the limits, the
+/// product ID and the asset-pack room.
 struct RuleOptions: ParsableArguments {
   @OptionGroup var limits: LimitOptions
 
