@@ -393,6 +393,73 @@ import XAR
     }
   }
 
+  /// Every argument that names a file or a folder completes paths, in all three shells: the
+  /// commands' own description (`--experimental-dump-help`) says so for each, and the generated
+  /// scripts complete files (`_files`, `-rF`, `-f`) or folders (`_files -/`, directories, `-d`).
+  @Test func completionScriptsCompletePathsForEveryPathArgument() throws {
+    // The value names pkgtool gives path arguments; `cat`'s second argument is a path inside
+    // the package, not on disk.
+    let fileNames: Set<String> = [
+      "file", "package", "old.pkg", "catalog.json", "key.pub", "root.json", "key", "old-key", "old.json", "new.json",
+      "old", "new", "path",
+    ]
+    let folderNames: Set<String> = ["dir", "docs"]
+    let dump = try pkgtool(["--experimental-dump-help"])
+    let root = try #require(
+      (try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])?["command"] as? [String: Any])
+    var options: [String: Bool] = [:]  // long or short option name → completes folders
+    var checked = 0
+    func walk(_ command: [String: Any], _ path: [String]) {
+      for argument in command["arguments"] as? [[String: Any]] ?? [] {
+        guard let value = argument["valueName"] as? String, fileNames.contains(value) || folderNames.contains(value)
+        else { continue }
+        if path == ["cat"] && value == "path" { continue }
+        let kind = argument["completionKind"] as? [String: Any]
+        #expect(
+          kind?["file"] != nil || kind?["directory"] != nil, "\(path.joined(separator: " ")) <\(value)> completes no path")
+        checked += 1
+        if let name = (argument["names"] as? [[String: Any]])?.first?["name"] as? String {
+          options[name] = kind?["directory"] != nil
+        }
+      }
+      for sub in command["subcommands"] as? [[String: Any]] ?? [] {
+        walk(sub, path + [(sub["commandName"] as? String) ?? "?"])
+      }
+    }
+    walk(root, [])
+    #expect(checked >= 40, "\(checked)")
+    #expect(options["into"] == true && options["o"] != nil && options["catalog"] == false)
+
+    let zsh = try pkgtool(["--generate-completion-script", "zsh"]).stdout.split(separator: "\n")
+    let fish = try pkgtool(["--generate-completion-script", "fish"]).stdout.split(separator: "\n")
+    let bash = try pkgtool(["--generate-completion-script", "bash"]).stdout.split(separator: "\n").map {
+      $0.trimmingCharacters(in: .whitespaces)
+    }
+    for (name, folder) in options where name.count > 1 {
+      // `-o` is a file in some commands and a folder in others: both complete paths.
+      let zshLines = zsh.filter { $0.contains("'--\(name)[") || $0.contains("'*--\(name)[") }
+      #expect(!zshLines.isEmpty, "zsh --\(name)")
+      for line in zshLines {
+        #expect(line.hasSuffix(folder ? ":_files -/'" : ":_files'"), "zsh: \(line)")
+      }
+      let fishLines = fish.filter { $0.contains("-l '\(name)'") }
+      #expect(!fishLines.isEmpty, "fish --\(name)")
+      for line in fishLines {
+        #expect(line.hasSuffix(folder ? "-rfa '(__pkgtool_complete_directories)'" : "-rF"), "fish: \(line)")
+      }
+      var cases = 0
+      for (index, line) in bash.enumerated() where line == "'--\(name)')" {
+        cases += 1
+        #expect(bash[index + 1] == "__pkgtool_add_completions \(folder ? "-d" : "-f")", "bash --\(name)")
+      }
+      #expect(cases > 0, "bash --\(name)")
+    }
+    // Positional paths: zsh completes them too (`:package:_files`, `:dir:_files -/`).
+    #expect(zsh.contains { $0.contains("':package:_files'") })
+    #expect(zsh.contains { $0.contains("':dir:_files -/'") })
+    #expect(zsh.contains { $0.contains("':root.json:_files'") })
+  }
+
   @Test func everyCommandsJSONCarriesTheSchemaVersion() throws {
     let dir = try TemporaryDirectory()
     let package = try ExamplePackages.package(for: RuleExample.package("ok"), in: dir.path)

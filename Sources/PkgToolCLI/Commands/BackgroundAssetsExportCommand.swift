@@ -52,13 +52,13 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
         pkgtool validate BookPack
       """)
 
-  @Argument(help: ArgumentHelp("The package (or content project).", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package (or content project).", valueName: "package"), completion: .file())
   var source: String
 
   @Option(
     name: [.short, .long],
     help: ArgumentHelp(
-      "The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"))
+      "The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"), completion: .file())
   var output: String
 
   @Option(

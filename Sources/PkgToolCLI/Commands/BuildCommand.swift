@@ -49,12 +49,12 @@ struct BuildCommand: ParsableCommand {
       whole package to standard output (never to a terminal); the summary goes to standard error.
       """)
 
-  @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"))
+  @Argument(help: ArgumentHelp("The content project or folder.", valueName: "dir"), completion: .directory)
   var directory: String
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"))
+    help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"), completion: .file())
   var output: String?
 
   @Option(

@@ -25,7 +25,7 @@ struct BumpCommand: ParsableCommand {
       version, 2 could not read or write the plist.
       """)
 
-  @Argument(help: ArgumentHelp("A content project or its ContentInfo.plist.", valueName: "path"))
+  @Argument(help: ArgumentHelp("A content project or its ContentInfo.plist.", valueName: "path"), completion: .file())
   var path: String
 
   @Flag(help: "Raise the first part: 1.4 -> 2.0.") var major = false

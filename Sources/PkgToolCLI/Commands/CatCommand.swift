@@ -22,7 +22,7 @@ struct CatCommand: ParsableCommand {
         pkgtool cat - ContentInfo.plist < book-1.0.pkg
       """)
 
-  @Argument(help: ArgumentHelp("The package (or folder).", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package (or folder).", valueName: "package"), completion: .file())
   var package: String
   @Argument(help: ArgumentHelp("The entry's path inside the package, e.g. Contents/chapter1.txt.", valueName: "path"))
   var entry: String

@@ -37,14 +37,14 @@ struct CatalogKeyOptions: ParsableArguments {
     name: .customLong("key"),
     help: ArgumentHelp(
       "A secret key (KEY, from pkgtool keygen; not KEY.pub); repeat with distinct keys to meet a root's catalog threshold.",
-      valueName: "key"))
+      valueName: "key"), completion: .file())
   var keys: [String] = []
 
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
       "A root file, or a folder of them: the catalog may have been signed under any of them; the new one must meet the newest's catalog threshold.",
-      valueName: "root.json"))
+      valueName: "root.json"), completion: .file())
   var roots: [String] = []
 
   func validate() throws { _ = try KeyFiles.distinct(keys) }
@@ -100,7 +100,7 @@ struct CatalogShowCommand: ParsableCommand {
         pkgtool catalog show catalog.json --json
       """)
 
-  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json"), completion: .file()) var catalog: String
   @Flag(help: "Print the catalog as JSON.") var json = false
 
   func run() throws {
@@ -131,19 +131,19 @@ struct CatalogVerifyCommand: ParsableCommand {
             --root root-1.json --root https://cdn.example.com/content/root-2.json
       """)
 
-  @Argument(help: ArgumentHelp("The catalog: a file, or an https:// URL.", valueName: "catalog.json"))
+  @Argument(help: ArgumentHelp("The catalog: a file, or an https:// URL.", valueName: "catalog.json"), completion: .file())
   var catalog: String
 
   @Option(
     name: .customLong("public-key"),
-    help: ArgumentHelp("The publisher's public key (KEY.pub).", valueName: "key.pub"))
+    help: ArgumentHelp("The publisher's public key (KEY.pub).", valueName: "key.pub"), completion: .file())
   var publicKey: String?
 
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
       "Instead of --public-key: the root file the app ships, then each newer version (a folder of them, or an https:// URL of one).",
-      valueName: "root.json"))
+      valueName: "root.json"), completion: .file())
   var roots: [String] = []
 
   @Flag(name: [.short, .long], help: "Print nothing; the exit status says it.") var quiet = false
@@ -194,7 +194,7 @@ struct CatalogRemoveCommand: ParsableCommand {
         pkgtool catalog remove catalog.json com.example.book 1.1 --key signing.key
       """)
 
-  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json"), completion: .file()) var catalog: String
   @Argument(help: ArgumentHelp("The product identifier.", valueName: "product")) var product: String
   @Argument(help: ArgumentHelp("The ContentVersion to withdraw.", valueName: "version")) var version: String
   @OptionGroup var signing: CatalogSigningOptions
@@ -222,7 +222,7 @@ struct CatalogRebaseCommand: ParsableCommand {
             --base-url https://cdn2.example.com/content
       """)
 
-  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json"), completion: .file()) var catalog: String
 
   @Option(
     name: .customLong("base-url"),
@@ -251,7 +251,7 @@ struct CatalogRenewCommand: ParsableCommand {
         pkgtool catalog renew catalog.json --key signing.key --expires-in 30d
       """)
 
-  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json")) var catalog: String
+  @Argument(help: ArgumentHelp("The catalog file.", valueName: "catalog.json"), completion: .file()) var catalog: String
   @OptionGroup var signing: CatalogSigningOptions
 
   func run() throws {

@@ -26,9 +26,9 @@ struct DiffCommand: ParsableCommand {
         pkgtool diff released.pkg book-1.1.pkg --strict   # exit 1 on a warning
       """)
 
-  @Argument(help: ArgumentHelp("The older package or folder.", valueName: "old"))
+  @Argument(help: ArgumentHelp("The older package or folder.", valueName: "old"), completion: .file())
   var old: String
-  @Argument(help: ArgumentHelp("The newer package or folder.", valueName: "new"))
+  @Argument(help: ArgumentHelp("The newer package or folder.", valueName: "new"), completion: .file())
   var new: String
   @Flag(help: "Print JSON.") var json = false
   @Flag(name: [.short, .long], help: "Print nothing; exit 1 when the two differ.") var quiet = false

@@ -26,7 +26,7 @@ struct InfoCommand: ParsableCommand {
         pkgtool info - < book-1.0.pkg       # or: curl -sf URL | pkgtool info -
       """)
 
-  @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package or folder.", valueName: "package"), completion: .file())
   var path: String
   @Flag(help: "List every entry.") var files = false
   @Flag(help: "Print the XAR table of contents (XML) instead.") var toc = false

@@ -24,7 +24,7 @@ struct InitCommand: ParsableCommand {
         pkgtool build MyBook
       """)
 
-  @Argument(help: ArgumentHelp("The folder to create.", valueName: "dir"))
+  @Argument(help: ArgumentHelp("The folder to create.", valueName: "dir"), completion: .directory)
   var directory: String
 
   @Option(

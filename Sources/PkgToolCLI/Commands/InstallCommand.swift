@@ -38,10 +38,10 @@ struct InstallCommand: ParsableCommand {
 
   @Argument(
     help: ArgumentHelp(
-      "The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"))
+      "The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"), completion: .file())
   var package: String
 
-  @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"))
+  @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"), completion: .directory)
   var into: String
 
   @OptionGroup(title: "Signed catalog") var catalogOptions: CatalogOptions

@@ -32,7 +32,7 @@ struct PublishCommand: ParsableCommand {
       Exit status: 0 written (or nothing new), 1 a package broke a rule, 2 could not publish.
       """)
 
-  @Argument(help: ArgumentHelp("The package files to publish.", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package files to publish.", valueName: "package"), completion: .file())
   var packages: [String]
 
   @OptionGroup var signing: CatalogKeyOptions
@@ -42,7 +42,7 @@ struct PublishCommand: ParsableCommand {
     help: ArgumentHelp("Where the packages will be served (https://…).", valueName: "url"))
   var baseURL: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"))
+  @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"), completion: .file())
   var output: String
 
   @Option(
@@ -52,7 +52,7 @@ struct PublishCommand: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "A catalog (signed with the same key) whose sequence a new output file continues.", valueName: "old.json"))
+      "A catalog (signed with the same key) whose sequence a new output file continues.", valueName: "old.json"), completion: .file())
   var previous: String?
 
   @Option(

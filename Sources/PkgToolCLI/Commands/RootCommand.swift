@@ -30,7 +30,7 @@ struct RootRoleOptions: ParsableArguments {
   @Option(
     name: .customLong("root-key"),
     help: ArgumentHelp(
-      "A secret key of the root role (repeat for several); each signs the new root.", valueName: "key"))
+      "A secret key of the root role (repeat for several); each signs the new root.", valueName: "key"), completion: .file())
   var rootKeys: [String] = []
 
   @Option(
@@ -40,7 +40,7 @@ struct RootRoleOptions: ParsableArguments {
 
   @Option(
     name: .customLong("catalog-key"),
-    help: ArgumentHelp("A public key (KEY.pub) of the catalog role (repeat for several).", valueName: "key.pub"))
+    help: ArgumentHelp("A public key (KEY.pub) of the catalog role (repeat for several).", valueName: "key.pub"), completion: .file())
   var catalogKeys: [String] = []
 
   @Option(
@@ -103,7 +103,7 @@ struct RootInitCommand: ParsableCommand {
       """)
 
   @Option(
-    name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"))
+    name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"), completion: .file())
   var output: String
 
   @OptionGroup var roles: RootRoleOptions
@@ -144,14 +144,14 @@ struct RootRotateCommand: ParsableCommand {
             --catalog-key content2.key.pub
       """)
 
-  @Argument(help: ArgumentHelp("The current root.", valueName: "old.json")) var old: String
+  @Argument(help: ArgumentHelp("The current root.", valueName: "old.json"), completion: .file()) var old: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"))
+  @Option(name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"), completion: .file())
   var output: String
 
   @Option(
     name: .customLong("key"),
-    help: ArgumentHelp("A secret root key of the old version (repeat to meet its threshold).", valueName: "key"))
+    help: ArgumentHelp("A secret root key of the old version (repeat to meet its threshold).", valueName: "key"), completion: .file())
   var keys: [String] = []
 
   @OptionGroup var roles: RootRoleOptions
@@ -223,7 +223,7 @@ struct RootShowCommand: ParsableCommand {
         pkgtool root show root.json
       """)
 
-  @Argument(help: ArgumentHelp("The root file.", valueName: "root.json")) var root: String
+  @Argument(help: ArgumentHelp("The root file.", valueName: "root.json"), completion: .file()) var root: String
   @Flag(help: "Print the root as JSON.") var json = false
 
   func run() throws {
@@ -251,7 +251,7 @@ struct RootVerifyCommand: ParsableCommand {
         pkgtool root verify root-1.json root-2.json
       """)
 
-  @Argument(help: ArgumentHelp("Root files, or a folder of them.", valueName: "root.json"))
+  @Argument(help: ArgumentHelp("Root files, or a folder of them.", valueName: "root.json"), completion: .file())
   var roots: [String]
 
   @Flag(name: [.short, .long], help: "Print nothing; the exit status says it.") var quiet = false

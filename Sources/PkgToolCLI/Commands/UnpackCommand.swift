@@ -27,10 +27,10 @@ struct UnpackCommand: ParsableCommand {
             --public-key signing.key.pub
       """)
 
-  @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"), completion: .file())
   var package: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The folder to create.", valueName: "dir"))
+  @Option(name: [.short, .long], help: ArgumentHelp("The folder to create.", valueName: "dir"), completion: .directory)
   var output: String
 
   @Flag(help: "Replace DIR if it exists (atomically; kept on failure).")

@@ -48,12 +48,12 @@ struct ValidateCommand: ParsableCommand {
       Exit status: 0 valid, 1 a rule was broken (warnings count with --strict), 2 could not check.
       """)
 
-  @Argument(help: ArgumentHelp("The package files or content folders.", valueName: "package"))
+  @Argument(help: ArgumentHelp("The package files or content folders.", valueName: "package"), completion: .file())
   var paths: [String]
 
   @Option(
     help: ArgumentHelp(
-      "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"))
+      "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"), completion: .file())
   var against: String?
 
   @Option(
@@ -88,13 +88,13 @@ struct ValidateCommand: ParsableCommand {
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"))
+    help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"), completion: .file())
   var output: String?
 
   @Option(
     help: ArgumentHelp(
       "Make file paths in SARIF and GitHub reports relative to this folder (default: the working directory).",
-      valueName: "dir"))
+      valueName: "dir"), completion: .directory)
   var base: String?
 
   @Flag(help: ArgumentHelp("Accepted for compatibility: the report file is always replaced.", visibility: .hidden))

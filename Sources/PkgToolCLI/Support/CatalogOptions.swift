@@ -7,19 +7,19 @@ struct CatalogOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "A signed catalog (from pkgtool publish), a file or an https:// URL: the package must be one of its entries, byte for byte.",
-      valueName: "catalog.json"))
+      valueName: "catalog.json"), completion: .file())
   var catalog: String?
 
   @Option(
     name: .customLong("public-key"),
-    help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"))
+    help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"), completion: .file())
   var publicKey: String?
 
   @Option(
     name: .customLong("root"),
     help: ArgumentHelp(
       "Instead of --public-key: the root the app ships, then each newer version (repeat; a folder of them, or an https:// URL of one); the catalog must meet the newest's catalog threshold.",
-      valueName: "root.json"))
+      valueName: "root.json"), completion: .file())
   var roots: [String] = []
 
   func validate() throws {
