@@ -90,6 +90,32 @@ import Testing
     #expect(try temporaries() == [])
   }
 
+  /// `--project DIR` points a package's entry findings at DIR's files (GitHub annotations too),
+  /// only when DIR is the package's project; another project gets a warning, a folder that is
+  /// no project an error.
+  @Test func projectMapsEntriesToTheirFiles() throws {
+    let dir = try TemporaryDirectory()
+    for (name, product) in [("MyBook", "com.example.book"), ("Other", "com.example.other")] {
+      #expect(try pkgtool(["init", name, "--product-id", product], in: dir.path).status == 0)
+      try FileManager.default.createSymbolicLink(
+        atPath: dir.appending("\(name)/Contents/old-link"), withDestinationPath: "missing.txt")
+    }
+    #expect(try pkgtool(["build", "MyBook", "-o", "book.pkg"], in: dir.path).status == 0)
+    let mapped = try pkgtool(["validate", "book.pkg", "--project", "MyBook", "--reporter", "github"], in: dir.path)
+    #expect(mapped.status == 0, "\(mapped.stderr)")
+    #expect(mapped.stdout.hasPrefix("::warning file=MyBook/Contents/old-link,title=pkgtool no-external-symlink::"))
+    #expect(mapped.stderr.isEmpty)
+    let other = try pkgtool(["validate", "book.pkg", "--project", "Other", "--reporter", "github"], in: dir.path)
+    #expect(other.stdout.hasPrefix("::warning file=book.pkg,"))
+    #expect(
+      other.stderr
+        == "pkgtool: warning: 'book.pkg' (com.example.book 1.0) was not built from 'Other' (com.example.other 1.0): "
+        + "its findings point at the package\n")
+    let notAProject = try pkgtool(["validate", "book.pkg", "--project", "MyBook/Contents"], in: dir.path)
+    #expect(notAProject.status == 2)
+    #expect(notAProject.stderr.contains("--project 'MyBook/Contents' is not a content project"))
+  }
+
   /// The report of the second run replaces the first's, whatever each found; the verdict line
   /// goes to stderr (a passing run was silent before), stdout stays empty.
   @Test(arguments: ["sarif", "junit", "json", "text"])

@@ -87,6 +87,29 @@ import Testing
       "/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("pkgtool.sarif")])
     #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
 
+    // A warning the package carries (a link to a file that is not there) is an alert on the
+    // project's file, not on dist/MyBook.pkg, and the entry is still named inside the package.
+    try FileManager.default.createSymbolicLink(
+      atPath: dir.appending("content/MyBook/Contents/old-link"), withDestinationPath: "missing.txt")
+    _ = try runExpectingSuccess(commands, in: dir)
+    let log = try #require(
+      try JSONSerialization.jsonObject(with: Data(try readFile(dir.appending("pkgtool.sarif")))) as? [String: Any])
+    let alerts = try #require((log["runs"] as? [[String: Any]])?.first?["results"] as? [[String: Any]])
+    let link = try #require(alerts.first { $0["ruleId"] as? String == "no-external-symlink" }, "\(alerts)")
+    let location = try #require((link["locations"] as? [[String: Any]])?.first)
+    let artifact = (location["physicalLocation"] as? [String: Any])?["artifactLocation"] as? [String: Any]
+    #expect(artifact?["uri"] as? String == "content/MyBook/Contents/old-link", "\(location)")
+    #expect(artifact?["uriBaseId"] as? String == "%SRCROOT%")
+    let logical = (location["logicalLocations"] as? [[String: Any]])?.first?["fullyQualifiedName"] as? String
+    #expect(logical == "Contents/old-link")
+    let package = (link["properties"] as? [String: Any])?["package"] as? String
+    #expect(package == "dist/MyBook.pkg")
+    #expect(
+      try runProcess(
+        "/usr/bin/env", ["python3", repositoryRoot + "/scripts/check-sarif.py", dir.appending("pkgtool.sarif")]
+      ).status == 0)
+    try FileManager.default.removeItem(atPath: dir.appending("content/MyBook/Contents/old-link"))
+
     // A broken project fails the gate with an annotation on the real file, and the package
     // check still leaves its SARIF for the always() upload.
     try writeFile(dir.appending("content/MyBook/Contents/run.sh"), "#!/bin/sh\necho hi\n")

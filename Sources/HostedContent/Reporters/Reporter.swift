@@ -17,6 +17,11 @@ public struct ValidationReport: Sendable {
   /// Why the input could not be checked at all (the command exits 2); the report then says
   /// so instead of judging.
   public var toolError: String?
+  /// The content project the package was built from (``mapEntries(toProject:)``), as the user
+  /// named it; nil when no project was given or it is not the package's.
+  public private(set) var project: String?
+  /// The inner paths of findings that name a file of ``project``.
+  public private(set) var projectPaths: Set<String> = []
   /// A page with one anchor per rule id (docs/rules.md, published); SARIF's `helpUri` points
   /// into it. Nil: no `helpUri` (a made-up address would send people nowhere).
   public var documentationURL: String?
@@ -57,10 +62,30 @@ public struct ValidationReport: Sendable {
   public var isFolder: Bool { result.format == .directory }
 
   /// The file a finding is about, as a path a person or CI can open: for a folder the real file
-  /// inside it (`src/Contents/tool`), for a package the package itself.
+  /// inside it (`src/Contents/tool`); for a package built from a ``project``, the project's
+  /// file the entry came from (`content/MyBook/Contents/tool`); else the package itself.
   public func filePath(for finding: Finding) -> String {
-    guard isFolder, let inner = finding.path, !inner.isEmpty else { return displayPath }
-    return Paths.joinedLexically(displayPath, inner)
+    guard let inner = finding.path, !inner.isEmpty else { return displayPath }
+    if isFolder { return Paths.joinedLexically(displayPath, inner) }
+    if let project, projectPaths.contains(inner) { return Paths.joinedLexically(project, inner) }
+    return displayPath
+  }
+
+  /// Points the findings about this package's entries at the files of the content project
+  /// `directory` (`validate PKG --project DIR`): each finding whose entry the project holds at the
+  /// same path. Only when the project is the package's: its `ContentInfo.plist` names the same
+  /// product and version. Returns that project's identity when it is another (and changes
+  /// nothing), nil when the mapping is made. Throws when `directory` is not a content project.
+  public mutating func mapEntries(toProject directory: String) throws -> ContentInfo? {
+    let info = try ProjectSource(directory: directory).contentInfo
+    guard !isFolder, toolError == nil, let own = result.contentInfo else { return nil }
+    guard own.productIdentifier == info.productIdentifier, own.contentVersion == info.contentVersion else {
+      return info
+    }
+    project = directory
+    projectPaths = Set(
+      result.findings.compactMap(\.path).filter { !$0.isEmpty && Paths.status(Paths.joinedLexically(directory, $0)) != nil })
+    return nil
   }
 
   /// `filePath(for:)` relative to ``base`` when one is set (and the file is under it).

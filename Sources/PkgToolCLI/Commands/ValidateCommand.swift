@@ -16,8 +16,8 @@ struct ValidateCommand: ParsableCommand {
       Reads each package once and verifies every checksum. Accepts a plain XAR package, an \
       Apple flat package (productbuild --content) and the zip a client downloads; the format is \
       found from the bytes. A content project (ContentInfo.plist + Contents/) is checked as \
-      build would package it: files build leaves out are listed (a note for README and the \
-      like, a warning for anything else), never silently. Prints compiler-style lines, one per \
+      build would package it: files build leaves out are listed (README and the like in the \
+      summary, junk as a note, anything else at the root as a warning), never silently. Prints compiler-style lines, one per \
       finding, then a summary per input.
 
       A project's .pkgtoolignore is honoured as build honours it, and --exclude PATTERN \
@@ -25,12 +25,14 @@ struct ValidateCommand: ParsableCommand {
       --exclude is refused for a package, which holds what it holds.
 
       A folder holding ContentInfo.plist or Contents/ is a content project; a folder holding \
-      packages (.pkg, .zip), such as a dist/ folder, stands for every package in it.
+      packages (.pkg, .zip, .aar), such as a dist/ folder, stands for every package in it.
 
       With --output, the report file is replaced (atomically) on every run, and written even \
       when an input cannot be read (exit 2): SARIF then carries a toolExecutionNotifications \
-      entry, JUnit an <error>, so an upload step after it never finds a previous run's report. \
-      The one-line verdict goes to standard error. SARIF's helpUri points into \
+      entry, JUnit an <error>, so an upload step after it never finds a previous run's report; \
+      an interrupted run (Ctrl-C, SIGTERM) leaves a report that says it did not finish. \
+      With --project DIR, the folder the package was built from, SARIF and GitHub reports point \
+      a finding about an entry at DIR's file instead of the package. The one-line verdict goes to standard error. SARIF's helpUri points into \
       $PKGTOOL_DOCS_URL when it is set (the published docs/rules.md). `-` reads a package from \
       standard input (its form found from the bytes, at most --max-size bytes), named \
       "(standard input)" in the report; `-o -` writes the report to standard output.
@@ -40,6 +42,7 @@ struct ValidateCommand: ParsableCommand {
         pkgtool validate book-1.1.pkg --against book-1.0.pkg \\
             --product-id com.example.book
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
+        pkgtool validate dist/MyBook.pkg --project MyBook --reporter sarif -o pkgtool.sarif
         pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
         pkgtool validate - < book-1.1.pkg   # or: curl -sf URL | pkgtool validate -
@@ -97,6 +100,12 @@ struct ValidateCommand: ParsableCommand {
       valueName: "dir"), completion: .directory)
   var base: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "The content project the package was built from: SARIF and GitHub reports point each entry's finding at the project's file, not at the package.",
+      valueName: "dir"), completion: .directory)
+  var project: String?
+
   @Flag(help: ArgumentHelp("Accepted for compatibility: the report file is always replaced.", visibility: .hidden))
   var force = false
 
@@ -139,6 +148,11 @@ struct ValidateCommand: ParsableCommand {
     // finish, never the previous run's (which a CI step would upload as if it were current).
     let unfinished = try output.map { try ValidateCommand.unfinishedReport(paths, format: format, at: $0) }
     defer { unfinished?.discard() }
+    if let project, !ProjectSource.isProject(project) {
+      throw OperationError(
+        "--project '\(project)' is not a content project: it has no ContentInfo.plist",
+        hint: "name the folder pkgtool build made the package from", code: .invalidArgument)
+    }
     var reports: [ValidationReport] = []
     var unreadable: [String] = []
     let documentation = getenv("PKGTOOL_DOCS_URL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -177,6 +191,12 @@ struct ValidateCommand: ParsableCommand {
       progress.finish()
       report.base = base
       report.documentationURL = documentation
+      if let project, let other = try report.mapEntries(toProject: project), !quiet {
+        let own = report.result.contentInfo.map { "\($0.productIdentifier) \($0.contentVersion)" } ?? "?"
+        Terminal.standardError(
+          "pkgtool: warning: '\(terminalSafe(shown))' (\(own)) was not built from '\(terminalSafe(project))' "
+            + "(\(other.productIdentifier) \(other.contentVersion)): its findings point at the package\n")
+      }
       reports.append(report)
     }
     if let output {
