@@ -401,7 +401,7 @@ import XAR
     // the package, not on disk.
     let fileNames: Set<String> = [
       "file", "package", "old.pkg", "catalog.json", "key.pub", "root.json", "key", "old-key", "old.json", "new.json",
-      "old", "new", "path",
+      "old", "new", "path", "pack.aar", "package|folder",
     ]
     let folderNames: Set<String> = ["dir", "docs"]
     let dump = try pkgtool(["--experimental-dump-help"])

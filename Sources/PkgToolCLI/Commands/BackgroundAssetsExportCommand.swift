@@ -58,7 +58,8 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   @Option(
     name: [.short, .long],
     help: ArgumentHelp(
-      "The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"), completion: .file())
+      "The asset-pack folder to create, or an Apple Archive (a name ending in .aar).", valueName: "dir"),
+    completion: .file())
   var output: String
 
   @Option(

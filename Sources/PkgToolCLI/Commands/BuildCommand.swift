@@ -54,7 +54,8 @@ struct BuildCommand: ParsableCommand {
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"), completion: .file())
+    help: ArgumentHelp("The package to write (default: <product id>-<version>.pkg here).", valueName: "file"),
+    completion: .file())
   var output: String?
 
   @Option(

@@ -43,7 +43,7 @@ struct DownloadManifestOutputOptions: ParsableArguments {
   @Option(
     help: ArgumentHelp(
       "Also write each pack as DIR/ID, the extensionless file to upload (the folder is made if missing).",
-      valueName: "dir"))
+      valueName: "dir"), completion: .directory)
   var payloads: String?
 
   @Flag(help: "Print the result as JSON.") var json = false
@@ -104,7 +104,7 @@ struct DownloadManifestCreateCommand: ParsableCommand {
             -o download-manifest.json --payloads upload --json
       """)
 
-  @Argument(help: ArgumentHelp("The asset packs (.aar files).", valueName: "pack.aar"))
+  @Argument(help: ArgumentHelp("The asset packs (.aar files).", valueName: "pack.aar"), completion: .file())
   var packs: [String] = []
 
   @Option(
@@ -115,7 +115,7 @@ struct DownloadManifestCreateCommand: ParsableCommand {
   @Option(help: ArgumentHelp("The platform the manifest is for.", valueName: "platform"))
   var platform: ManifestPlatform
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The manifest to write.", valueName: "file"))
+  @Option(name: [.short, .long], help: ArgumentHelp("The manifest to write.", valueName: "file"), completion: .file())
   var output: String
 
   @Option(
@@ -160,10 +160,11 @@ struct DownloadManifestUpdateCommand: ParsableCommand {
             --payloads upload
       """)
 
-  @Argument(help: ArgumentHelp("The download manifest to update.", valueName: "file"))
+  @Argument(help: ArgumentHelp("The download manifest to update.", valueName: "file"), completion: .file())
   var manifest: String
 
-  @Argument(help: ArgumentHelp("The asset packs (.aar files) that may have changed.", valueName: "pack.aar"))
+  @Argument(help: ArgumentHelp("The asset packs (.aar files) that may have changed.", valueName: "pack.aar"),
+    completion: .file())
   var packs: [String] = []
 
   @OptionGroup var common: DownloadManifestOutputOptions

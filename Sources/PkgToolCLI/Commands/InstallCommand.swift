@@ -38,7 +38,8 @@ struct InstallCommand: ParsableCommand {
 
   @Argument(
     help: ArgumentHelp(
-      "The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"), completion: .file())
+      "The package: a path, or an http(s)/file URL (fetched to a private temporary file first).", valueName: "package"),
+    completion: .file())
   var package: String
 
   @Option(help: ArgumentHelp("The documents folder.", valueName: "docs"), completion: .directory)

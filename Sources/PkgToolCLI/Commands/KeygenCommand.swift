@@ -28,12 +28,14 @@ struct KeygenCommand: ParsableCommand {
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("The secret key file to create (KEY.pub is made beside it).", valueName: "key"), completion: .file())
+    help: ArgumentHelp("The secret key file to create (KEY.pub is made beside it).", valueName: "key"),
+    completion: .file())
   var output: String
 
   @Option(
     help: ArgumentHelp(
-      "An existing secret key to write again as PEM, instead of making a new one.", valueName: "old-key"), completion: .file())
+      "An existing secret key to write again as PEM, instead of making a new one.", valueName: "old-key"),
+    completion: .file())
   var from: String?
 
   @Flag(name: [.short, .long], help: "Print nothing.")

@@ -25,12 +25,14 @@ struct MigrateCommand: ParsableCommand {
             --base-url https://cdn.example.com/packs/ --json
       """)
 
-  @Argument(help: ArgumentHelp("A package, a content project, or a folder of them.", valueName: "package|folder"))
+  @Argument(help: ArgumentHelp("A package, a content project, or a folder of them.", valueName: "package|folder"),
+    completion: .file())
   var source: String
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("The folder for the packs, the manifest and the payloads (made if missing).", valueName: "dir"))
+    help: ArgumentHelp("The folder for the packs, the manifest and the payloads (made if missing).", valueName: "dir"),
+    completion: .directory)
   var output: String
 
   @Option(

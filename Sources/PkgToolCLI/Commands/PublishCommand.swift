@@ -42,7 +42,8 @@ struct PublishCommand: ParsableCommand {
     help: ArgumentHelp("Where the packages will be served (https://…).", valueName: "url"))
   var baseURL: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"), completion: .file())
+  @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"),
+    completion: .file())
   var output: String
 
   @Option(
@@ -52,7 +53,8 @@ struct PublishCommand: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "A catalog (signed with the same key) whose sequence a new output file continues.", valueName: "old.json"), completion: .file())
+      "A catalog (signed with the same key) whose sequence a new output file continues.", valueName: "old.json"),
+    completion: .file())
   var previous: String?
 
   @Option(

@@ -30,7 +30,8 @@ struct RootRoleOptions: ParsableArguments {
   @Option(
     name: .customLong("root-key"),
     help: ArgumentHelp(
-      "A secret key of the root role (repeat for several); each signs the new root.", valueName: "key"), completion: .file())
+      "A secret key of the root role (repeat for several); each signs the new root.", valueName: "key"),
+    completion: .file())
   var rootKeys: [String] = []
 
   @Option(
@@ -40,7 +41,8 @@ struct RootRoleOptions: ParsableArguments {
 
   @Option(
     name: .customLong("catalog-key"),
-    help: ArgumentHelp("A public key (KEY.pub) of the catalog role (repeat for several).", valueName: "key.pub"), completion: .file())
+    help: ArgumentHelp("A public key (KEY.pub) of the catalog role (repeat for several).", valueName: "key.pub"),
+    completion: .file())
   var catalogKeys: [String] = []
 
   @Option(
@@ -103,7 +105,8 @@ struct RootInitCommand: ParsableCommand {
       """)
 
   @Option(
-    name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"), completion: .file())
+    name: [.short, .long], help: ArgumentHelp("The root file to write (never replaced).", valueName: "root.json"),
+    completion: .file())
   var output: String
 
   @OptionGroup var roles: RootRoleOptions
@@ -146,12 +149,14 @@ struct RootRotateCommand: ParsableCommand {
 
   @Argument(help: ArgumentHelp("The current root.", valueName: "old.json"), completion: .file()) var old: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"), completion: .file())
+  @Option(name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"),
+    completion: .file())
   var output: String
 
   @Option(
     name: .customLong("key"),
-    help: ArgumentHelp("A secret root key of the old version (repeat to meet its threshold).", valueName: "key"), completion: .file())
+    help: ArgumentHelp("A secret root key of the old version (repeat to meet its threshold).", valueName: "key"),
+    completion: .file())
   var keys: [String] = []
 
   @OptionGroup var roles: RootRoleOptions

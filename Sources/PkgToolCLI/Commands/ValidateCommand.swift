@@ -42,7 +42,7 @@ struct ValidateCommand: ParsableCommand {
         pkgtool validate book-1.1.pkg --against book-1.0.pkg \\
             --product-id com.example.book
         pkgtool validate packages/*.pkg --reporter sarif -o pkgtool.sarif
-        pkgtool validate dist/MyBook.pkg --project MyBook --reporter sarif -o pkgtool.sarif
+        pkgtool validate dist/MyBook.pkg --project MyBook --reporter github
         pkgtool validate dist/ --reporter junit -o pkgtool-junit.xml
         pkgtool validate MyBook --json
         pkgtool validate - < book-1.1.pkg   # or: curl -sf URL | pkgtool validate -
@@ -56,7 +56,8 @@ struct ValidateCommand: ParsableCommand {
 
   @Option(
     help: ArgumentHelp(
-      "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"), completion: .file())
+      "The previous package of the same product: ContentVersion must be greater than its.", valueName: "old.pkg"),
+    completion: .file())
   var against: String?
 
   @Option(
@@ -91,7 +92,8 @@ struct ValidateCommand: ParsableCommand {
 
   @Option(
     name: [.short, .long],
-    help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"), completion: .file())
+    help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "file"),
+    completion: .file())
   var output: String?
 
   @Option(

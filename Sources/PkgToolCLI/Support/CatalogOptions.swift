@@ -12,7 +12,8 @@ struct CatalogOptions: ParsableArguments {
 
   @Option(
     name: .customLong("public-key"),
-    help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"), completion: .file())
+    help: ArgumentHelp("The publisher's public key (KEY.pub) that must have signed the catalog.", valueName: "key.pub"),
+    completion: .file())
   var publicKey: String?
 
   @Option(
