@@ -114,6 +114,32 @@ package final class FileDescriptor: Sendable {
     return n
   }
 
+  /// Reads up to `buffer.count` bytes at `offset` only as far as they are in the page cache,
+  /// without waiting for the disk (Linux's `preadv2` with `RWF_NOWAIT`): how many were read, 0
+  /// at the end of the file, or nil when none is cached (or the system cannot tell), so that the
+  /// caller reads them where blocking is allowed.
+  package func readIfCached(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int? {
+    #if os(Linux)
+      guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+      guard let preadv2 = FileDescriptor.preadv2 else { return nil }
+      var vector = iovec(iov_base: base, iov_len: buffer.count)
+      let n = retryingOnInterrupt { preadv2(rawValue, &vector, 1, off_t(offset), 0x0000_0008) }  // RWF_NOWAIT
+      return n >= 0 ? n : nil
+    #else
+      return nil
+    #endif
+  }
+
+  #if os(Linux)
+    /// glibc's `preadv2` (2.26 and later), found at run time: Swift's Glibc module declares it
+    /// only with `_GNU_SOURCE`.
+    private typealias PReadV2 = @convention(c) (Int32, UnsafePointer<iovec>?, Int32, off_t, Int32) -> Int
+    private static let preadv2: PReadV2? = {
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "preadv2") else { return nil }
+      return unsafeBitCast(symbol, to: PReadV2.self)
+    }()
+  #endif
+
   /// Reads exactly `count` bytes at `offset`, or fewer only if the file ends first.
   package func read(count: Int, at offset: UInt64) throws -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
