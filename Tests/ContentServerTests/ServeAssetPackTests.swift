@@ -21,8 +21,16 @@ extension ServeEndToEndTests {
         ["export", "background-assets", package, "--asset-pack-id", id, "-o", output], in: copy.path)
       guard exported.status == 0 else { throw TestFailure("export failed: \(exported.stderr)") }
     }
-    try FileManager.default.moveItem(atPath: copy.appending("sample-pack.aar"), toPath: copy.appending("packs/sample-pack"))
-    try writeManifest(in: copy, ids: ["book-pack", "sample-pack"])
+    // The download manifest as a team makes it (the flow: export, download-manifest create,
+    // serve), with the extensionless copies to upload.
+    let created = try pkgtool(
+      [
+        "download-manifest", "create", "packs/book-pack.aar", "sample-pack.aar", "--platform", "ios", "--base-url",
+        "https://packs.example.com/packs/", "--payloads", "payloads", "-o", "manifest.json",
+      ], in: copy.path)
+    guard created.status == 0 else { throw TestFailure("download-manifest create failed: \(created.stderr)") }
+    try FileManager.default.moveItem(atPath: copy.appending("payloads/sample-pack"), toPath: copy.appending("packs/sample-pack"))
+    try FileManager.default.removeItem(atPath: copy.appending("sample-pack.aar"))
     return copy
   }
 
@@ -54,9 +62,11 @@ extension ServeEndToEndTests {
     let pack = try readFile(copy.appending("packs/book-pack.aar"))
     let url = server.base + "/packs/book-pack"
 
-    // The manifest, byte for byte.
+    // The manifest download-manifest create wrote, byte for byte: each pack at base URL + ID.
     let manifest = try curl([server.base + "/download-manifest.json"])
     #expect(manifest.status == 200)
+    let listed = (manifest.json["assetPacks"] as? [[String: Any]] ?? []).map { $0["url"] as? String ?? "" }
+    #expect(listed.sorted() == ["https://packs.example.com/packs/book-pack", "https://packs.example.com/packs/sample-pack"])
     let manifestBytes = try readFile(copy.appending("manifest.json"))
     #expect(manifest.body == manifestBytes)
 
