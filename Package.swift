@@ -159,12 +159,18 @@ if !coreOnly {
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+    // The request parts Hummingbird's HTTP/1 pipeline passes (NIOHTTPTypes), for the
+    // first-request timeout's channel handler.
+    .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
     // The state store: SQLite embedded (sqlite-nio builds its own SQLite: no system package),
     // PostgreSQL when several instances share it; both on the server's SwiftNIO. NIOSSL for
     // postgres://...?sslmode=require (postgres-nio builds it anyway).
     .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.25.0"),
+    // /metrics: swift-prometheus' registry (counters and gauges that are swift-metrics
+    // handlers), in Prometheus' text format.
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.1.0"),
   ]
   package.targets += [
     // The proofs the gate checks: a purchase (a StoreKit 2 signed transaction, a JWS, and its
@@ -206,6 +212,8 @@ if !coreOnly {
         .product(name: "SQLiteNIO", package: "sqlite-nio"),
         .product(name: "PostgresNIO", package: "postgres-nio"),
         .product(name: "HTTPTypes", package: "swift-http-types"), "TextCoding",
+        .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
       ]),
     // The `serve` and `storekit-test` commands: parse, start the gate or write test data, exit as
     // every pkgtool command does.

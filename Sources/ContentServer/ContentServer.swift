@@ -33,10 +33,13 @@ package struct ContentServer: Sendable {
   /// The state store, opened by the caller; its background work runs with the server.
   let state: any EntitlementStore
   let logger: Logger
+  /// What `/metrics` shows (``ServeMetrics``).
+  package let metrics: ServeMetrics
 
   /// A server over a catalog and packages already read and verified; nothing listens yet.
   package init(
-    configuration: ServeConfiguration, content: LiveContent, state: any EntitlementStore, logger: Logger
+    configuration: ServeConfiguration, content: LiveContent, state: any EntitlementStore, logger: Logger,
+    metrics: ServeMetrics = ServeMetrics()
   ) {
     self.configuration = configuration
     gate = DownloadGate(
@@ -47,19 +50,30 @@ package struct ContentServer: Sendable {
       state: state)
     self.state = state
     self.logger = logger
+    self.metrics = metrics
+    // The expiry /metrics counts down to: the catalog's at start, then each reloaded one's.
+    metrics.setCatalogExpiry(content.current.expiry)
+    content.onSwap { store in metrics.setCatalogExpiry(store.expiry) }
   }
 
   /// Runs until SIGTERM or SIGINT (then stops accepting, lets requests in progress finish for up
-  /// to `shutdownGrace` seconds, and returns). `onListening` receives the bound port.
-  package func run(shutdownGrace: TimeInterval = 10, onListening: @escaping @Sendable (Int) -> Void = { _ in })
-    async throws
-  {
+  /// to `shutdownGrace` seconds, and returns). `onListening` receives the bound port, and
+  /// `onMetricsListening` the metrics listener's when there is one.
+  package func run(
+    shutdownGrace: TimeInterval = 10, onListening: @escaping @Sendable (Int) -> Void = { _ in },
+    onMetricsListening: @escaping @Sendable (Int) -> Void = { _ in }
+  ) async throws {
     let limits = configuration.limits
+    let clients = ClientConnections(limit: limits.maximumConnectionsPerClient, metrics: metrics, logger: logger)
+    let metrics = self.metrics
     let app = Application(
       router: makeRouter(),
       server: .http1(
         configuration: .init(
           additionalChannelHandlers: [
+            ClientConnectionLimiter(clients: clients),
+            FirstRequestTimeout(
+              timeout: .milliseconds(Int64(min(limits.firstRequestTimeout, limits.idleTimeout) * 1000)), metrics: metrics),
             IdleStateHandler(writeTimeout: .milliseconds(Int64(limits.stalledWriteTimeout * 1000))),
             StalledClientCloser(),
           ],
@@ -78,7 +92,14 @@ package struct ContentServer: Sendable {
     let watcher = ContentWatcher(
       content: gate.content, interval: .milliseconds(Int64(configuration.reloadInterval * 1000)), logger: logger)
     var groupConfiguration = ServiceGroupConfiguration(
-      services: [.init(service: state), .init(service: watcher), .init(service: app)],
+      services: [.init(service: state), .init(service: watcher), .init(service: app)]
+        + (configuration.metricsAddress.map { address in
+          [
+            .init(
+              service: metrics.application(
+                host: address.host, port: address.port, logger: logger, onListening: onMetricsListening))
+          ]
+        } ?? []),
       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     groupConfiguration.maximumGracefulShutdownDuration = Duration.milliseconds(Int64(shutdownGrace * 1000))
     groupConfiguration.maximumCancellationDuration = Duration.seconds(5)
@@ -88,6 +109,7 @@ package struct ContentServer: Sendable {
   /// The routes, behind the request log and the path check.
   func makeRouter() -> Router<ServeContext> {
     let router = Router(context: ServeContext.self)
+    router.add(middleware: metrics.middleware(context: ServeContext.self))
     router.add(middleware: RequestLog(logger: logger))
     router.add(middleware: PathCheck())
     let gate = self.gate
@@ -174,6 +196,7 @@ package struct ContentServer: Sendable {
       do throws(NotificationIntake.Refusal) {
         let outcome = try await intake.receive(body: Array(buffer: body))
         let notification = outcome.notification
+        metrics.countNotification(type: notification.notificationType, isNew: outcome.isNew)
         let kind = notification.notificationType + (notification.subtype.map { "/" + $0 } ?? "")
         let transaction = notification.transaction?.transactionID.map { " transaction \($0)" } ?? ""
         let effect = Entitlement.accessTypes.contains(notification.notificationType) ? " (changes access)" : ""
@@ -402,8 +425,10 @@ package struct ContentServer: Sendable {
   static func json(_ status: HTTPResponse.Status, _ object: [String: Any]) -> Response {
     let data =
       (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+    var headers: HTTPFields = [.contentType: "application/json"]
+    headers[.refusalCode] = object["error"] as? String
     return Response(
-      status: status, headers: [.contentType: "application/json"],
+      status: status, headers: headers,
       body: .init(byteBuffer: ByteBuffer(bytes: Array(data) + [UInt8(ascii: "\n")])))
   }
 }

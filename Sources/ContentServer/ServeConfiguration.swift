@@ -30,11 +30,18 @@ package struct ServeConfiguration: Sendable {
   /// How often the catalog, the packages folder and the packages are checked for a change
   /// (a reload also follows SIGHUP at once).
   package var reloadInterval: TimeInterval = 2
+  /// Where `GET /metrics` listens (a port of its own, off the public one); nil: no metrics.
+  package var metricsAddress: (host: String, port: Int)?
 
   /// Bounds on what the server holds for one client and in all.
   package struct Limits: Sendable {
     /// Connections open at once; more wait in the listen backlog.
     package var maximumConnections = 1024
+    /// Connections one client (an IPv4 address, an IPv6 /64) may hold at once; more are closed
+    /// as they come. 0: no limit (behind a proxy, whose address every connection has).
+    package var maximumConnectionsPerClient = 32
+    /// A new connection that has not sent a whole request head within this long is closed.
+    package var firstRequestTimeout: TimeInterval = 10
     /// The largest POST body read.
     package var maximumBodySize = 96 * 1024
     /// The largest notification body read (a transaction and renewal info inside: about 10 KB).
@@ -57,8 +64,9 @@ package struct ServeConfiguration: Sendable {
   package init(
     catalogPath: String, packagesDirectory: String, host: String, port: Int, verifier: TransactionVerifier,
     appAppleID: Int64? = nil, signer: URLSigner, urlLifetime: TimeInterval = 900, openProducts: Set<String> = [],
-    publicURL: String? = nil, limits: Limits = Limits()
+    publicURL: String? = nil, limits: Limits = Limits(), metricsAddress: (host: String, port: Int)? = nil
   ) {
+    self.metricsAddress = metricsAddress
     self.appAppleID = appAppleID
     self.catalogPath = catalogPath
     self.packagesDirectory = packagesDirectory

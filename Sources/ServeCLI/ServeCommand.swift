@@ -40,6 +40,14 @@ struct ServeCommand: AsyncParsableCommand {
       /v1/downloads against the products --pack-product maps the pack to. \
       GET /download-manifest.json serves --download-manifest.
 
+      One client (an IPv4 address, an IPv6 /64) holds at most --max-client-connections \
+      connections; a connection that sends no request within --first-request-timeout is \
+      closed. Behind a proxy or load balancer every connection has its address: give \
+      --max-client-connections 0 there and limit clients at the proxy. With --metrics-listen, \
+      GET /metrics on that address answers Prometheus' text format (requests by route, \
+      status and refusal code; bytes; downloads in flight; seconds until the catalog expires; \
+      notifications by type); keep that address off the public network.
+
       POST /v1/notifications takes App Store Server Notifications v2 (point App Store \
       Connect's notification URL there): a REFUND or REVOKE refuses the transaction from \
       the next request on, whatever the date of the JWS a client sends; REFUND_REVERSED \
@@ -69,7 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
             --listen 0.0.0.0:8080 --bundle-id com.example.app \\
             --root-certificate AppleRootCA-G3.cer --url-key url.key \\
             --environment Sandbox --open com.example.app.sample \\
-            --public-url https://content.example.com
+            --public-url https://content.example.com \\
+            --max-client-connections 0 --metrics-listen 127.0.0.1:9464
       """,
     version: PkgTool.version)
 
@@ -177,6 +186,33 @@ struct ServeCommand: AsyncParsableCommand {
   var clientTimeout = DurationArgument(seconds: 30)
 
   @Option(
+    name: .customLong("first-request-timeout"),
+    help: ArgumentHelp(
+      "Close a new connection that has not sent its first request within this long (1s to 1h; at most --client-timeout).",
+      valueName: "time"),
+    transform: DurationArgument.option(range: 1...3_600))
+  var firstRequestTimeout = DurationArgument(seconds: 10)
+
+  @Option(
+    name: .customLong("max-connections"),
+    help: ArgumentHelp("Connections open at once; more wait in the listen backlog.", valueName: "n"))
+  var maxConnections = 1024
+
+  @Option(
+    name: .customLong("max-client-connections"),
+    help: ArgumentHelp(
+      "Connections one client (an IPv4 address, an IPv6 /64) may hold; more are closed. 0: no limit (behind a proxy).",
+      valueName: "n"))
+  var maxClientConnections = 32
+
+  @Option(
+    name: .customLong("metrics-listen"),
+    help: ArgumentHelp(
+      "Serve Prometheus metrics at GET /metrics on this address, apart from the public port (off by default).",
+      valueName: "host:port"))
+  var metricsListen: String?
+
+  @Option(
     help: ArgumentHelp(
       "Where App Store notifications (refunds, revocations, renewals) are kept: sqlite:PATH for one instance, postgres://USER@HOST/DB shared by several.",
       valueName: "url"))
@@ -217,6 +253,14 @@ struct ServeCommand: AsyncParsableCommand {
 
   func run() async throws {
     let (host, port) = try Self.address(listen)
+    let metricsAddress = try metricsListen.map { try Self.address($0, option: "--metrics-listen") }
+    guard maxConnections >= 1 else {
+      throw OperationError("--max-connections is \(maxConnections)", hint: "give 1 or more (default 1024)")
+    }
+    guard maxClientConnections >= 0 else {
+      throw OperationError(
+        "--max-client-connections is \(maxClientConnections)", hint: "give 0 (no limit) or more (default 32)")
+    }
     guard let environment = TransactionVerifier.Environment(rawValue: environment) else {
       throw OperationError(
         "--environment is '\(self.environment)'", hint: "use Production, Sandbox, Xcode or LocalTesting")
@@ -264,12 +308,15 @@ struct ServeCommand: AsyncParsableCommand {
     var limits = ServeConfiguration.Limits()
     limits.idleTimeout = timeout
     limits.stalledWriteTimeout = timeout
+    limits.firstRequestTimeout = min(firstRequestTimeout.seconds, timeout)
+    limits.maximumConnections = maxConnections
+    limits.maximumConnectionsPerClient = maxClientConnections
     let verifier = TransactionVerifier(
       rootCertificates: [root], bundleID: bundleID, environment: environment, maximumProofAge: maxProofAge?.seconds)
     var configuration = ServeConfiguration(
       catalogPath: catalog, packagesDirectory: packages, host: host, port: port, verifier: verifier,
       appAppleID: appAppleID, signer: signer, urlLifetime: lifetime, openProducts: Set(open), publicURL: base,
-      limits: limits)
+      limits: limits, metricsAddress: metricsAddress)
     configuration.reloadInterval = reloadInterval.seconds
     // The catalog and the packages first, verified as a client would: a start that fails on
     // them touches no state.
@@ -354,6 +401,10 @@ struct ServeCommand: AsyncParsableCommand {
         Terminal.standardOutput(
           "pkgtool serve: listening on http://\(shown):\(bound) (\(count) package\(count == 1 ? "" : "s") of \(products.count) product\(products.count == 1 ? "" : "s"))\n"
         )
+      } onMetricsListening: { bound in
+        let host = metricsAddress?.0 ?? ""
+        let shown = host.contains(":") ? "[\(host)]" : host
+        Terminal.standardOutput("pkgtool serve: metrics at http://\(shown):\(bound)/metrics\n")
       }
     } catch {
       throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
@@ -368,8 +419,8 @@ struct ServeCommand: AsyncParsableCommand {
   }
 
   /// `host:port`, `[v6]:port`.
-  static func address(_ text: String) throws -> (String, Int) {
-    let bad = OperationError("--listen '\(text)' is not host:port", hint: "for example 127.0.0.1:8080 or [::1]:8080")
+  static func address(_ text: String, option: String = "--listen") throws -> (String, Int) {
+    let bad = OperationError("\(option) '\(text)' is not host:port", hint: "for example 127.0.0.1:8080 or [::1]:8080")
     guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
       (0...65535).contains(port)
     else { throw bad }

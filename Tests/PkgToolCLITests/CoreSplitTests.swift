@@ -21,7 +21,7 @@ import Testing
     #expect(count("PkgToolCLI") > 100 && count("XAR") > 100 && count("HostedContent") > 1000)
     for module in [
       "NIOCore", "NIOPosix", "NIOHTTP1", "Hummingbird", "HummingbirdCore", "ServiceLifecycle", "X509", "SwiftASN1",
-      "SQLiteNIO", "PostgresNIO",
+      "SQLiteNIO", "PostgresNIO", "Prometheus", "CoreMetrics", "NIOHTTPTypes",
       "ContentServer", "PurchaseProof",
     ] {
       #expect(count(module) == 0, "\(module): \(names.filter { $0.hasPrefix("$s\(module.count)\(module)") }.prefix(3))")
