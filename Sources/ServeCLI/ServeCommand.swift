@@ -407,7 +407,8 @@ struct ServeCommand: AsyncParsableCommand {
         Terminal.standardOutput("pkgtool serve: metrics at http://\(shown):\(bound)/metrics\n")
       }
     } catch {
-      throw OperationError("cannot serve on \(listen): \(error)", hint: "is another server listening there?")
+      let addresses = listen + (metricsListen.map { " (metrics: \($0))" } ?? "")
+      throw OperationError("cannot serve on \(addresses): \(error)", hint: "is another server listening there?")
     }
   }
 

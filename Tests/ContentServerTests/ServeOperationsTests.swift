@@ -300,4 +300,33 @@ extension ServeEndToEndTests {
     #expect(kept >= 4 && kept < 15, "\(result.stdout)")
     #expect(server.stop() == 0)
   }
+
+  @Test func operationsOptionsAreCheckedAndTaught() throws {
+    let base = [
+      "serve", "--catalog", "catalog.json", "--packages", "dist", "--listen", "127.0.0.1:0", "--bundle-id",
+      "com.example.app", "--root-certificate", "root.pem",
+    ]
+    // A port already taken: the metrics listener's failure names it.
+    let server = try Server(in: folder)
+    let taken = try #require(server.base.split(separator: ":").last)
+    let cases: [([String], String)] = [
+      (["--max-connections", "0"], "--max-connections is 0"),
+      (["--max-client-connections=-1"], "--max-client-connections is -1"),
+      (["--metrics-listen", "9464"], "--metrics-listen '9464' is not host:port"),
+      (["--first-request-timeout", "forever"], "--first-request-timeout"),
+      (["--metrics-listen", "127.0.0.1:\(taken)", "--state", "sqlite:taken.sqlite"], "metrics: 127.0.0.1:\(taken)"),
+    ]
+    for (arguments, named) in cases {
+      let result = try pkgtool(base + arguments, in: folder.path)
+      #expect(result.status == 2, "\(arguments)")
+      // A start that failed late has logged lines before its error line.
+      let last = String(result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("pkgtool: error: ") }) ?? "")
+      #expect(last.contains(named), "\(arguments): \(result.stderr)")
+    }
+    #expect(server.stop() == 0)
+    let help = try pkgtool(["serve", "--help"])
+    for option in ["--max-connections", "--max-client-connections", "--first-request-timeout", "--metrics-listen"] {
+      #expect(help.stdout.contains(option), "\(option)")
+    }
+  }
 }
