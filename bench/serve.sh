@@ -157,10 +157,12 @@ def hwm_kib(pids):
 
 def start_pkgtool():
     port = free_port()
+    # Every client is on 127.0.0.1: the per-client connection limit would cap the 64-client round.
     p = subprocess.Popen([pkgtool, "serve", "--catalog", f"{work}/catalog.json", "--public-key", f"{work}/signing.pub",
                           "--packages", f"{work}/dist", "--listen", f"127.0.0.1:{port}", "--bundle-id", "com.example.bench",
                           "--root-certificate", f"{work}/root.pem", "--url-key", f"{work}/url.key",
-                          "--url-lifetime", "1h", "--state", f"sqlite:{work}/serve-state.sqlite"],
+                          "--url-lifetime", "1h", "--state", f"sqlite:{work}/serve-state.sqlite",
+                          "--max-client-connections", "0"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port)
     path = f"/packages/{name}"
