@@ -17,7 +17,7 @@ import ServiceLifecycle
 ///   `/v1/downloads`, …; `unmatched` for paths no route takes), HTTP status, and the `error` code of
 ///   a JSON refusal (`revoked`, `unsigned-url`, `state-unavailable`, …; empty when none).
 /// - `response_bytes_total{route}`: body bytes handed to the connections.
-/// - `downloads_in_flight`: package bodies being sent now.
+/// - `downloads_in_flight`: package and pack bodies being sent now.
 /// - `notifications_total{type, outcome}`: App Store notifications taken, by `notificationType`,
 ///   `stored` or `duplicate`.
 /// - `connections_open`, `connections_refused_total{reason}`: connections, and those closed at
@@ -39,7 +39,7 @@ package final class ServeMetrics: Sendable {
   /// An empty registry with the gauges that always exist.
   package init() {
     downloadsInFlight = registry.makeGauge(
-      descriptor: Self.name("downloads_in_flight", help: "Package bodies being sent now."))
+      descriptor: Self.name("downloads_in_flight", help: "Package and pack bodies being sent now."))
     connectionsOpen = registry.makeGauge(
       descriptor: Self.name("connections_open", help: "Connections open on the main listener."))
   }
@@ -149,8 +149,8 @@ extension HTTPField.Name {
   static let refusalCode = Self("X-Pkgtool-Refusal")!
 }
 
-/// Counts every answer by route, status and refusal code, and the body bytes sent; a package body
-/// counts as a download in flight while it is being written.
+/// Counts every answer by route, status and refusal code, and the body bytes sent; a package or
+/// pack body counts as a download in flight while it is being written.
 struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
   let metrics: ServeMetrics
 
@@ -172,7 +172,7 @@ struct RequestMetrics<Context: RequestContext>: RouterMiddleware {
     let length = response.body.contentLength
     guard request.method != .head, length != 0 else { return response }
     let bytes = metrics.responseBytes(route: route)
-    let inFlight = route.hasPrefix("/packages/") ? metrics.downloadsInFlight : nil
+    let inFlight = route.hasPrefix("/packages/") || route.hasPrefix("/packs/") ? metrics.downloadsInFlight : nil
     let body = response.body
     response.body = ResponseBody(contentLength: length) { writer in
       inFlight?.increment()

@@ -304,7 +304,7 @@ extension ServeEndToEndTests {
   @Test func operationsOptionsAreCheckedAndTaught() throws {
     let base = [
       "serve", "--catalog", "catalog.json", "--packages", "dist", "--listen", "127.0.0.1:0", "--bundle-id",
-      "com.example.app", "--root-certificate", "root.pem",
+      "com.example.app", "--root-certificate", "root.pem", "--public-key", "keys/signing.pub",
     ]
     // A port already taken: the metrics listener's failure names it.
     let server = try Server(in: folder)
