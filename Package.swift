@@ -131,7 +131,7 @@ let package = Package(
     .testTarget(name: "LZFSETests", dependencies: ["LZFSE", "TestSupport"]),
     .testTarget(name: "AppleArchiveTests", dependencies: ["AppleArchive", "LZFSE", "SystemIO", "TestSupport"]),
     .testTarget(
-      name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "TestSupport"],
+      name: "HostedContentTests", dependencies: ["SystemIO", "HostedContent", "XAR", "AppleArchive", "TestSupport"],
       exclude: ["Golden", "Schemas"]),
     .testTarget(
       name: "PkgToolCLITests", dependencies: ["SystemIO", "HostedContent", "XAR", "AppleArchive", "TestSupport"],

@@ -67,6 +67,12 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
     case missingField(key: String)
     /// A `TYP` value that is not one of Apple's entry types.
     case unknownEntryType(value: UInt64)
+    /// A hard-link (`HLC`), clone (`CLC`) or identical-data (`SLC`) cluster field: the entry's
+    /// data is another entry's. A reader that honours it makes the names share one file (or take
+    /// their bytes from the first entry of the cluster, when later ones carry no `DAT`); one that
+    /// ignores it makes separate files, empty where `DAT` is left out. The readers disagree, so
+    /// it is refused.
+    case linkedData(key: String, cluster: UInt64)
     /// A field an entry of this kind never carries (`DAT` on a directory, `LNK` on a file).
     case fieldNotAllowed(key: String, kind: String)
     /// A path this codec refuses (see ``PathProblem``).
@@ -239,6 +245,10 @@ package struct AppleArchiveError: Error, Equatable, CustomStringConvertible, Sen
     case .unknownEntryType(let value):
       let shownValue = value < 0x80 ? "'\(printable([UInt8(value)]))'" : "\(value)"
       return "unknown entry type \(shownValue)"
+    case .linkedData(let key, let cluster):
+      let what = ["HLC": "hard link", "CLC": "clone", "SLC": "identical-data"][key] ?? key
+      return
+        "the \(key) field puts the entry in \(what) cluster \(cluster), sharing its data with other entries; links and shared data are refused (readers that honour \(key) and readers that ignore it unpack different files)"
     case .fieldNotAllowed(let key, let kind): return "a \(kind) entry has a \(key) field (only \(allowedOn(key)) do)"
     case .invalidPath(let problem): return "invalid path: " + pathText(problem)
     case .invalidLinkTarget(let reason): return "invalid symbolic link target: \(reason)"

@@ -282,6 +282,35 @@ let hostileCases: [HostileCase] = {
     HostileCase(
       "SIZ disagrees with DAT", fileEntry("f", [1, 2], extra: [field("SIZ1", [3])]), .sizeMismatch(siz: 3, dat: 2),
       entry: 1))
+  // Links: Apple's aa writes a hard link as a file with an HLC cluster id, its DAT repeated or
+  // (with AA_FLAG_SKIP_DUPLICATE_DAT-style writers) left out after the first; a clone has CLC.
+  let twin = fileEntry("a.txt", Array("same".utf8), extra: [field("HLC1", [1])])
+  add(
+    HostileCase(
+      "hard link (HLC) with its data repeated",
+      directoryEntry("") + twin + fileEntry("b.txt", Array("same".utf8), extra: [field("HLC1", [1])]),
+      .linkedData(key: "HLC", cluster: 1), entry: 2))
+  add(
+    HostileCase(
+      "hard link (HLC) whose second name has no data",
+      directoryEntry("") + header([typF, pat("b.txt"), field("HLC4", le(7, 4))]),
+      .linkedData(key: "HLC", cluster: 7), entry: 2))
+  add(
+    HostileCase(
+      "HLC before PAT still names the entry", header([typF, field("HLC8", le(1 << 40, 8)), pat("late")]),
+      .linkedData(key: "HLC", cluster: 1 << 40), entry: 1))
+  add(
+    HostileCase(
+      "clone (CLC)", fileEntry("c.bin", [1, 2, 3], extra: [field("CLC2", le(300, 2))]),
+      .linkedData(key: "CLC", cluster: 300), entry: 1))
+  add(
+    HostileCase(
+      "identical-data cluster (SLC)", fileEntry("s.bin", [1], extra: [field("SLC1", [0])]),
+      .linkedData(key: "SLC", cluster: 0), entry: 1))
+  add(
+    HostileCase(
+      "HLC on a directory", header([typD, pat("d"), field("HLC1", [2])]), .linkedData(key: "HLC", cluster: 2),
+      entry: 1))
   // Paths
   add(HostileCase("path with a NUL", header([typF, patBytes([0x61, 0, 0x62])]), .invalidPath(.nulByte), entry: 1))
   add(HostileCase("absolute path", header([typF, pat("/etc/passwd")]), .invalidPath(.absolute), entry: 1))
@@ -480,6 +509,27 @@ let hostileCases: [HostileCase] = {
       }
     }
     #expect(refused > 1_000)
+  }
+
+  /// A hard link is refused by name, with the cluster and why, and the writer never makes one:
+  /// whatever it is given, its headers carry no cluster field.
+  @Test func hardLinkIsRefusedByNameAndNeverWritten() throws {
+    let bytes = directoryEntry("") + fileEntry("books/a.txt", [1], extra: [field("HLC1", [3])])
+    let error = try #require(firstError(bytes))
+    #expect(
+      error.description
+        == "Apple Archive entry 2 ('books/a.txt'): the HLC field puts the entry in hard link cluster 3, sharing its data with other entries; links and shared data are refused (readers that honour HLC and readers that ignore it unpack different files)"
+    )
+    for compression in [AppleArchiveCompression.none, .zlib] {
+      let written = try writeTree(testTree(seed: 5, files: 20), compression: compression, blockSize: 4_096)
+      let reader = try AppleArchiveReader(bytes: written)
+      var count = 0
+      while let entry = try reader.next() {
+        count += 1
+        #expect(!entry.fieldKeys.contains { ["HLC", "CLC", "SLC"].contains(String($0.prefix(3))) })
+      }
+      #expect(count >= 20)
+    }
   }
 
   @Test func legacyMagicAccepted() throws {

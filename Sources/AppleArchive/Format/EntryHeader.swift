@@ -50,6 +50,8 @@ enum EntryHeader {
       number: number, payloadOffset: payloadOffset, headerSize: headerSize,
       legacyMagic: header[0] == UInt8(ascii: "Y"), kind: .file, path: [])
     var blobTotal: UInt64 = 0
+    /// The first field that ties this entry's data to another entry's (`HLC`, `CLC`, `SLC`).
+    var cluster: (key: String, id: UInt64)? = nil
     var pos = 6
     while pos < headerSize {
       guard headerSize - pos >= 4 else { throw fail(.junkInHeader(offset: pos, count: headerSize - pos)) }
@@ -112,6 +114,7 @@ enum EntryHeader {
         case "FLG": entry.flags = v
         case "DEV": entry.device = v
         case "SIZ": entry.declaredSize = v
+        case "HLC", "CLC", "SLC": if cluster == nil { cluster = (key, v) }
         default: break
         }
       case .string:
@@ -172,6 +175,8 @@ enum EntryHeader {
     guard let kind else { throw fail(.missingField(key: "TYP")) }
     guard seen.contains("PAT") else { throw fail(.missingField(key: "PAT")) }
     entry.kind = kind
+    // Checked once the path is known, so the refusal names the entry.
+    if let cluster { throw fail(.linkedData(key: cluster.key, cluster: cluster.id)) }
     if entry.path.isEmpty && kind != .directory { throw fail(.invalidPath(.empty)) }
     if kind == .symlink {
       guard entry.linkTarget != nil else { throw fail(.missingField(key: "LNK")) }

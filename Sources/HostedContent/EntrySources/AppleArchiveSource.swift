@@ -42,15 +42,22 @@ package final class AppleArchiveSource: EntrySource {
     location = file.path
     packageSize = size
     self.otherForms = otherForms
+    maxDepth = limits.maxDepth
+    maxTotalPathBytes = limits.maxTotalPathBytes
+    maxMetadataBytes = limits.maxTOCBytes
+    reader = try AppleArchiveReader(file: file, limits: Self.codecLimits(limits))
+  }
+
+  /// The codec's limits under `limits`: the entry count, the path length and the expansion
+  /// ratio (per block) carry over, the block size is ``maxBlockSize``, the rest are the codec's
+  /// defaults. docs/format.md's `.aar` limits table is checked against this.
+  package static func codecLimits(_ limits: ReaderLimits) -> AppleArchiveLimits {
     var codec = AppleArchiveLimits()
     codec.maxEntries = limits.maxEntries
     codec.maxPathBytes = min(limits.maxPathBytes, Int(UInt16.max))
     codec.maxRatio = max(1, limits.maxExpansionRatio)
-    codec.maxBlockSize = Self.maxBlockSize
-    maxDepth = limits.maxDepth
-    maxTotalPathBytes = limits.maxTotalPathBytes
-    maxMetadataBytes = limits.maxTOCBytes
-    reader = try AppleArchiveReader(file: file, limits: codec)
+    codec.maxBlockSize = maxBlockSize
+    return codec
   }
 
   /// An entry's data, read from the archive as it is decoded.

@@ -17,6 +17,7 @@ package final class ArchiveIntegrityRule: Rule {
     details: [
       "Its findings come from the readers (see `docs/format.md`), among them: XAR entries that contradict themselves (`<data>` on a folder, symlink or hard link, a `file` that also carries a `<link>`, which libarchive makes a symlink); data regions that overlap in the heap (a small file could declare many times its size); more path bytes than `--max-path-bytes` (64 MiB) across all entries; a zip whose local headers and central directory disagree on a name, method, flags, CRC or size (unzip extracts the central names, libarchive the local ones), whose entries overlap, leave room for an entry listed in neither view, or have bytes before the first entry.",
       "Real-world zips refused on purpose, each with its reason: names in a legacy code page (not UTF-8; with the UTF-8 flag, general-purpose bit 11, a name must be UTF-8, without it UTF-8 is still taken when the bytes are valid, as macOS writes), or holding a NUL byte, or whose Unicode Path field names another file; bytes before the first entry (self-extracting stubs, prepended data) or after the end record (padding, a comment longer than declared); split or spanned archives (disk numbers other than 0); encrypted entries; methods other than stored, deflate, bzip2, lzma, zstd, xz and ppmd (implode, shrink, reduce, deflate64); an entry whose trailing '/' and external attributes (Unix mode type, MS-DOS folder bit) disagree, or a folder that carries data; a data descriptor whose CRC or sizes differ from the central directory; bytes between entries; a stored entry with a data descriptor whose data holds a zip signature, where a streaming reader (bsdtar from a pipe, Java's ZipInputStream) would end it early and read the rest as entries of its own. A zip comment of any allowed length (up to 65,535 bytes) is read.",
+      "An Apple Archive (`.aar`) entry that carries a hard-link, clone or identical-data cluster field (`HLC`, `CLC`, `SLC`) is refused, naming the entry: an asset pack carries no links (`export background-assets` writes them as copies), and a reader that honours the field makes the names share one file, or fills a name whose data is left out from another entry, where one that ignores it unpacks separate, possibly empty, files.",
       "When the input is not a package at all, this is the only rule that runs.",
     ],
     triggering: [
@@ -115,6 +116,9 @@ package final class ArchiveIntegrityRule: Rule {
         hint =
           "a decompression bomb, or a genuine block that compresses extremely well: raise the limit with --max-ratio"
       case .tooManyEntries: hint = "if the archive is genuine, raise the limit with --max-entries"
+      case .linkedData:
+        hint =
+          "an asset pack carries no links: make each linked file a file of its own (pkgtool export background-assets copies them) and archive the folder again"
       case .unsupportedCompression:
         hint = "recompress the archive with LZFSE, zlib or LZMA (on a Mac: aa archive -a lzfse …)"
       default: hint = "the archive is damaged or was not made by an Apple Archive tool; make it again from its sources"
