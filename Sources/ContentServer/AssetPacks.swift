@@ -123,7 +123,8 @@ package struct AssetPacks: Sendable {
     for id in Set(configuration.products.keys).union(configuration.open).sorted() where files[id] == nil {
       throw OperationError(
         "--pack-product or --open names the asset pack '\(id)', which is not in '\(directory)'",
-        hint: "copy \(id).aar into \(directory), or name a pack it holds: \(files.keys.sorted().joined(separator: ", "))")
+        hint:
+          "copy \(id).aar into \(directory), or name a pack it holds: \(files.keys.sorted().joined(separator: ", "))")
     }
     var packs: [String: Pack] = [:]
     for (id, path) in files.sorted(by: { $0.key < $1.key }) {

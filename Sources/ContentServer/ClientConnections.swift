@@ -103,7 +103,9 @@ package final class ClientConnections: Sendable {
 
     var description: String {
       if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
-      let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+      let groups = stride(from: 0, to: 8, by: 2).map {
+        String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+      }
       return groups.joined(separator: ":") + "::/64"
     }
   }

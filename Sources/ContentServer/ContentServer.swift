@@ -73,7 +73,8 @@ package struct ContentServer: Sendable {
           additionalChannelHandlers: [
             ClientConnectionLimiter(clients: clients),
             FirstRequestTimeout(
-              timeout: .milliseconds(Int64(min(limits.firstRequestTimeout, limits.idleTimeout) * 1000)), metrics: metrics),
+              timeout: .milliseconds(Int64(min(limits.firstRequestTimeout, limits.idleTimeout) * 1000)),
+              metrics: metrics),
             IdleStateHandler(writeTimeout: .milliseconds(Int64(limits.stalledWriteTimeout * 1000))),
             StalledClientCloser(),
           ],
@@ -267,7 +268,8 @@ package struct ContentServer: Sendable {
         let password: String
         switch PackCredential(request.headers[.authorization]) {
         case .missing:
-          return Self.challenge("missing-credential", "this pack needs a credential: user storekit, password the signed transaction")
+          return Self.challenge(
+            "missing-credential", "this pack needs a credential: user storekit, password the signed transaction")
         case .malformed(let why):
           return Self.challenge("bad-credential", why)
         case .transaction(let jws):

@@ -29,7 +29,8 @@ enum PackCredential: Equatable {
       self = .malformed("the credential must be HTTP Basic: user storekit, password the signed transaction")
       return
     }
-    guard let decoded = Base64.decode(String(parts[1]).trimmingSpaces), let text = String(validating: decoded, as: UTF8.self)
+    guard let decoded = Base64.decode(String(parts[1]).trimmingSpaces),
+      let text = String(validating: decoded, as: UTF8.self)
     else {
       self = .malformed("the Basic credential is not Base64 of user:password")
       return
@@ -41,7 +42,8 @@ enum PackCredential: Equatable {
     let password = String(text[text.index(after: colon)...])
     let segments = password.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
     guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isBase64URL) }) else {
-      self = .malformed("the credential's password must be the StoreKit signed transaction (a JWS: three Base64URL parts)")
+      self = .malformed(
+        "the credential's password must be the StoreKit signed transaction (a JWS: three Base64URL parts)")
       return
     }
     self = .transaction(password)
@@ -49,7 +51,8 @@ enum PackCredential: Equatable {
 
   static func isBase64URL(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"),
       UInt8(ascii: "-"), UInt8(ascii: "_"):
       return true
     default: return false

@@ -61,7 +61,8 @@ package enum PkgToolMain {
       ServeLauncherCommand.replaceProcess(arguments: given, command: storeKitTest)
     }
     if given.count >= 2, given[0] == "help", given[1] == storeKitTest {
-      ServeLauncherCommand.replaceProcess(arguments: [storeKitTest] + given.dropFirst(2) + ["--help"], command: storeKitTest)
+      ServeLauncherCommand.replaceProcess(
+        arguments: [storeKitTest] + given.dropFirst(2) + ["--help"], command: storeKitTest)
     }
     // A mistyped command, at any level: argument-parser would say only "unexpected argument".
     if let unknown = Suggestions.unknownCommand(given, root: PkgToolCommand.self) {

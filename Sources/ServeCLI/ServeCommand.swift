@@ -168,7 +168,8 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(
     parsing: .upToNextOption,
-    help: ArgumentHelp("Products (or asset-pack IDs) served to anyone, without a transaction or signature.", valueName: "product-id"))
+    help: ArgumentHelp(
+      "Products (or asset-pack IDs) served to anyone, without a transaction or signature.", valueName: "product-id"))
   var open: [String] = []
 
   @Option(
@@ -236,12 +237,14 @@ struct ServeCommand: AsyncParsableCommand {
   func validate() throws {
     if assetPacks == nil, !packProducts.isEmpty || downloadManifest != nil {
       throw ValidationError(
-        "--\(downloadManifest != nil ? "download-manifest" : "pack-product") goes with --asset-packs DIR, the folder of the packs")
+        "--\(downloadManifest != nil ? "download-manifest" : "pack-product") goes with --asset-packs DIR, the folder of the packs"
+      )
     }
     for item in packProducts {
       let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
       guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-        throw ValidationError("--pack-product '\(item)' is not PACK_ID=PRODUCT_ID (for example BookPack=com.example.book)")
+        throw ValidationError(
+          "--pack-product '\(item)' is not PACK_ID=PRODUCT_ID (for example BookPack=com.example.book)")
       }
     }
     guard (publicKey == nil) != roots.isEmpty else {

@@ -106,7 +106,8 @@ enum StoreKitArgument {
   static func productID(_ value: String) throws {
     let allowed = value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
     guard !value.isEmpty, allowed else {
-      throw ValidationError("--product '\(value)' is not a product identifier (letters, digits, '.', '_': com.example.book)")
+      throw ValidationError(
+        "--product '\(value)' is not a product identifier (letters, digits, '.', '_': com.example.book)")
     }
   }
 
@@ -210,16 +211,21 @@ struct StoreKitTransactionCommand: ParsableCommand {
       valueName: "n"))
   var originalTransactionID: String?
 
-  @Option(help: ArgumentHelp("When the subscription ends (makes it an Auto-Renewable Subscription).", valueName: "date"))
+  @Option(
+    help: ArgumentHelp("When the subscription ends (makes it an Auto-Renewable Subscription).", valueName: "date"))
   var expires: String?
 
-  @Option(name: .customLong("signed-date"), help: ArgumentHelp("When the App Store signed it (default: now).", valueName: "date"))
+  @Option(
+    name: .customLong("signed-date"),
+    help: ArgumentHelp("When the App Store signed it (default: now).", valueName: "date"))
   var signedDate: String?
 
   func validate() throws {
     try StoreKitArgument.productID(product)
     try StoreKitArgument.transactionID(transactionID, "--transaction-id")
-    if let originalTransactionID { try StoreKitArgument.transactionID(originalTransactionID, "--original-transaction-id") }
+    if let originalTransactionID {
+      try StoreKitArgument.transactionID(originalTransactionID, "--original-transaction-id")
+    }
     if let expires { _ = try StoreKitArgument.date(expires, "--expires") }
     if let signedDate { _ = try StoreKitArgument.date(signedDate, "--signed-date") }
   }
@@ -313,7 +319,9 @@ struct StoreKitNotificationCommand: ParsableCommand {
   @Option(help: ArgumentHelp("When the subscription ends (DID_RENEW, EXPIRED, ...).", valueName: "date"))
   var expires: String?
 
-  @Option(name: .customLong("signed-date"), help: ArgumentHelp("When the App Store signed it (default: now).", valueName: "date"))
+  @Option(
+    name: .customLong("signed-date"),
+    help: ArgumentHelp("When the App Store signed it (default: now).", valueName: "date"))
   var signedDate: String?
 
   func validate() throws {
@@ -331,7 +339,9 @@ struct StoreKitNotificationCommand: ParsableCommand {
       try StoreKitArgument.productID(product)
       try StoreKitArgument.transactionID(transactionID, "--transaction-id")
     }
-    if let originalTransactionID { try StoreKitArgument.transactionID(originalTransactionID, "--original-transaction-id") }
+    if let originalTransactionID {
+      try StoreKitArgument.transactionID(originalTransactionID, "--original-transaction-id")
+    }
     if let subtype, subtype.isEmpty || !subtype.allSatisfy({ $0.isASCII && ($0.isUppercase || $0 == "_") }) {
       throw ValidationError("--subtype '\(subtype)' is not a notification subtype (upper case and '_': VOLUNTARY)")
     }

@@ -233,7 +233,8 @@ package struct StoreKitTestChain {
       }
     }
     func certificate(_ name: String) throws -> Certificate {
-      do { return try Certificate(pemEncoded: try text(name)) } catch let error as OperationError { throw error } catch {
+      do { return try Certificate(pemEncoded: try text(name)) } catch let error as OperationError { throw error } catch
+      {
         throw OperationError("'\(directory)/\(name)' is not a PEM certificate", hint: hint, code: .inputUnsuitable)
       }
     }

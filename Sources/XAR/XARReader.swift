@@ -169,7 +169,8 @@ package final class XARReader {
     if referenced < heapSize, !XARReader.isLibarchiveTail(file, header: header, from: referenced, heapSize: heapSize) {
       let start = header.heapStart + referenced
       throw XARError.bytesAfterHeap(
-        count: heapSize - referenced, offset: start, looksLike: XARReader.describeTrailing(file, from: start, to: fileSize))
+        count: heapSize - referenced, offset: start,
+        looksLike: XARReader.describeTrailing(file, from: start, to: fileSize))
     }
     // Regions are checked against the heap the TOC describes; reading past the cut throws.
     let heapBound = max(described, heapSize)
@@ -255,7 +256,9 @@ package final class XARReader {
     // A zip's end record lies within its last 65,557 bytes (22 and a comment of up to 65,535).
     let tailLength = min(count, 65_557)
     if let tail = try? file.read(count: Int(tailLength), at: end - tailLength),
-      tail.indices.dropLast(3).contains(where: { tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 5 && tail[$0 + 3] == 6 })
+      tail.indices.dropLast(3).contains(where: {
+        tail[$0] == 0x50 && tail[$0 + 1] == 0x4B && tail[$0 + 2] == 5 && tail[$0 + 3] == 6
+      })
     {
       return "a zip archive (its end record is there)"
     }

@@ -29,7 +29,8 @@ extension ServeEndToEndTests {
         "https://packs.example.com/packs/", "--payloads", "payloads", "-o", "manifest.json",
       ], in: copy.path)
     guard created.status == 0 else { throw TestFailure("download-manifest create failed: \(created.stderr)") }
-    try FileManager.default.moveItem(atPath: copy.appending("payloads/sample-pack"), toPath: copy.appending("packs/sample-pack"))
+    try FileManager.default.moveItem(
+      atPath: copy.appending("payloads/sample-pack"), toPath: copy.appending("packs/sample-pack"))
     try FileManager.default.removeItem(atPath: copy.appending("sample-pack.aar"))
     return copy
   }
@@ -66,7 +67,8 @@ extension ServeEndToEndTests {
     let manifest = try curl([server.base + "/download-manifest.json"])
     #expect(manifest.status == 200)
     let listed = (manifest.json["assetPacks"] as? [[String: Any]] ?? []).map { $0["url"] as? String ?? "" }
-    #expect(listed.sorted() == ["https://packs.example.com/packs/book-pack", "https://packs.example.com/packs/sample-pack"])
+    #expect(
+      listed.sorted() == ["https://packs.example.com/packs/book-pack", "https://packs.example.com/packs/sample-pack"])
     let manifestBytes = try readFile(copy.appending("manifest.json"))
     #expect(manifest.body == manifestBytes)
 
@@ -122,7 +124,8 @@ extension ServeEndToEndTests {
     #expect(try curl(["-H", basic("storekit", purchaseJWS), "-I", url]).status == 200)
     bought["signedDate"] = Int64(Date().timeIntervalSince1970 * 1000) - 1000
     bought["revocationDate"] = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
-    let refund = try chain.notificationBody(type: "REFUND", transaction: bought, signedDate: Date().addingTimeInterval(-30))
+    let refund = try chain.notificationBody(
+      type: "REFUND", transaction: bought, signedDate: Date().addingTimeInterval(-30))
     let stored = try curl(["-X", "POST", server.base + "/v1/notifications"], body: refund)
     #expect(stored.status == 200, "\(stored.json)")
     let revoked = try curl(["-H", basic("storekit", purchaseJWS), url])
@@ -160,7 +163,8 @@ extension ServeEndToEndTests {
 
     // Two files with one ID.
     let twice = try packFolder()
-    try FileManager.default.copyItem(atPath: twice.appending("packs/sample-pack"), toPath: twice.appending("packs/sample-pack.aar"))
+    try FileManager.default.copyItem(
+      atPath: twice.appending("packs/sample-pack"), toPath: twice.appending("packs/sample-pack.aar"))
     let double = try refusal(twice, packOptions)
     #expect(double.status == 2 && double.stderr.contains("are the asset pack 'sample-pack'"), "\(double.stderr)")
 
@@ -175,7 +179,8 @@ extension ServeEndToEndTests {
     try FileManager.default.moveItem(
       atPath: renamed.appending("packs/book-pack.aar"), toPath: renamed.appending("packs/other-pack.aar"))
     let misnamed = try refusal(
-      renamed, ["--asset-packs", "packs", "--pack-product", "other-pack=com.example.app.book1", "--open", "sample-pack"])
+      renamed,
+      ["--asset-packs", "packs", "--pack-product", "other-pack=com.example.app.book1", "--open", "sample-pack"])
     #expect(misnamed.status == 2, "\(misnamed.stderr)")
     #expect(misnamed.stderr.contains("is the asset pack 'book-pack'"), "\(misnamed.stderr)")
 

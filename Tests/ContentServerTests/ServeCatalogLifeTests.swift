@@ -300,9 +300,10 @@ extension ServeEndToEndTests {
 
     // The download in flight is cut, not completed with mixed bytes.
     client.waitUntilExit()
-    let received = Int(
-      String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    let received =
+      Int(
+        String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+          .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     #expect(received >= 1 << 20 && received < original.count, "\(received)")
     // A new request: 503 package-changed, never 200 with the old ETag.
     let again = try curl([url])

@@ -39,9 +39,10 @@ extension ServeEndToEndTests {
     _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: pkgtoolBinary)
-    process.arguments = [
-      "serve", "--listen", "127.0.0.1:0", "--bundle-id", "com.example.app", "--public-key", "keys/signing.pub",
-    ] + arguments
+    process.arguments =
+      [
+        "serve", "--listen", "127.0.0.1:0", "--bundle-id", "com.example.app", "--public-key", "keys/signing.pub",
+      ] + arguments
     process.currentDirectoryURL = URL(fileURLWithPath: folder.path)
     process.standardOutput = FileHandle.nullDevice
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))

@@ -112,7 +112,8 @@ import X509
     #expect(monthly.hasSuffix("\n") && monthly.filter { $0 == "\n" }.count == 1)
     let subscription = try await verifier(.production).verify(String(monthly.dropLast()), now: now)
     #expect(subscription.type == "Auto-Renewable Subscription")
-    #expect(subscription.transactionID == "2000000000000001" && subscription.originalTransactionID == "2000000000000001")
+    #expect(
+      subscription.transactionID == "2000000000000001" && subscription.originalTransactionID == "2000000000000001")
     #expect(subscription.expiresDate == Date(timeIntervalSince1970: 1_780_308_000.25))
   }
 
@@ -156,7 +157,8 @@ import X509
     } catch { #expect(error.code == "wrong-app-apple-id") }
 
     // TEST carries no transaction; REFUND_REVERSED carries one without a revocation.
-    let test = try line(try run(["notification", "--chain", "chain", "--type", "TEST", "--bundle-id", "com.example.app"]))
+    let test = try line(
+      try run(["notification", "--chain", "chain", "--type", "TEST", "--bundle-id", "com.example.app"]))
     let testPayload = try #require(
       (try JSONSerialization.jsonObject(with: Data(test.utf8)) as? [String: Any])?["signedPayload"] as? String)
     let verifiedTest = try await NotificationVerifier(transactions: try verifier()).verify(testPayload)
@@ -193,7 +195,10 @@ import X509
         ["transaction"] + base + ["--product", "com.example.book", "--environment", "Staging"],
         "the value 'Staging' is invalid for '--environment <environment>'"
       ),
-      (["transaction", "--chain", "chain", "--product", "com.example.book"], "missing expected argument '--bundle-id <id>'"),
+      (
+        ["transaction", "--chain", "chain", "--product", "com.example.book"],
+        "missing expected argument '--bundle-id <id>'"
+      ),
       (
         ["notification"] + base + ["--type", "REFUND", "--transaction-id", "1"],
         "--type REFUND is about a transaction: give its --product"
@@ -208,7 +213,9 @@ import X509
       ),
       (["notification"] + base + ["--type", "REFUNDED"], "the value 'REFUNDED' is invalid for '--type <type>'"),
       (
-        ["notification"] + base + ["--type", "EXPIRED", "--subtype", "voluntary", "--product", "p", "--transaction-id", "1"],
+        ["notification"] + base + [
+          "--type", "EXPIRED", "--subtype", "voluntary", "--product", "p", "--transaction-id", "1",
+        ],
         "--subtype 'voluntary' is not a notification subtype"
       ),
       (["frobnicate"], "unexpected argument 'frobnicate'"),
@@ -237,7 +244,8 @@ import X509
     try FileManager.default.removeItem(atPath: dir.appending("chain/leaf.key"))
     let keyless = try run(["transaction", "--chain", "chain"] + arguments)
     #expect(keyless.status == 2)
-    #expect(keyless.stderr.hasPrefix("pkgtool: error: cannot read 'chain/leaf.key' of the test chain: "), "\(keyless.stderr)")
+    #expect(
+      keyless.stderr.hasPrefix("pkgtool: error: cannot read 'chain/leaf.key' of the test chain: "), "\(keyless.stderr)")
     // Another chain's key: the pair does not match.
     #expect(try run(["chain", "-o", "other", "-q"]).status == 0)
     try FileManager.default.copyItem(atPath: dir.appending("other/leaf.key"), toPath: dir.appending("chain/leaf.key"))
@@ -246,7 +254,8 @@ import X509
     #expect(mixed.stderr.contains("the keys in 'chain' do not belong to its certificates"), "\(mixed.stderr)")
     try writeFile(dir.appending("chain/root.pem"), "not a certificate\n")
     let garbled = try run(["notification", "--chain", "chain", "--type", "TEST", "--bundle-id", "com.example.app"])
-    #expect(garbled.status == 2 && garbled.stderr.contains("'chain/root.pem' is not a PEM certificate"), "\(garbled.stderr)")
+    #expect(
+      garbled.status == 2 && garbled.stderr.contains("'chain/root.pem' is not a PEM certificate"), "\(garbled.stderr)")
   }
 
   /// `pkgtool storekit-test` and `pkgtool help storekit-test` are the server program's; its

@@ -46,7 +46,8 @@ import Testing
     #expect(blocks.filter(Self.startsServe).count == 1)
     let all = blocks.joined()
     for step in [
-      "pkgtool build samples/book-chapter1", "pkgtool publish", "--base-url http://127.0.0.1:8080", "pkgtool storekit-test chain",
+      "pkgtool build samples/book-chapter1", "pkgtool publish", "--base-url http://127.0.0.1:8080",
+      "pkgtool storekit-test chain",
       "--environment Sandbox", "--root-certificate chain/root.pem", "--public-key", "pkgtool storekit-test transaction",
       "/v1/downloads", "pkgtool install", "pkgtool storekit-test notification --chain chain --type REFUND",
       "/v1/notifications",
@@ -82,7 +83,8 @@ import Testing
         serverLog = log
         continue
       }
-      let result = try runProcess("/bin/bash", ["-euo", "pipefail", "-c", block], in: dir.path, environment: environment)
+      let result = try runProcess(
+        "/bin/bash", ["-euo", "pipefail", "-c", block], in: dir.path, environment: environment)
       #expect(result.status == 0, "docs/serve.md block:\n\(written)\n\(result.stdout)\(result.stderr)")
       try #require(result.status == 0)
       outputs.append(result.stdout)
@@ -97,13 +99,15 @@ import Testing
       ), "\(log)")
 
     // The purchase: a 200 grant (curl --fail-with-body), then the install of what it points to.
-    let grant = try JSONSerialization.jsonObject(with: Data(try readFile(dir.appending("grant.json")))) as? [String: Any]
+    let grant =
+      try JSONSerialization.jsonObject(with: Data(try readFile(dir.appending("grant.json")))) as? [String: Any]
     let url = try #require(grant?["url"] as? String)
     #expect(url.hasPrefix("http://127.0.0.1:\(port)/packages/com.example.book.chapter1-1.0.pkg?expires="))
     #expect(outputs[1].contains("\"url\""))
     let installed = dir.appending("Docs/com.example.book.chapter1/current")
     for file in ["chapter1.txt", "chapter1.png"] {
-      #expect(try readFile(installed + "/" + file) == readFile(repositoryRoot + "/samples/book-chapter1/Contents/" + file))
+      #expect(
+        try readFile(installed + "/" + file) == readFile(repositoryRoot + "/samples/book-chapter1/Contents/" + file))
     }
 
     // The refund is stored, and the same request is refused from then on: 403 revoked.

@@ -44,7 +44,8 @@ import Testing
     #expect(tar.status == 2)
     #expect(
       tar.stderr.hasPrefix(
-        "pkgtool: error: 'book.tar' is a tar archive: a tar is not a package, and build reads a folder, not an archive"))
+        "pkgtool: error: 'book.tar' is a tar archive: a tar is not a package, and build reads a folder, not an archive")
+    )
     #expect(tar.stderr.contains("tar -xf 'book.tar' -C MyBook && pkgtool build MyBook"))
     let rule = try pkgtool(["validate", "book.tar"], in: dir.path)
     #expect(rule.stdout.contains("[package-form]") && rule.stdout.contains("unpack it into a folder (tar -xf)"))
@@ -54,7 +55,6 @@ import Testing
     #expect(pkg.stderr.contains("is a XAR package, already built"), "\(pkg.stderr)")
     #expect(try pkgtool(["rules", "package-form"]).stdout.contains("a tar is no package (build its unpacked folder)"))
   }
-
 
   func head(_ path: String) throws -> [UInt8] { Array(try readFile(path).prefix(4)) }
 

@@ -416,7 +416,8 @@ import XAR
         if path == ["cat"] && value == "path" { continue }
         let kind = argument["completionKind"] as? [String: Any]
         #expect(
-          kind?["file"] != nil || kind?["directory"] != nil, "\(path.joined(separator: " ")) <\(value)> completes no path")
+          kind?["file"] != nil || kind?["directory"] != nil,
+          "\(path.joined(separator: " ")) <\(value)> completes no path")
         checked += 1
         if let name = (argument["names"] as? [[String: Any]])?.first?["name"] as? String {
           options[name] = kind?["directory"] != nil

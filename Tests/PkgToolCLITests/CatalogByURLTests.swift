@@ -115,7 +115,8 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: s.dir.appending("docs/com.example.url")))
 
     let root = String(decoding: try readFile(s.served + "/root-2.json"), as: UTF8.self)
-    try writeFile(s.served + "/root-bad.json", root.replacingOccurrences(of: "\"expires\" : \"20", with: "\"expires\" : \"21"))
+    try writeFile(
+      s.served + "/root-bad.json", root.replacingOccurrences(of: "\"expires\" : \"20", with: "\"expires\" : \"21"))
     let badRoot = try s.run([
       "catalog", "verify", s.url("catalog.json"), "--root", "root-1.json", "--root", s.url("root-bad.json"),
     ])
@@ -126,7 +127,9 @@ import Testing
   @Test func aMissingDocumentIsAClearDownloadError() throws {
     let s = try setup()
     let missing = s.url("nowhere.json")
-    let catalog = try s.run(["install", "book.pkg", "--into", "docs", "--catalog", missing, "--public-key", "c1.key.pub"])
+    let catalog = try s.run([
+      "install", "book.pkg", "--into", "docs", "--catalog", missing, "--public-key", "c1.key.pub",
+    ])
     try expectRefused(catalog, s, status: 2, "cannot download '\(missing)': the server answered HTTP 404")
     let root = try s.run(["catalog", "verify", s.url("catalog.json"), "--root", "root-1.json", "--root", missing])
     try expectRefused(root, s, status: 2, "cannot download '\(missing)': the server answered HTTP 404")
@@ -139,7 +142,8 @@ import Testing
     try writeFile(s.served + "/huge-root.json", root + String(repeating: " ", count: 1 << 20))
     let huge = s.url("huge-root.json")
     let result = try s.run(["catalog", "verify", s.url("catalog.json"), "--root", "root-1.json", "--root", huge])
-    try expectRefused(result, s, status: 2, "cannot download '\(huge)': it is larger than 1 MiB, the most a root may be")
+    try expectRefused(
+      result, s, status: 2, "cannot download '\(huge)': it is larger than 1 MiB, the most a root may be")
   }
 
   @Test func plainHTTPOnlyFromLoopbackAndNeverRedirectedToPlainHTTP() throws {

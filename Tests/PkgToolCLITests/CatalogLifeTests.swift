@@ -94,7 +94,8 @@ import Testing
       ["catalog", "rebase", "again.json", "--base-url", "https://cdn2.example.net/c/", "--key", "signing.key"],
       in: s.dir.path)
     #expect(
-      again.stdout.hasPrefix("moved no URL (all 2 URLs were already there; signed again) in again.json: sequence 2 -> 3"),
+      again.stdout.hasPrefix(
+        "moved no URL (all 2 URLs were already there; signed again) in again.json: sequence 2 -> 3"),
       "\(again.stdout)")
     let rebased = try #require(try expectValid(s, sequence: 2))
     #expect(

@@ -91,7 +91,8 @@ import Testing
     #expect(sums == "\(try Self.sha256(book))  com-example-book\n\(try Self.sha256(levels))  com-example-levels\n")
     // A pack for another platform is refused.
     let tv = try pkgtool([
-      "download-manifest", "create", book, "--platform", "tvos", "--base-url", Self.base, "-o", dir.appending("tv.json"),
+      "download-manifest", "create", book, "--platform", "tvos", "--base-url", Self.base, "-o",
+      dir.appending("tv.json"),
     ])
     #expect(tv.status == 2 && tv.stderr.contains("not tvOS"), "\(tv.stderr)")
     #expect(!FileManager.default.fileExists(atPath: dir.appending("tv.json")))
@@ -159,8 +160,12 @@ import Testing
     let extra = try Self.pack(dir, "Extra", product: "com.example.extra", files: ["x.txt": "x\n"])
     let update = try pkgtool(["download-manifest", "update", out, book, levels, extra, "--json"])
     #expect(update.status == 0, "\(update.stdout)\(update.stderr)")
-    let packs = try Self.json(String(decoding: try readFile(out), as: UTF8.self))["assetPacks"] as? [[String: Any]] ?? []
-    #expect(packs.map { $0["id"] as? String } == ["com-example-book", "com-example-levels", "com-example-music", "com-example-extra"])
+    let packs =
+      try Self.json(String(decoding: try readFile(out), as: UTF8.self))["assetPacks"] as? [[String: Any]] ?? []
+    #expect(
+      packs.map { $0["id"] as? String } == [
+        "com-example-book", "com-example-levels", "com-example-music", "com-example-extra",
+      ])
     #expect(packs.map { $0["version"] as? Int } == [2, 6, 1, 1])
     #expect(packs[1]["downloadSize"] as? Int == (try readFile(levels)).count)
     #expect(packs[3]["url"] as? String == Self.base + "/com-example-extra")
@@ -189,9 +194,10 @@ import Testing
       "--payloads", dir.appending("upload"),
     ])
     #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.appending("upload")).sorted() == [
-      "com-example-book", "com-example-levels",
-    ])
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: dir.appending("upload")).sorted() == [
+        "com-example-book", "com-example-levels",
+      ])
     #expect(try readFile(dir.appending("upload/com-example-book")) == (try readFile(book)))
     #expect(try readFile(dir.appending("upload/com-example-levels")) == (try readFile(levels)))
     let first = try #require(run.stdout.range(of: "Publish the payloads first"))
@@ -202,7 +208,9 @@ import Testing
       "/usr/bin/env", ["python3", repositoryRoot + "/scripts/aar_oracle.py", dir.appending("upload/com-example-book")])
     #expect(oracle.status == 0, "\(oracle.stderr)")
     let entries = try Self.json(oracle.stdout)["entries"] as? [[String: Any]] ?? []
-    let chapter = entries.first { ($0["path"] as? String) == Data("Contents/chapter1.txt".utf8).map { String(format: "%02x", $0) }.joined() }
+    let chapter = entries.first {
+      ($0["path"] as? String) == Data("Contents/chapter1.txt".utf8).map { String(format: "%02x", $0) }.joined()
+    }
     #expect(chapter?["sha256"] as? String == (try Self.sha256(dir.appending("src/Book/Contents/chapter1.txt"))))
     // update writes the copies too.
     try Self.pack(dir, "Book", product: "com.example.book", files: ["chapter1.txt": text + "The end.\n"], force: true)
@@ -219,7 +227,9 @@ import Testing
     let upload = dir.appending("upload")
     func create(_ packs: [String], base: String = Self.base) throws -> ProcessResult {
       try pkgtool(
-        ["download-manifest", "create"] + packs + ["--platform", "ios", "--base-url", base, "-o", out, "--payloads", upload])
+        ["download-manifest", "create"] + packs + [
+          "--platform", "ios", "--base-url", base, "-o", out, "--payloads", upload,
+        ])
     }
     func nothingLeft() -> Bool {
       !FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + ".sha256sums")
@@ -247,9 +257,11 @@ import Testing
     #expect(nothingLeft())
 
     let good = try Self.pack(dir, "Book", product: "com.example.book", files: ["c.txt": "c\n"])
-    let twin = try Self.pack(dir, "Other", product: "com.example.other", files: ["d.txt": "d\n"], extra: [
-      "--asset-pack-id", "com-example-book",
-    ])
+    let twin = try Self.pack(
+      dir, "Other", product: "com.example.other", files: ["d.txt": "d\n"],
+      extra: [
+        "--asset-pack-id", "com-example-book",
+      ])
     let twice = try create([good, twin])
     #expect(twice.status == 2)
     #expect(twice.stderr.contains("are both the asset pack 'com-example-book'"), "\(twice.stderr)")
@@ -336,9 +348,10 @@ import Testing
     }
     let manifest = try Self.json(String(decoding: try readFile(out + "/download-manifest.json"), as: UTF8.self))
     let listed = manifest["assetPacks"] as? [[String: Any]] ?? []
-    #expect(listed.map { $0["id"] as? String } == [
-      "com-example-book-chapter1", "com-example-book-chapter2", "com-example-game-levelpack1",
-    ])
+    #expect(
+      listed.map { $0["id"] as? String } == [
+        "com-example-book-chapter1", "com-example-book-chapter2", "com-example-game-levelpack1",
+      ])
     for pack in listed {
       let id = pack["id"] as? String ?? ""
       #expect(try readFile(out + "/payloads/" + id) == (try readFile(out + "/" + id + ".aar")))
@@ -348,8 +361,9 @@ import Testing
     #expect(try pkgtool(["bump", samples + "/book-chapter2"]).status == 0)
     let again = try pkgtool(["migrate", samples, "-o", out, "--platform", "ios", "--base-url", Self.base])
     #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
-    let versions = (try Self.json(String(decoding: try readFile(out + "/download-manifest.json"), as: UTF8.self))[
-      "assetPacks"] as? [[String: Any]] ?? []).map { $0["version"] as? Int }
+    let versions =
+      (try Self.json(String(decoding: try readFile(out + "/download-manifest.json"), as: UTF8.self))[
+        "assetPacks"] as? [[String: Any]] ?? []).map { $0["version"] as? Int }
     #expect(versions == [1, 2, 1])
     // The same product and version twice: the same Contents/ is taken once; other content is
     // refused, and the manifest stays as it was.
@@ -363,8 +377,10 @@ import Testing
     #expect(try readFile(out + "/download-manifest.json") == manifestBytes)
     // A folder that holds no package.
     try FileManager.default.createDirectory(atPath: dir.appending("empty"), withIntermediateDirectories: true)
-    let empty = try pkgtool(["migrate", dir.appending("empty"), "-o", dir.appending("p2"), "--platform", "ios",
-      "--base-url", Self.base])
+    let empty = try pkgtool([
+      "migrate", dir.appending("empty"), "-o", dir.appending("p2"), "--platform", "ios",
+      "--base-url", Self.base,
+    ])
     #expect(empty.status == 2 && empty.stderr.contains("holds no package"), "\(empty.stderr)")
     #expect(!FileManager.default.fileExists(atPath: dir.appending("p2")))
   }

@@ -192,7 +192,8 @@ import Testing
         .text.hasPrefix("withdrew p 1.0 in c: sequence 1 -> 2"))
     var rebase = edit
     (rebase.movedURLs, rebase.urlCount) = (2, 2)
-    #expect(CatalogEditReport(rebase, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix("moved 2 URLs in c"))
+    #expect(
+      CatalogEditReport(rebase, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix("moved 2 URLs in c"))
     (rebase.movedURLs, rebase.urlCount) = (1, 3)
     #expect(
       CatalogEditReport(rebase, change: .rebased, displayPath: "c", keyIDs: []).text.hasPrefix(

@@ -1,9 +1,9 @@
+import CZlib
 import Foundation
 import TestSupport
 import Testing
 import XAR
 import Zlib
-import CZlib
 
 /// Each malformed structure the reader must refuse, crafted byte by byte.
 @Suite struct MalformedArchiveTests {
@@ -456,12 +456,15 @@ import CZlib
     func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
     func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
     let name = Array("run.sh".utf8)
-    let local = [0x50, 0x4B, 0x03, 0x04] + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crcValue)
+    let local =
+      [0x50, 0x4B, 0x03, 0x04] + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crcValue)
       + le32(UInt32(script.count)) + le32(UInt32(script.count)) + le16(name.count) + le16(0) + name + script
-    let central = [0x50, 0x4B, 0x01, 0x02] + le16(20) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0)
+    let central =
+      [0x50, 0x4B, 0x01, 0x02] + le16(20) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0)
       + le32(crcValue) + le32(UInt32(script.count)) + le32(UInt32(script.count)) + le16(name.count) + le16(0)
       + le16(0) + le16(0) + le16(0) + le32(0o100755 << 16) + le32(0) + name
-    let end = [0x50, 0x4B, 0x05, 0x06] + le16(0) + le16(0) + le16(1) + le16(1) + le32(UInt32(central.count))
+    let end =
+      [0x50, 0x4B, 0x05, 0x06] + le16(0) + le16(0) + le16(1) + le16(1) + le32(UInt32(central.count))
       + le32(UInt32(local.count)) + le16(0)
     let zip: [UInt8] = local + central + end
     let cases: [(String, [UInt8], String)] = [
@@ -482,8 +485,11 @@ import CZlib
       }
     }
     // A zip whose local header is not first (prepended junk) is still found by its end record.
-    #expect(throws: XARError.bytesAfterHeap(count: UInt64(zip.count + 3), offset: UInt64(valid.count),
-      looksLike: "a zip archive (its end record is there)")) { try openBytes(valid + [1, 2, 3] + zip) }
+    #expect(
+      throws: XARError.bytesAfterHeap(
+        count: UInt64(zip.count + 3), offset: UInt64(valid.count),
+        looksLike: "a zip archive (its end record is there)")
+    ) { try openBytes(valid + [1, 2, 3] + zip) }
   }
 
   /// libarchive's writer (bsdtar --format xar) ends the heap with a copy of the first bytes of the
@@ -515,7 +521,8 @@ import CZlib
         file(
           "a.txt",
           CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)
-            + "<ea id=\"1\"><length>4</length><offset>\(20 + plain.count)</offset><size>4</size><name>user.x</name></ea>")),
+            + "<ea id=\"1\"><length>4</length><offset>\(20 + plain.count)</offset><size>4</size><name>user.x</name></ea>"
+        )),
       heap: plain + attribute)
     #expect(try open(withAttribute).entries.count == 1)
     // Without the signature in the TOC, its bytes are refused as unreferenced.

@@ -70,7 +70,9 @@ public struct DownloadManifest: Equatable, Sendable {
       else {
         throw refuse("assetPacks[\(index)] is not an object with 'id', 'version', 'downloadSize' and 'url'")
       }
-      if let problem = AssetPackManifest.problem(withAssetPackID: id) { throw refuse("assetPacks[\(index)]: \(problem)") }
+      if let problem = AssetPackManifest.problem(withAssetPackID: id) {
+        throw refuse("assetPacks[\(index)]: \(problem)")
+      }
       guard version >= 1, size >= 0 else {
         throw refuse("assetPacks[\(index)] ('\(id)') has a version below 1 or a negative downloadSize")
       }
@@ -111,7 +113,8 @@ public struct DownloadManifest: Equatable, Sendable {
       guard loopback else {
         throw OperationError(
           "--base-url '\(text)' is plain http to '\(host)': devices download asset packs over https (App Transport Security), and anyone on the path could change them",
-          hint: "use https://…; plain http is taken only for a loopback host (127.0.0.1, localhost, [::1]) while testing",
+          hint:
+            "use https://…; plain http is taken only for a loopback host (127.0.0.1, localhost, [::1]) while testing",
           code: .invalidArgument)
       }
     } else if !lower.hasPrefix("https://") {

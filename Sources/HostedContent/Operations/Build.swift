@@ -110,7 +110,8 @@ public enum Build {
   static func notAFolder(_ path: String) -> OperationError {
     guard Paths.status(path) != nil else {
       return OperationError(
-        "'\(path)' does not exist", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
+        "'\(path)' does not exist",
+        hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
         code: .inputUnsuitable)
     }
     let head = (try? FileDescriptor.open(regularFile: path, followSymlink: true).read(count: 512, at: 0)) ?? []
@@ -118,7 +119,8 @@ public enum Build {
     if forms.contains(.tar) {
       return OperationError(
         "'\(path)' is a tar archive: a tar is not a package, and build reads a folder, not an archive",
-        hint: "unpack it into a folder first, then build that: mkdir MyBook && tar -xf '\(path)' -C MyBook && pkgtool build MyBook",
+        hint:
+          "unpack it into a folder first, then build that: mkdir MyBook && tar -xf '\(path)' -C MyBook && pkgtool build MyBook",
         code: .inputUnsuitable)
     }
     if forms.first == .zip {
@@ -135,7 +137,8 @@ public enum Build {
         code: .inputUnsuitable)
     }
     return OperationError(
-      "'\(path)' is not a folder", hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
+      "'\(path)' is not a folder",
+      hint: "pass a content project (ContentInfo.plist + Contents/) or a folder of content",
       code: .inputUnsuitable)
   }
 

@@ -206,7 +206,8 @@ public enum DownloadManifestEdit {
   /// given below the one before, or equal to it for other bytes, is refused.
   public static func create(packs paths: [String], output: String, options: Options) throws -> Result {
     guard let given = options.baseURL else {
-      throw OperationError("--base-url is required", hint: "e.g. --base-url https://cdn.example.com/packs/",
+      throw OperationError(
+        "--base-url is required", hint: "e.g. --base-url https://cdn.example.com/packs/",
         code: .invalidArgument)
     }
     let base = try DownloadManifest.checkedBaseURL(given)
@@ -267,7 +268,8 @@ public enum DownloadManifestEdit {
     guard refusals.isEmpty else {
       throw OperationError(
         refusals.joined(separator: "; ") + "; '\(output)' was left as it was",
-        hint: "give versions above the ones in the manifest, or leave --versions out: pkgtool then raises exactly the packs whose bytes changed",
+        hint:
+          "give versions above the ones in the manifest, or leave --versions out: pkgtool then raises exactly the packs whose bytes changed",
         code: .invalidArgument)
     }
     if let before {

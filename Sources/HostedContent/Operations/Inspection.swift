@@ -66,7 +66,8 @@ public enum PackageInfo {
     public var inspection: InspectionResult
 
     enum CodingKeys: String, CodingKey {
-      case path, format, productIdentifier, contentVersion, assetPackID, entryCount, fileCount, contentSize, packageSize, storedSize,
+      case path, format, productIdentifier, contentVersion, assetPackID, entryCount, fileCount, contentSize,
+        packageSize, storedSize,
         storedPercent, overheadSize, checksumStyle, sha256, valid, findings, files
     }
   }
@@ -306,7 +307,8 @@ public enum PackageDiff {
 
     /// True when the newer `ContentVersion` is lower than the older one (`2.0 → 1.0`).
     public var versionDecreased: Bool {
-      guard let oldVersion, let newVersion, let a = ContentVersion(oldVersion), let b = ContentVersion(newVersion) else {
+      guard let oldVersion, let newVersion, let a = ContentVersion(oldVersion), let b = ContentVersion(newVersion)
+      else {
         return false
       }
       return b < a

@@ -182,7 +182,11 @@ final class InspectionPass {
         meter?.advance(to: produced)
       })
     if let kept = tap.plist {
-      if entry.path == ContentInfo.fileName { tally.contentInfoBytes = kept } else { tally.assetPackManifestBytes = kept }
+      if entry.path == ContentInfo.fileName {
+        tally.contentInfoBytes = kept
+      } else {
+        tally.assetPackManifestBytes = kept
+      }
     }
     if let digest = tap.digest() { inspector.onFileDigest?(entry, digest) }
     open = nil

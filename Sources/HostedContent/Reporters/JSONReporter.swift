@@ -79,7 +79,8 @@ public enum JSONReporter: Reporter {
       package: Package(
         path: report.displayPath, format: r.format.rawValue, size: r.packageSize,
         productIdentifier: r.contentInfo?.productIdentifier, contentVersion: r.contentInfo?.contentVersion.description,
-        entryCount: r.entryCount, contentSize: r.contentSize, projectFiles: r.projectFiles.isEmpty ? nil : r.projectFiles),
+        entryCount: r.entryCount, contentSize: r.contentSize,
+        projectFiles: r.projectFiles.isEmpty ? nil : r.projectFiles),
       valid: !report.failed, strict: report.strict, error: report.toolError,
       summary: Summary(errors: report.errorCount, warnings: report.warningCount, notes: report.noteCount),
       findings: r.findings.map {

@@ -62,7 +62,9 @@ public struct MigrateReport: OperationReport {
       for copy in pack.linkCopies { out += "  copied: \(copy) (a link in the package)\n" }
       for junk in pack.leftOutJunk { out += "  left out: \(junk) (junk)\n" }
     }
-    for path in result.passedOver { out += "passed over: \(path) (an older version of its product, or the same content again)\n" }
+    for path in result.passedOver {
+      out += "passed over: \(path) (an older version of its product, or the same content again)\n"
+    }
     if let manifest = result.manifest { out += DownloadManifestReport(manifest, strict: strict).text }
     return out
   }

@@ -84,7 +84,9 @@ public struct ValidationReport: Sendable {
     }
     project = directory
     projectPaths = Set(
-      result.findings.compactMap(\.path).filter { !$0.isEmpty && Paths.status(Paths.joinedLexically(directory, $0)) != nil })
+      result.findings.compactMap(\.path).filter {
+        !$0.isEmpty && Paths.status(Paths.joinedLexically(directory, $0)) != nil
+      })
     return nil
   }
 

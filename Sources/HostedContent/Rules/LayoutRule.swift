@@ -102,7 +102,8 @@ package final class LayoutRule: Rule {
           root,
           "'\(root)' is the project folder itself: its ContentInfo.plist and Contents/ are inside it, one level below the package root",
           hint:
-            "package what is inside the folder, not the folder: pkgtool build \(root) (--format zip for the delivery zip), or cd \(root) && zip -r ../\(root).zip ContentInfo.plist Contents")
+            "package what is inside the folder, not the folder: pkgtool build \(root) (--format zip for the delivery zip), or cd \(root) && zip -r ../\(root).zip ContentInfo.plist Contents"
+        )
       }
     }
   }

@@ -80,7 +80,9 @@ package final class PackageFormRule: Rule {
       findings.append(
         finding(
           nil, "'\(fileName)' is a tar archive, which is not a package form",
-          hint: "unpack it into a folder (tar -xf), then run `pkgtool build` on the folder to make a .pkg (or --format zip)"))
+          hint:
+            "unpack it into a folder (tar -xf), then run `pkgtool build` on the folder to make a .pkg (or --format zip)"
+        ))
       return
     }
     // Standard input has no name to agree with its bytes (its form is sniffed from them).

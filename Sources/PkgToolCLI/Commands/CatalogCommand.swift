@@ -131,7 +131,8 @@ struct CatalogVerifyCommand: ParsableCommand {
             --root root-1.json --root https://cdn.example.com/content/root-2.json
       """)
 
-  @Argument(help: ArgumentHelp("The catalog: a file, or an https:// URL.", valueName: "catalog.json"),
+  @Argument(
+    help: ArgumentHelp("The catalog: a file, or an https:// URL.", valueName: "catalog.json"),
     completion: .file())
   var catalog: String
 

@@ -120,7 +120,8 @@ struct DownloadManifestCreateCommand: ParsableCommand {
 
   @Option(
     parsing: .upToNextOption,
-    help: ArgumentHelp("Each pack's version, in the packs' order (as ba-package --asset-pack-versions).", valueName: "n"))
+    help: ArgumentHelp(
+      "Each pack's version, in the packs' order (as ba-package --asset-pack-versions).", valueName: "n"))
   var versions: [Int] = []
 
   @OptionGroup var common: DownloadManifestOutputOptions
@@ -163,7 +164,8 @@ struct DownloadManifestUpdateCommand: ParsableCommand {
   @Argument(help: ArgumentHelp("The download manifest to update.", valueName: "file"), completion: .file())
   var manifest: String
 
-  @Argument(help: ArgumentHelp("The asset packs (.aar files) that may have changed.", valueName: "pack.aar"),
+  @Argument(
+    help: ArgumentHelp("The asset packs (.aar files) that may have changed.", valueName: "pack.aar"),
     completion: .file())
   var packs: [String] = []
 

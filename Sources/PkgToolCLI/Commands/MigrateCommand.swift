@@ -25,7 +25,8 @@ struct MigrateCommand: ParsableCommand {
             --base-url https://cdn.example.com/packs/ --json
       """)
 
-  @Argument(help: ArgumentHelp("A package, a content project, or a folder of them.", valueName: "package|folder"),
+  @Argument(
+    help: ArgumentHelp("A package, a content project, or a folder of them.", valueName: "package|folder"),
     completion: .file())
   var source: String
 

@@ -42,7 +42,8 @@ struct PublishCommand: ParsableCommand {
     help: ArgumentHelp("Where the packages will be served (https://…).", valueName: "url"))
   var baseURL: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"),
+  @Option(
+    name: [.short, .long], help: ArgumentHelp("The catalog to write or extend.", valueName: "catalog.json"),
     completion: .file())
   var output: String
 

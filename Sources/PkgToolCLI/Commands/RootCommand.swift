@@ -149,7 +149,8 @@ struct RootRotateCommand: ParsableCommand {
 
   @Argument(help: ArgumentHelp("The current root.", valueName: "old.json"), completion: .file()) var old: String
 
-  @Option(name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"),
+  @Option(
+    name: [.short, .long], help: ArgumentHelp("The new root file (never replaced).", valueName: "new.json"),
     completion: .file())
   var output: String
 

@@ -23,7 +23,8 @@ struct StoreKitTestLauncherCommand: ParsableCommand {
             -o transaction.jws
       """)
 
-  @Argument(parsing: .captureForPassthrough, help: "Its command and options ('pkgtool storekit-test --help' lists them).")
+  @Argument(
+    parsing: .captureForPassthrough, help: "Its command and options ('pkgtool storekit-test --help' lists them).")
   var options: [String] = []
 
   func run() throws {

@@ -27,7 +27,8 @@ struct UnpackCommand: ParsableCommand {
             --public-key signing.key.pub
       """)
 
-  @Argument(help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"),
+  @Argument(
+    help: ArgumentHelp("The package: plain XAR, flat package or zip.", valueName: "package"),
     completion: .file())
   var package: String
 

@@ -48,7 +48,8 @@ enum InterruptHandling {
       if let report = fallbacks.written.first {
         before = "'\(terminalSafe(report))' now says the run did not finish; anything else there before is as it was"
       } else if let report = fallbacks.failed.first {
-        before = "could not replace '\(terminalSafe(report))', which is a previous run's: delete it; anything else is as it was"
+        before =
+          "could not replace '\(terminalSafe(report))', which is a previous run's: delete it; anything else is as it was"
       }
       // On a terminal the line starts below the ^C the terminal echoed.
       Terminal.standardError((isatty(2) == 1 ? "\n" : "") + "pkgtool: interrupted (\(name)): \(what); \(before)\n")

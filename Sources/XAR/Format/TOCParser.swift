@@ -299,7 +299,8 @@ struct TOCParser {
     let text = String(decoding: self.text, as: UTF8.self)
     if !stack.isEmpty, attributeDepth != nil {
       guard attributeFields[element] == nil else {
-        throw XARError.duplicateElement(line: line, element: element.name, path: "\(stack[stack.count - 1].name ?? "(unnamed)") ea")
+        throw XARError.duplicateElement(
+          line: line, element: element.name, path: "\(stack[stack.count - 1].name ?? "(unnamed)") ea")
       }
       attributeFields[element] = text
       return
