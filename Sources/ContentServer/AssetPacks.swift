@@ -41,13 +41,18 @@ package struct ServedFile: Sendable {
   }
 
   /// False when the open file's size, modification or change time moved since it was hashed:
-  /// something wrote to it in place, and its bytes are no longer the ones its ETag names. A
-  /// change time moved with the link count is a rename over the file or its removal, which
-  /// leave the open file's bytes as they were (a download in flight finishes from them).
+  /// something wrote to it in place, and its bytes are no longer the ones its ETag names. The
+  /// change time alone is excused only for a rename over the file or its removal, which leave
+  /// the open file's bytes as they were (a download in flight finishes from them): its link
+  /// count dropped and its path names another file now. (A change of mode or owner also moves
+  /// the change time: the file is then hashed again at the next reload.)
   package func isUnchanged() -> Bool {
     guard let now = try? Paths.changeStamp(of: file), now.count == stamp.count else { return false }
     guard now[2...4] == stamp[2...4] else { return false }
-    return now[7] != stamp[7] || now[5...6] == stamp[5...6]
+    if now[5...6] == stamp[5...6] { return true }
+    guard now[7] < stamp[7] else { return false }
+    guard let named = Paths.identity(of: path) else { return true }
+    return Int64(bitPattern: named.device) != stamp[0] || Int64(bitPattern: named.inode) != stamp[1]
   }
 }
 

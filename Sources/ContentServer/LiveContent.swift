@@ -20,6 +20,9 @@ package final class LiveContent: Sendable {
   package let expiryWarning: TimeInterval
   private let box: NIOLockedValueBox<ContentStore>
   private let swapped: NIOLockedValueBox<[@Sendable (ContentStore) -> Void]>
+  /// Held for a whole reload: SIGHUP's and the watcher's never interleave, so an older read
+  /// cannot be swapped in after a newer one.
+  private let reloading = NIOLock()
 
   /// Content over a store already read and verified (the start's).
   package init(
@@ -47,9 +50,19 @@ package final class LiveContent: Sendable {
   /// the store in use stays and the error (one line, naming the file and the reason) is thrown.
   @discardableResult
   package func reload(now: Date = Date()) throws -> ContentStore {
+    reloading.lock()
+    defer { reloading.unlock() }
+    let previous = current
     let store = try ContentStore(
       catalogPath: catalogPath, directory: directory, authority: authority, assetPacks: assetPacks, now: now,
-      reusing: current)
+      reusing: previous)
+    // An older catalog put back (a replay, or a copy restored by hand) would bring withdrawn
+    // versions back; clients refuse it, and so does the gate.
+    guard store.catalog.sequence > previous.catalog.sequence || store.catalogBytes == previous.catalogBytes else {
+      throw CatalogError.replayed(
+        "the catalog's sequence \(store.catalog.sequence) is not above the \(previous.catalog.sequence) served now: clients would refuse it as a replay"
+      )
+    }
     box.withLockedValue { $0 = store }
     for observer in swapped.withLockedValue({ $0 }) { observer(store) }
     return store
@@ -142,7 +155,10 @@ package struct ContentWatcher: Service {
           let changed = now.keys.filter { now[$0] != seen[$0] }.sorted()
           pending = nil
           reload(because: "changed: \(changed.map(Paths.name(of:)).joined(separator: ", "))")
-          seen = content.watchedStamps()
+          // What was on disk before the reload read it: a change made while it read is seen at
+          // the next poll. (The paths watched may differ now; the next poll then reads again,
+          // taking over every unchanged file without hashing it.)
+          seen = now
         } else {
           pending = now
         }

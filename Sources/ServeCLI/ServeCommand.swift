@@ -356,6 +356,9 @@ struct ServeCommand: AsyncParsableCommand {
       initial, catalogPath: catalog, directory: packages, authority: authority, assetPacks: packConfiguration,
       expiryWarning: expiryWarning.seconds)
     let products = Set(initial.catalog.products.map(\.productIdentifier))
+    // Open products are the names --open gave that the catalog lists now; an open pack's ID never
+    // opens a product a later catalog adds under the same name.
+    configuration.openProducts = Set(open).intersection(products)
     let packIDs = Set(initial.assetPacks?.packs.keys.map { $0 } ?? [])
     for product in open where !products.contains(product) && !packIDs.contains(product) {
       throw OperationError(

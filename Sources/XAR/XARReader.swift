@@ -193,6 +193,11 @@ package final class XARReader {
       tocChecksum = nil
     }
 
+    if truncation == nil {
+      try XARReader.checkSignaturesAndAttributes(
+        file, header: header, toc: toc, checksum: checksumRegion, entries: entries, heapSize: heapSize)
+    }
+
     // Every entry's data has heap bytes of its own: shared regions would let a small file
     // declare many times its size, and let one checksum vouch for two files.
     // Regions by entry index (-1 for the TOC checksum); paths are made only for a message.
@@ -228,6 +233,90 @@ package final class XARReader {
     for (a, b) in zip(order, order.dropFirst()) where region(b).offset < region(a).end {
       throw XARError.overlappingData(path: name(b), other: name(a))
     }
+  }
+
+  /// The heap regions of `<signature>`, `<x-signature>` and `<ea>`: bytes the TOC references
+  /// that no entry's data holds. Each lies in the heap, shares no byte with another region (the
+  /// TOC checksum, a signature, an attribute, a file's data), a signature is at most 64 KiB, and
+  /// none holds another archive's records: declared over an appended zip, a region would
+  /// otherwise make `cat book.pkg tools.zip` pass as referenced, while unzip reads the zip.
+  static func checkSignaturesAndAttributes(
+    _ file: FileDescriptor, header: XARHeader, toc: TOCParser.Result, checksum: TOCParser.ChecksumLocation?,
+    entries: XAREntryTable, heapSize: UInt64
+  ) throws {
+    var regions: [(offset: UInt64, end: UInt64, what: String)] = []
+    for signature in toc.signatures where signature.size > 0 {
+      guard signature.size <= 64 << 10 else {
+        throw XARError.malformedTOC(
+          line: 0, message: "a signature of \(signature.size) bytes in the heap; a signature is at most 64 KiB")
+      }
+      regions.append((signature.offset, signature.offset + signature.size, "(signature)"))
+    }
+    for attribute in toc.attributeRegions where attribute.size > 0 {
+      regions.append((attribute.offset, attribute.offset + attribute.size, "(extended attribute)"))
+    }
+    guard !regions.isEmpty else { return }
+    for region in regions where region.end > heapSize {
+      throw XARError.dataOutOfHeap(
+        path: region.what, offset: region.offset, length: region.end - region.offset, heapSize: heapSize)
+    }
+    for region in regions {
+      if let found = archiveRecord(in: file, from: header.heapStart + region.offset, count: region.end - region.offset)
+      {
+        throw XARError.hiddenArchive(region: region.what, offset: region.offset, looksLike: found)
+      }
+    }
+    var sorted = regions
+    if let checksum, checksum.size > 0 {
+      sorted.append((checksum.offset, checksum.offset + checksum.size, "(TOC checksum)"))
+    }
+    sorted.sort { $0.offset < $1.offset }
+    for (a, b) in zip(sorted, sorted.dropFirst()) where b.offset < a.end {
+      throw XARError.overlappingData(path: b.what, other: a.what)
+    }
+    // Sorted and disjoint, so their ends are sorted too: the first region ending after a file's
+    // data starts is the only one that can overlap it.
+    for i in entries.indices {
+      guard let stored = entries.storedRange(at: i), stored.length > 0 else { continue }
+      var low = 0
+      var high = sorted.count
+      while low < high {
+        let middle = (low + high) / 2
+        if sorted[middle].end > stored.offset { high = middle } else { low = middle + 1 }
+      }
+      if low < sorted.count, sorted[low].offset < stored.offset + stored.length {
+        throw XARError.overlappingData(path: entries.path(at: i), other: sorted[low].what)
+      }
+    }
+  }
+
+  /// What another archive's records in `count` bytes of `file` from `start` look like (a zip's
+  /// local header, central directory or end record, a XAR header), or nil when there is none.
+  static func archiveRecord(in file: FileDescriptor, from start: UInt64, count: UInt64) -> String? {
+    let markers: [([UInt8], String)] = [
+      ([0x50, 0x4B, 0x03, 0x04], "a zip entry's local header"), ([0x50, 0x4B, 0x01, 0x02], "a zip central directory"),
+      ([0x50, 0x4B, 0x05, 0x06], "a zip end record"), (Array("xar!".utf8), "a XAR header"),
+    ]
+    var offset: UInt64 = 0
+    var carry: [UInt8] = []
+    while offset < count {
+      let length = Int(min(1 << 20, count - offset))
+      guard let chunk = try? file.read(count: length, at: start + offset), !chunk.isEmpty else { return nil }
+      let window = carry + chunk
+      if window.count >= 4 {
+        for i in 0...(window.count - 4) where window[i] == 0x50 || window[i] == 0x78 {
+          for (marker, name) in markers
+          where window[i] == marker[0] && window[i + 1] == marker[1] && window[i + 2] == marker[2]
+            && window[i + 3] == marker[3]
+          {
+            return name
+          }
+        }
+      }
+      carry = Array(window.suffix(3))
+      offset += UInt64(chunk.count)
+    }
+    return nil
   }
 
   /// True when the heap's unreferenced end is what libarchive's XAR writer (bsdtar --format xar,

@@ -241,6 +241,19 @@ extension ServeEndToEndTests {
     #expect(server.log.contains("carries no signature of key"), "\(server.log)")
     #expect(try curl([server.base + "/catalog.json"]).body == good)
     #expect(sequence(try curl([server.base + "/healthz"])) == first.sequence + 5)
+
+    // An older catalog, correctly signed, put back (sequence + 2 after + 5): refused as a
+    // replay, as every client refuses it; the newer one stays.
+    try FileManager.default.removeItem(atPath: copy.appending("catalog.json"))
+    try writeFile(copy.appending("catalog.json"), try readFile(folder.appending("catalog.json")))
+    try resign(copy) { $0.sequence += 2 }
+    let replayDeadline = Date().addingTimeInterval(10)
+    while !server.log.contains("not above the \(first.sequence + 5) served now") && Date() < replayDeadline {
+      usleep(100_000)
+    }
+    #expect(server.log.contains("not above the \(first.sequence + 5) served now"), "\(server.log)")
+    #expect(try curl([server.base + "/catalog.json"]).body == good)
+    #expect(sequence(try curl([server.base + "/healthz"])) == first.sequence + 5)
     #expect(server.stop() == 0)
   }
 

@@ -525,6 +525,60 @@ import Zlib
         )),
       heap: plain + attribute)
     #expect(try open(withAttribute).entries.count == 1)
+    // A region declared over an appended archive does not make it referenced: a signature or an
+    // attribute whose bytes hold a zip (or a XAR) is refused, as unzip would read the zip.
+    let zipTail: [UInt8] =
+      [0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0x41, count: 40) + [0x50, 0x4B, 0x05, 0x06]
+      + [UInt8](repeating: 0, count: 18)
+    let signedZip = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)))
+        .replacingOccurrences(
+          of: "</checksum>",
+          with:
+            "</checksum><x-signature style=\"CMS\"><offset>\(20 + plain.count)</offset><size>\(zipTail.count)</size></x-signature>"
+        ),
+      heap: plain + zipTail)
+    #expect(
+      throws: XARError.hiddenArchive(
+        region: "(signature)", offset: UInt64(20 + plain.count), looksLike: "a zip entry's local header")
+    ) {
+      try open(signedZip)
+    }
+    let attributeZip = CraftedXAR(
+      toc: CraftedXAR.document(
+        file(
+          "a.txt",
+          CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)
+            + "<ea id=\"1\"><length>\(zipTail.count)</length><offset>\(20 + plain.count)</offset><name>x</name></ea>")),
+      heap: plain + zipTail)
+    #expect(throws: XARError.self) { try open(attributeZip) }
+    // A signature over a file's data, two signatures, and one larger than 64 KiB.
+    let overData = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)))
+        .replacingOccurrences(
+          of: "</checksum>", with: "</checksum><signature style=\"RSA\"><offset>20</offset><size>4</size></signature>"),
+      heap: plain)
+    #expect(throws: XARError.overlappingData(path: "a.txt", other: "(signature)")) { try open(overData) }
+    let twice = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)))
+        .replacingOccurrences(
+          of: "</checksum>",
+          with:
+            "</checksum><signature style=\"RSA\"><offset>\(20 + plain.count)</offset><size>16</size></signature><signature style=\"RSA\"><offset>\(36 + plain.count)</offset><size>16</size></signature>"
+        ),
+      heap: plain + signature)
+    #expect(throws: XARError.self) { try open(twice) }
+    let huge = [UInt8](repeating: 0xAB, count: (64 << 10) + 1)
+    let hugeSignature = CraftedXAR(
+      toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20)))
+        .replacingOccurrences(
+          of: "</checksum>",
+          with:
+            "</checksum><signature style=\"RSA\"><offset>\(20 + plain.count)</offset><size>\(huge.count)</size></signature>"
+        ),
+      heap: plain + huge)
+    #expect(throws: XARError.self) { try open(hugeSignature) }
+
     // Without the signature in the TOC, its bytes are refused as unreferenced.
     let unsigned = CraftedXAR(
       toc: CraftedXAR.document(file("a.txt", CraftedXAR.dataElement(stored: plain, plain: plain, offset: 20))),

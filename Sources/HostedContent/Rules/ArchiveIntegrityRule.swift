@@ -83,6 +83,8 @@ package final class ArchiveIntegrityRule: Rule {
       case .tooManyEntries: hint = "if the package is genuine, raise the limit with --max-entries"
       case .tooManyPathBytes: hint = "if the package is genuine, raise the limit with --max-path-bytes"
       case .truncatedHeader, .truncatedTOC: hint = fetchAgain
+      case .hiddenArchive:
+        hint = "the package carries another archive where only a signature or an attribute belongs: build it again"
       case .bytesAfterHeap:
         hint =
           "something was appended to the package (cat, a download that was resumed wrongly): build it again, or fetch it again"

@@ -86,6 +86,8 @@ struct TOCParser {
   private var checksumFields: [TOCElement: String] = [:]
   /// The `<offset>` and `<size>` of the signature being read.
   private var signatureFields: [TOCElement: String] = [:]
+  private var sawSignature = false
+  private var sawXSignature = false
   /// The depth of the `<ea>` being read, and its `<offset>` and `<length>`.
   private var attributeDepth: Int?
   private var attributeFields: [TOCElement: String] = [:]
@@ -206,6 +208,11 @@ struct TOCParser {
       else {
         throw XARError.malformedTOC(line: line, message: "<\(element.name)> needs a numeric <offset> and <size>")
       }
+      // xar writes one of each; a second would be a region for nothing to check.
+      guard !(element == .signature ? sawSignature : sawXSignature) else {
+        throw XARError.duplicateElement(line: line, element: element.name, path: "toc")
+      }
+      if element == .signature { sawSignature = true } else { sawXSignature = true }
       result.signatures.append((offset, size))
     }
     if !outer.isEmpty { outer.removeLast() }

@@ -34,6 +34,8 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
   /// Bytes after the last one the TOC references: another reader may read them as an archive of
   /// its own. `looksLike` says what they resemble (a zip, a XAR, zeros).
   case bytesAfterHeap(count: UInt64, offset: UInt64, looksLike: String)
+  /// A signature's or an extended attribute's heap bytes hold another archive's records.
+  case hiddenArchive(region: String, offset: UInt64, looksLike: String)
   /// The file ends before the data its TOC describes: a download cut off. `unrecoverable` says
   /// why nothing before the cut can be read; nil when the TOC and its checksum lie wholly before
   /// the cut, so the entries whose data does too can be read (`unpack --keep-going`).
@@ -114,6 +116,9 @@ package enum XARError: Error, Equatable, CustomStringConvertible, Sendable {
     case .dataOutOfHeap(let path, let o, let l, let h):
       return
         "'\(path.debugEscaped)': data at offset \(o) with length \(l) lies outside the heap (\(h) bytes)"
+    case .hiddenArchive(let region, let offset, let looksLike):
+      return
+        "the heap bytes of a \(region == "(signature)" ? "signature" : "extended attribute") at heap offset \(offset) hold \(looksLike): another reader (unzip, a zip library) may read an archive there instead of the package"
     case .bytesAfterHeap(let count, let offset, let looksLike):
       return
         "\(count) byte\(count == 1 ? "" : "s") after the last one the table of contents references (from byte \(offset)): \(looksLike); another reader (unzip, a zip library) may read them instead of the package"
