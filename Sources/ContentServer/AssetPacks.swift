@@ -147,7 +147,7 @@ package struct AssetPacks: Sendable {
           throw OperationError("cannot read the asset pack '\(path)': \(error)")
         }
         // The archive itself says which pack it is: a device that asked for this ID must get it.
-        let declared = try DownloadManifestEdit.assetPackID(ofArchiveAt: path)
+        let declared = try DownloadManifestEdit.assetPackID(of: file.file, path: path)
         guard declared == id else {
           throw OperationError(
             "'\(path)' is the asset pack '\(declared)' (its Manifest.json), not '\(id)' as its name says",
@@ -183,45 +183,20 @@ package struct AssetPacks: Sendable {
     }
   }
 
-  /// Every pack the manifest lists is served here, with the size it says, at a URL that ends in
-  /// its ID: a device would otherwise fetch what the manifest does not describe.
+  /// Every pack the manifest lists is served here, with the size it says (its shape, IDs and
+  /// URLs are checked as `pkgtool download-manifest` reads them): a device would otherwise fetch
+  /// what the manifest does not describe.
   static func check(manifest bytes: [UInt8], path: String, against packs: [String: Pack]) throws {
-    struct Manifest: Decodable {
-      struct Entry: Decodable {
-        var id: String
-        var version: Int
-        var downloadSize: Int64
-        var url: String
-      }
-      var assetPacks: [Entry]
-    }
-    let manifest: Manifest
-    do { manifest = try JSONDecoder().decode(Manifest.self, from: Data(bytes)) } catch {
-      throw OperationError(
-        "'\(path)' is not a download manifest ({\"assetPacks\": [{\"id\", \"version\", \"downloadSize\", \"url\"}]})",
-        hint: "make it with: pkgtool download-manifest create PACK.aar... --base-url URL -o manifest.json")
-    }
-    var seen = Set<String>()
-    for entry in manifest.assetPacks {
-      guard seen.insert(entry.id).inserted else {
-        throw OperationError("the download manifest '\(path)' lists the asset pack '\(entry.id)' twice")
-      }
+    for entry in try DownloadManifest.decode(bytes, name: path).assetPacks {
       guard let pack = packs[entry.id] else {
         throw OperationError(
           "the download manifest '\(path)' lists the asset pack '\(entry.id)', which is not served here",
           hint: "copy \(entry.id).aar into the --asset-packs folder, or publish the manifest that lists these packs")
       }
-      guard entry.downloadSize == pack.file.size else {
+      guard entry.downloadSize == UInt64(pack.file.size) else {
         throw OperationError(
           "the download manifest '\(path)' gives '\(entry.id)' a downloadSize of \(entry.downloadSize); '\(pack.file.path)' is \(pack.file.size) bytes",
           hint: "update it: pkgtool download-manifest update \(path) \(pack.file.path)")
-      }
-      let withoutQuery = entry.url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-      guard withoutQuery.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) == entry.id
-      else {
-        throw OperationError(
-          "the download manifest '\(path)' gives '\(entry.id)' the URL '\(entry.url)', which does not end in /\(entry.id)",
-          hint: "make it with --base-url pointing at this server's /packs/")
       }
     }
   }

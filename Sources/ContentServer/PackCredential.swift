@@ -41,22 +41,12 @@ enum PackCredential: Equatable {
     }
     let password = String(text[text.index(after: colon)...])
     let segments = password.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-    guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isBase64URL) }) else {
+    guard segments.count == 3, segments.allSatisfy({ !$0.isEmpty && Base64.decodeURL($0) != nil }) else {
       self = .malformed(
         "the credential's password must be the StoreKit signed transaction (a JWS: three Base64URL parts)")
       return
     }
     self = .transaction(password)
-  }
-
-  static func isBase64URL(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"),
-      UInt8(ascii: "-"), UInt8(ascii: "_"):
-      return true
-    default: return false
-    }
   }
 }
 

@@ -126,9 +126,7 @@ public enum DownloadManifestEdit {
   /// whole archive passed the asset-pack rules (for `serve --asset-packs`, which serves a pack
   /// under that ID). The file's name is not judged (`package-form`): a pack is uploaded without
   /// its extension. Throws `OperationError` naming the file and the first finding otherwise.
-  package static func assetPackID(ofArchiveAt path: String) throws -> String {
-    let file: FileDescriptor
-    do { file = try FileDescriptor.open(regularFile: path) } catch { throw OperationError.wrap(error) }
+  package static func assetPackID(of file: FileDescriptor, path: String) throws -> String {
     let inspection = try Validation.run(
       path: path, file: file, options: ValidationOptions(), limits: ReaderLimits(), onFileDigest: { _, _ in })
     let errors = inspection.findings.filter { $0.severity == .error && $0.ruleID != "package-form" }
