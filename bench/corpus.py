@@ -3,6 +3,8 @@
 
   corpus.py mixed DIR [--size-mb 512]   75% media (already compressed), 20% text/JSON, 5% small files
   corpus.py small DIR [--files 50000]   many small files (JSON, text, a few images)
+  corpus.py random DIR [--size-mb 400]  one file of random bytes with an unknown type (data.dat)
+  corpus.py single DIR [--size-mb 1024] one large compressible file (book.txt: text and JSON)
 
 DIR becomes a content project: ContentInfo.plist + Contents/.
 """
@@ -84,13 +86,46 @@ def small(root, files, seed=2):
     plist(root, "com.example.bench.small", "1.0")
     return files
 
+def random_file(root, size_mb, seed=3):
+    """One incompressible file of a type no list knows: what only a sample can tell apart."""
+    rng = random.Random(seed)
+    path = os.path.join(root, "Contents", "data.dat")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        for _ in range(size_mb):
+            f.write(rng.randbytes(1_000_000))
+    plist(root, "com.example.bench.random", "1.0")
+    return 1
+
+def single(root, size_mb, seed=4):
+    """One large file that deflates well: a read that only parts of one file can spread."""
+    rng = random.Random(seed)
+    path = os.path.join(root, "Contents", "book.txt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    # 4 MB of text and JSON, written again with a varying line in between, so deflate works
+    # on every part of the file and no two parts compress to the same bytes.
+    block = text(rng, 2_000_000) + json_blob(rng, 2_000_000)
+    with open(path, "wb") as f:
+        for i in range(size_mb // 4):
+            f.write(block)
+            f.write(f"part {i} {rng.random()}\n".encode())
+    plist(root, "com.example.bench.single", "1.0")
+    return 1
+
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("profile", choices=["mixed", "small"])
+    p.add_argument("profile", choices=["mixed", "small", "random", "single"])
     p.add_argument("dir")
-    p.add_argument("--size-mb", type=int, default=512)
+    p.add_argument("--size-mb", type=int, help="mixed 512, random 400, single 1024 by default")
     p.add_argument("--files", type=int, default=50_000)
     a = p.parse_args()
     os.makedirs(a.dir, exist_ok=True)
-    count = mixed(a.dir, a.size_mb) if a.profile == "mixed" else small(a.dir, a.files)
+    if a.profile == "mixed":
+        count = mixed(a.dir, a.size_mb or 512)
+    elif a.profile == "random":
+        count = random_file(a.dir, a.size_mb or 400)
+    elif a.profile == "single":
+        count = single(a.dir, a.size_mb or 1024)
+    else:
+        count = small(a.dir, a.files)
     print(f"{a.profile}: {count} files in {a.dir}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: pkgtool vs bsdtar and 7-Zip on generated corpora (see bench/run.py --help). Installs what is
-# missing first. Takes about 25 minutes with the defaults; results in bench/out/results.json.
+# missing first. Takes about 60 minutes with the defaults; results in bench/out/results.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bootstrap.sh
