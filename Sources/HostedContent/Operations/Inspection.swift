@@ -92,21 +92,27 @@ public enum PackageInfo {
     do {
       source = try PackageOpener.open(file.map(PackageInput.file) ?? .path(path), .rules())
     } catch { throw OperationError.wrap(error) }
+    // A package file is hashed, on a thread of its own while the pass below reads it; a folder
+    // (content or asset pack) has no such digest.
+    let packageDigest: PackageDigest.Running?
+    if let file {
+      packageDigest = PackageDigest.start(of: file)
+    } else if !Paths.isDirectory(path) {
+      packageDigest = PackageDigest.start(of: try FileDescriptor.open(regularFile: path))
+    } else {
+      packageDigest = nil
+    }
     var digests: [String: String] = [:]
     let inspector = PackageInspector(
       context: RuleContext(options: options, packageFileName: source.format == .directory ? nil : Paths.name(of: path)))
     inspector.recordEntries = true
-    inspector.onFileDigest = { entry, digest in digests[entry.path] = digest }
+    // Each file's SHA-256 is shown only in the list of files: without it, no pass over the
+    // content is spent on it.
+    if includeFiles { inspector.onFileDigest = { entry, digest in digests[entry.path] = digest } }
     let result = try inspector.run(source)
     // A TOC refused once it was parsed whole is no package, whose checksums are no style.
     let checksumStyle = result.indexRefused ? "none" : source.index?.checksumStyle ?? "none"
-    var sha: String?
-    // A package file is hashed; a folder (content or asset pack) has no such digest.
-    if let file {
-      sha = try PackageDigest.sha256(of: file)
-    } else if !Paths.isDirectory(path) {
-      sha = try PackageDigest.sha256(of: try FileDescriptor.open(regularFile: path))
-    }
+    let sha = try packageDigest?.value()
     let rows = result.entries.map { e in
       FileRow(
         path: e.path, kind: e.kind.rawValue, size: e.size, storedSize: e.storage?.storedSize,

@@ -114,7 +114,12 @@ package struct XARHasher {
   }
 
   package mutating func update(_ bytes: UnsafeRawBufferPointer) {
-    switch state {
+    // The hasher is taken out of `state`, which is left empty meanwhile, so that swift-crypto
+    // finds its context referenced once and updates it in place: updated while `state` still
+    // held it, the context was copied (a heap allocation) on every call.
+    var current = State.none
+    swap(&current, &state)
+    switch consume current {
     case .none: break
     case .sha1(var h):
       h.update(bufferPointer: bytes)
