@@ -134,73 +134,85 @@ enum FSE {
     }
   }
 
-  /// Scales symbol counts to frequencies summing to `states`: every symbol that occurs gets at
-  /// least 1. All zero when nothing occurs. Deterministic.
-  static func normalize(_ counts: [Int], states: Int) -> [UInt16] {
+  /// Scales symbol counts to frequencies summing to `states` into `freq` (as many as
+  /// `counts`): every symbol that occurs gets at least 1. All zero when nothing occurs.
+  /// Deterministic.
+  static func normalize(_ counts: UnsafeBufferPointer<Int>, states: Int, into freq: UnsafeMutableBufferPointer<UInt16>)
+  {
     let total = counts.reduce(0, +)
-    var freq = [Int](repeating: 0, count: counts.count)
-    if total == 0 { return freq.map { UInt16($0) } }
     var sum = 0
-    for (symbol, count) in counts.enumerated() where count > 0 {
-      let scaled = (count * states + total / 2) / total
-      freq[symbol] = max(1, scaled)
-      sum += freq[symbol]
+    for symbol in 0..<counts.count {
+      let count = counts[symbol]
+      guard count > 0 else {
+        freq[symbol] = 0
+        continue
+      }
+      let scaled = max(1, (count * states + total / 2) / total)
+      freq[symbol] = UInt16(scaled)
+      sum += scaled
     }
+    guard total > 0 else { return }
     // Give the difference to (or take it from) the most frequent symbols, which it costs least.
     while sum != states {
       var largest = 0
       for symbol in 1..<freq.count where freq[symbol] > freq[largest] { largest = symbol }
+      let most = Int(freq[largest])
       if sum < states {
-        freq[largest] += states - sum
+        freq[largest] = UInt16(most + states - sum)
         sum = states
       } else {
-        let take = min(sum - states, max(1, freq[largest] / 4), freq[largest] - 1)
-        freq[largest] -= take
+        let take = min(sum - states, max(1, most / 4), most - 1)
+        freq[largest] = UInt16(most - take)
         sum -= take
       }
     }
-    return freq.map { UInt16($0) }
   }
 
-  /// The encoder's view of one symbol's states: which next states it reaches and with how many
-  /// bits. `states` must be the coder's state count and the frequencies sum to it.
+  /// The encoder's view of one symbol: a state `s` of the coder (0 ..< states) reads
+  /// `k - 1` bits below `threshold` and `k` bits from it on, and the state before it is
+  /// `delta + ((s + states) >> bits)`; for L, M and D, the symbol's extra bits and base value
+  /// too. Unused symbols keep zeros.
   struct EncoderEntry {
     var k: Int32 = 0
     var threshold: Int32 = 0
-    var firstShort: Int32 = 0
-    var offset: Int32 = 0
-    var frequency: Int32 = 0
+    var delta: Int32 = 0
+    var extraBits: Int32 = 0
+    var base: Int32 = 0
   }
 
-  /// One encoder entry per symbol (unused symbols keep zeros).
-  static func buildEncoder(states: Int, frequencies: [UInt16]) -> [EncoderEntry] {
-    var result = [EncoderEntry](repeating: EncoderEntry(), count: frequencies.count)
+  /// One encoder entry per symbol into `table` (unused symbols get zeros). `states` must be the
+  /// coder's state count and the frequencies sum to it; `extraBits` and `bases` are the
+  /// alphabet's (none for literals).
+  static func buildEncoder(
+    states: Int, frequencies: UnsafeBufferPointer<UInt16>, extraBits: [UInt8] = [], bases: [Int32] = [],
+    into table: UnsafeMutablePointer<EncoderEntry>
+  ) {
     var offset = 0
-    for (symbol, frequency) in frequencies.enumerated() where frequency > 0 {
-      let f = Int(frequency)
+    for symbol in 0..<frequencies.count {
+      let f = Int(frequencies[symbol])
+      guard f > 0 else {
+        table[symbol] = EncoderEntry()
+        continue
+      }
       let k = shift(states: states, frequency: f)
-      result[symbol] = EncoderEntry(
-        k: Int32(k), threshold: Int32((f << k) - states), firstShort: Int32(((2 * states) >> k) - f),
-        offset: Int32(offset), frequency: Int32(f))
+      // The symbol's first state (offset) less f: the state reached is offset plus the
+      // position of `s + states` among the f values it maps to.
+      table[symbol] = EncoderEntry(
+        k: Int32(k), threshold: Int32((f << k) - states), delta: Int32(offset - f),
+        extraBits: extraBits.isEmpty ? 0 : Int32(extraBits[symbol]), base: bases.isEmpty ? 0 : bases[symbol])
       offset += f
     }
-    return result
   }
 
-  /// Encodes `symbol`: writes the low bits of `state` the decoder will read back, and moves
-  /// `state` to the state whose decoding yields `symbol` and then that old state.
+  /// Encodes a symbol: writes the low bits of `state` the decoder will read back, and moves
+  /// `state` to the state whose decoding yields the symbol and then that old state.
   @inline(__always) static func encode(
     _ state: inout Int, _ entry: EncoderEntry, states: Int, into out: inout ForwardBits
   ) {
     let s = state
-    let k = Int(entry.k)
-    if s >= Int(entry.threshold) {
-      out.push(k, UInt64(s & ((1 << k) - 1)))
-      state = Int(entry.offset) + ((s + states) >> k) - Int(entry.frequency)
-    } else {
-      out.push(k - 1, UInt64(s & ((1 << (k - 1)) - 1)))
-      state = Int(entry.offset) + Int(entry.firstShort) + (s >> (k - 1))
-    }
+    let bits = Int(entry.k) &- (s < Int(entry.threshold) ? 1 : 0)
+    out.push(bits, UInt64(truncatingIfNeeded: s & ((1 &<< bits) &- 1)))
+    state = Int(entry.delta) &+ ((s &+ states) &>> bits)
   }
 }
 
@@ -220,21 +232,18 @@ struct ForwardBits {
   /// Appends the `n` low bits of `value` (which has no higher bits). At most 64 bits may be
   /// pending between flushes.
   @inline(__always) mutating func push(_ n: Int, _ value: UInt64) {
-    accumulator |= value &<< UInt64(count)
-    count += n
+    accumulator |= value &<< UInt64(truncatingIfNeeded: count)
+    count &+= n
   }
 
-  /// Writes the whole bytes pending.
+  /// Writes the whole bytes pending. Stores eight bytes at once: the buffer must have eight
+  /// bytes of room past what is written.
   @inline(__always) mutating func flush() {
-    let bytes = count >> 3
-    var a = accumulator
-    for i in 0..<bytes {
-      buffer[position + i] = UInt8(truncatingIfNeeded: a)
-      a >>= 8
-    }
-    accumulator = bytes == 8 ? 0 : a
-    position += bytes
-    count -= bytes << 3
+    let bytes = count &>> 3
+    UnsafeMutableRawPointer(buffer + position).storeBytes(of: accumulator.littleEndian, as: UInt64.self)
+    accumulator = bytes == 8 ? 0 : accumulator &>> UInt64(truncatingIfNeeded: bytes &<< 3)
+    position &+= bytes
+    count &-= bytes &<< 3
   }
 
   /// Writes what is left, padding the last byte with zeros; returns the number of bits of that

@@ -42,7 +42,10 @@ package enum LZFSE {
   /// then `bvx$`. The same input always gives the same bytes.
   package static func encode(_ input: [UInt8]) -> [UInt8] {
     var output: [UInt8] = []
-    output.reserveCapacity(input.count / 2 + 64)
+    // Room for the most it can take: each block at most 8 bytes over its input (else it is
+    // stored), blocks of at least 32 KiB but the last, and the end marker. Pages never written
+    // cost no memory.
+    output.reserveCapacity(input.count + 8 * (input.count >> 15) + 32)
     if input.isEmpty {
       // As Apple's encoder writes it: an empty raw block, then the end marker.
       appendLE32(&output, BlockMagic.uncompressed)

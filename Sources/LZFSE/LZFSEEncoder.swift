@@ -13,16 +13,20 @@ struct StreamEncoder {
   /// Input offset where the current block starts, and how far its triples reach.
   var blockStart = 0
   var cursor = 0
-  var scratch = [UInt8](repeating: 0, count: 1 << 17)
+  var scratch = [UInt8](repeating: 0, count: StreamEncoder.maxBlockBytes)
 
-  /// Match finder settings: hash table size, window (covers the largest distance), how many
-  /// earlier positions to try, and the length that is good enough to stop looking.
-  static let hashBits = 16
-  static let windowBits = 18
-  static let maxChain = 24
+  /// Match finder settings: the table has `1 << bucketBits` buckets of `ways` entries (a power
+  /// of two; 512 KiB in all, which stays in a core's cache); the length that is good enough to
+  /// stop looking.
+  static let bucketBits = 11
+  static let ways = 32
   static let niceLength = 192
   /// Matches this long are taken at once, without looking for a longer one a byte later.
   static let lazyLength = 32
+  /// After every `1 << skipShift` bytes without a match the search moves one byte further, up
+  /// to `maxSkip` bytes skipped per step.
+  static let skipShift = 7
+  static let maxSkip = 8
 
   init(src: UnsafeBufferPointer<UInt8>) {
     self.src = src
@@ -34,114 +38,123 @@ struct StreamEncoder {
 
   /// Finds the matches of the whole input and appends its blocks to `out`.
   ///
+  /// The table keeps, for each hash of four input bytes, the last ``ways`` positions that had it
+  /// together with those four bytes: a candidate is rejected without reading the input at it
+  /// (which would miss the cache), and each position costs one cache line of the table.
   /// Positions are kept as 32-bit values: past 2 GiB of input no more matches are found (the
   /// output stays correct, it just compresses less).
   mutating func run(into out: inout [UInt8]) {
     let n = src.count
     guard n > 0, let p = src.baseAddress else { return }
-    var head = [Int32](repeating: -1, count: 1 << Self.hashBits)
-    var chain = [Int32](repeating: -1, count: 1 << Self.windowBits)
-    let windowMask = (1 << Self.windowBits) - 1
+    let ways = Self.ways
+    let slots = ways << Self.bucketBits
+    // Each entry: the position in the low 32 bits (Int32.min when empty: too far to be used),
+    // the four bytes at it in the high ones. Each bucket is a ring: `next` says where its next
+    // entry goes, so the newest is just before it and the oldest at it.
+    let table = UnsafeMutablePointer<UInt64>.allocate(capacity: slots)
+    defer { table.deallocate() }
+    table.initialize(repeating: UInt64(UInt32(bitPattern: Int32.min)), count: slots)
+    let next = UnsafeMutablePointer<UInt8>.allocate(capacity: 1 << Self.bucketBits)
+    defer { next.deallocate() }
+    next.initialize(repeating: 0, count: 1 << Self.bucketBits)
     let last = n - 4  // the last position with four bytes to hash
-    let literalsLeft = head.withUnsafeMutableBufferPointer { headBuffer in
-      chain.withUnsafeMutableBufferPointer { chainBuffer -> Int in
-        let head = headBuffer.baseAddress!
-        let chain = chainBuffer.baseAddress!
-        var literalStart = 0
-        var i = 0
-        var inserted = 0  // positions below this are in the chains
+    var literalStart = 0
+    var i = 0
+    var inserted = 0  // positions below this are in the table
 
-        @inline(__always) func hash(_ at: Int) -> Int {
-          let word = UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self)
-          return Int((word &* 2_654_435_761) >> UInt32(32 - Self.hashBits))
-        }
-
-        @inline(__always) func insert(_ at: Int) {
-          let h = hash(at)
-          chain[at & windowMask] = head[h]
-          head[h] = Int32(truncatingIfNeeded: at)
-        }
-
-        /// The longest earlier match at `at` (length 0 when none of 4 bytes or more); inserts `at`.
-        @inline(__always) func best(_ at: Int) -> (length: Int, distance: Int) {
-          let h = hash(at)
-          var candidate = Int(head[h])
-          chain[at & windowMask] = head[h]
-          head[h] = Int32(truncatingIfNeeded: at)
-          let maxLength = n - at
-          let first = UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self)
-          var bestLength = 3
-          var bestDistance = 0
-          var steps = Self.maxChain
-          while candidate >= 0 && steps > 0 {
-            let distance = at - candidate
-            if distance > FSE.maxD { break }
-            if p[candidate + bestLength] == p[at + bestLength]
-              && UnsafeRawPointer(p + candidate).loadUnaligned(as: UInt32.self) == first
-            {
-              var length = 4
-              var mismatch = false
-              while length + 8 <= maxLength {
-                let a = UnsafeRawPointer(p + at + length).loadUnaligned(as: UInt64.self)
-                let b = UnsafeRawPointer(p + candidate + length).loadUnaligned(as: UInt64.self)
-                if a != b {
-                  length += (a ^ b).trailingZeroBitCount >> 3
-                  mismatch = true
-                  break
-                }
-                length += 8
-              }
-              if !mismatch {
-                while length < maxLength && p[at + length] == p[candidate + length] { length += 1 }
-              }
-              if length > bestLength {
-                bestLength = length
-                bestDistance = distance
-                if length >= Self.niceLength || length == maxLength { break }
-              }
-            }
-            let next = Int(chain[candidate & windowMask])
-            if next >= candidate { break }
-            candidate = next
-            steps -= 1
-          }
-          return bestDistance == 0 ? (0, 0) : (bestLength, bestDistance)
-        }
-
-        while i <= last {
-          var (length, distance) = best(i)
-          inserted = i + 1
-          if length == 0 {
-            i += 1
-            continue
-          }
-          // Lazy: a longer match one byte later is worth a literal.
-          while i + 1 <= last && length < Self.lazyLength {
-            let (nextLength, nextDistance) = best(i + 1)
-            inserted = i + 2
-            if nextLength > length {
-              i += 1
-              length = nextLength
-              distance = nextDistance
-            } else {
-              break
-            }
-          }
-          emit(literalCount: i - literalStart, match: length, distance: distance, into: &out)
-          let end = i + length
-          var k = inserted
-          let insertEnd = min(end, last + 1)
-          while k < insertEnd {
-            insert(k)
-            k += 1
-          }
-          inserted = max(inserted, insertEnd)
-          i = end
-          literalStart = end
-        }
-        return n - literalStart
-      }
+    @inline(__always) func load32(_ at: Int) -> UInt32 {
+      UnsafeRawPointer(p + at).loadUnaligned(as: UInt32.self)
     }
+
+    @inline(__always) func bucket(_ word: UInt32) -> Int {
+      Int((word &* 2_654_435_761) >> UInt32(32 - Self.bucketBits))
+    }
+
+    /// Puts `at` in its bucket in place of the oldest entry.
+    @inline(__always) func insert(_ at: Int, _ word: UInt32, into h: Int) {
+      let slot = Int(next[h])
+      table[h &* ways &+ slot] = UInt64(UInt32(truncatingIfNeeded: at)) | UInt64(word) << 32
+      next[h] = UInt8(truncatingIfNeeded: (slot &+ 1) & (ways - 1))
+    }
+
+    /// The longest earlier match at `at` (length 0 when none of 4 bytes or more); inserts `at`.
+    @inline(__always) func best(_ at: Int) -> (length: Int, distance: Int) {
+      let first = load32(at)
+      let h = bucket(first)
+      let b = table + h &* ways
+      let newest = Int(next[h]) &+ ways &- 1
+      let maxLength = n - at
+      var bestLength = 3
+      var bestDistance = 0
+      var w = 0
+      while w < ways {
+        let entry = b[(newest &- w) & (ways - 1)]
+        w += 1
+        let candidate = Int(Int32(truncatingIfNeeded: entry))
+        let distance = at - candidate
+        // Newest first: the rest are farther still.
+        if distance > FSE.maxD { break }
+        if UInt32(truncatingIfNeeded: entry >> 32) != first { continue }
+        if bestLength > 3 && p[candidate + bestLength] != p[at + bestLength] { continue }
+        var length = 4
+        var mismatch = false
+        while length + 8 <= maxLength {
+          let a = UnsafeRawPointer(p + at + length).loadUnaligned(as: UInt64.self)
+          let c = UnsafeRawPointer(p + candidate + length).loadUnaligned(as: UInt64.self)
+          if a != c {
+            length += (a ^ c).trailingZeroBitCount >> 3
+            mismatch = true
+            break
+          }
+          length += 8
+        }
+        if !mismatch {
+          while length < maxLength && p[at + length] == p[candidate + length] { length += 1 }
+        }
+        if length > bestLength {
+          bestLength = length
+          bestDistance = distance
+          if length >= Self.niceLength || length == maxLength { break }
+        }
+      }
+      insert(at, first, into: h)
+      return bestDistance == 0 ? (0, 0) : (bestLength, bestDistance)
+    }
+
+    while i <= last {
+      var (length, distance) = best(i)
+      inserted = i + 1
+      if length == 0 {
+        // Long runs without a match (compressed media) are searched sparser and sparser.
+        i += 1 + min((i - literalStart) >> Self.skipShift, Self.maxSkip)
+        continue
+      }
+      // Lazy: a longer match one byte later is worth a literal.
+      while i + 1 <= last && length < Self.lazyLength {
+        let (nextLength, nextDistance) = best(i + 1)
+        inserted = i + 2
+        if nextLength > length {
+          i += 1
+          length = nextLength
+          distance = nextDistance
+        } else {
+          break
+        }
+      }
+      emit(literalCount: i - literalStart, match: length, distance: distance, into: &out)
+      let end = i + length
+      var k = inserted
+      let insertEnd = min(end, last + 1)
+      while k < insertEnd {
+        let word = load32(k)
+        insert(k, word, into: bucket(word))
+        k += 1
+      }
+      inserted = max(inserted, insertEnd)
+      i = end
+      literalStart = end
+    }
+    let literalsLeft = n - literalStart
     if literalsLeft > 0 { emit(literalCount: literalsLeft, match: 0, distance: 0, into: &out) }
     flushBlock(into: &out)
   }
@@ -199,125 +212,180 @@ struct StreamEncoder {
     let matchCount = lValues.count
     // Distances: a triple without a match takes the previous distance (or 1, always valid as its
     // literals come first); a distance equal to the previous one is written as 0.
-    var distances = [Int](repeating: 0, count: matchCount)
     var previous = 0
     for k in 0..<matchCount {
       var d = dValues[k]
       if mValues[k] == 0 { d = previous != 0 ? previous : 1 }
       if d == previous {
-        distances[k] = 0
+        dValues[k] = 0
       } else {
-        distances[k] = d
+        dValues[k] = d
         previous = d
       }
     }
-    var lCounts = [Int](repeating: 0, count: FSE.lSymbols)
-    var mCounts = [Int](repeating: 0, count: FSE.mSymbols)
-    var dCounts = [Int](repeating: 0, count: FSE.dSymbols)
-    var literalCounts = [Int](repeating: 0, count: FSE.literalSymbols)
-    let dSymbolOf = FSE.dSymbolOfValue
-    for k in 0..<matchCount {
-      lCounts[FSE.lSymbol(lValues[k])] += 1
-      mCounts[FSE.mSymbol(mValues[k])] += 1
-      dCounts[Int(dSymbolOf[distances[k]])] += 1
-    }
-    for byte in literals { literalCounts[Int(byte)] += 1 }
-    let lFreq = FSE.normalize(lCounts, states: FSE.lStates)
-    let mFreq = FSE.normalize(mCounts, states: FSE.mStates)
-    let dFreq = FSE.normalize(dCounts, states: FSE.dStates)
-    let literalFreq = FSE.normalize(literalCounts, states: FSE.literalStates)
-    let lEnc = FSE.buildEncoder(states: FSE.lStates, frequencies: lFreq)
-    let mEnc = FSE.buildEncoder(states: FSE.mStates, frequencies: mFreq)
-    let dEnc = FSE.buildEncoder(states: FSE.dStates, frequencies: dFreq)
-    let literalEnc = FSE.buildEncoder(states: FSE.literalStates, frequencies: literalFreq)
-    let literals = self.literals
-    let lValues = self.lValues
-    let mValues = self.mValues
-
-    return scratch.withUnsafeMutableBufferPointer { buffer -> Int in
-      let b = buffer.baseAddress!
-      // Frequencies, after the 32 bytes of fixed fields.
-      var bits = ForwardBits(buffer: b, position: 32)
-      for table in [lFreq, mFreq, dFreq, literalFreq] {
-        for f in table {
-          let v = Int(f)
-          switch v {
-          case 0...1: bits.push(2, UInt64(v << 1))
-          case 2...3: bits.push(3, UInt64(1 | (v - 2) << 2))
-          case 4...7: bits.push(5, UInt64(3 | (v - 4) << 3))
-          case 8...23: bits.push(8, UInt64(7 | (v - 8) << 4))
-          default: bits.push(14, UInt64(15 | (v - 24) << 4))
+    return lValues.withUnsafeBufferPointer { l in
+      mValues.withUnsafeBufferPointer { m in
+        dValues.withUnsafeBufferPointer { d in
+          literals.withUnsafeBufferPointer { literals in
+            scratch.withUnsafeMutableBufferPointer { out in
+              Self.encodeBlock(
+                rawBytes: rawBytes, l: l.baseAddress!, m: m.baseAddress!, d: d.baseAddress!, matchCount: matchCount,
+                literals: literals, into: out.baseAddress!)
+            }
           }
-          bits.flush()
         }
       }
-      _ = bits.finish()
-      let headerSize = bits.position
+    }
+  }
 
-      // Literals, last first, four coders in turn.
-      var literalBits = ForwardBits(buffer: b, position: headerSize)
-      var s0 = 0
-      var s1 = 0
-      var s2 = 0
-      var s3 = 0
-      var k = literals.count
-      let ls = FSE.literalStates
-      while k > 0 {
-        k -= 4
-        FSE.encode(&s3, literalEnc[Int(literals[k + 3])], states: ls, into: &literalBits)
-        FSE.encode(&s2, literalEnc[Int(literals[k + 2])], states: ls, into: &literalBits)
-        FSE.encode(&s1, literalEnc[Int(literals[k + 1])], states: ls, into: &literalBits)
-        FSE.encode(&s0, literalEnc[Int(literals[k])], states: ls, into: &literalBits)
-        literalBits.flush()
+  /// The most a bvx2 block takes: its header (32 bytes of fields, at most 360 frequencies of
+  /// 14 bits), literals of at most 10 bits each, eight zero bytes, triples of at most 54 bits
+  /// (L 6 + 8, M 6 + 11, D 8 + 15), and eight bytes of room for the last word-wide store.
+  static let maxBlockBytes =
+    32 + (FSE.allSymbols * 14 + 7) / 8 + (FSE.maxLiteralsPerBlock + 4) * 10 / 8 + 8 + FSE.maxMatchesPerBlock * 54 / 8
+    + 1 + 8
+
+  /// Encodes one block of `matchCount` triples (distances already as written: 0 for a repeat)
+  /// and its `literals` (a multiple of 4) into `b`; returns its size.
+  static func encodeBlock(
+    rawBytes: Int, l: UnsafePointer<Int>, m: UnsafePointer<Int>, d: UnsafePointer<Int>, matchCount: Int,
+    literals: UnsafeBufferPointer<UInt8>, into b: UnsafeMutablePointer<UInt8>
+  ) -> Int {
+    // Symbol counts (the literals' in four tables, so that runs of one byte do not wait on
+    // themselves), then frequencies: all 360 in one buffer, L, M, D, literals.
+    let counts = UnsafeMutablePointer<Int>.allocate(capacity: FSE.allSymbols + 3 * FSE.literalSymbols)
+    defer { counts.deallocate() }
+    counts.initialize(repeating: 0, count: FSE.allSymbols + 3 * FSE.literalSymbols)
+    let lCounts = counts
+    let mCounts = lCounts + FSE.lSymbols
+    let dCounts = mCounts + FSE.mSymbols
+    let literalCounts = dCounts + FSE.dSymbols
+    FSE.dSymbolOfValue.withUnsafeBufferPointer { dSymbolOf in
+      for k in 0..<matchCount {
+        lCounts[FSE.lSymbol(l[k])] &+= 1
+        mCounts[FSE.mSymbol(m[k])] &+= 1
+        dCounts[Int(dSymbolOf[d[k]])] &+= 1
       }
-      let literalFinal = literalBits.finish()
-      let literalPayload = literalBits.position - headerSize
+    }
+    var k = 0
+    while k < literals.count {
+      literalCounts[Int(literals[k])] &+= 1
+      literalCounts[FSE.literalSymbols + Int(literals[k + 1])] &+= 1
+      literalCounts[2 * FSE.literalSymbols + Int(literals[k + 2])] &+= 1
+      literalCounts[3 * FSE.literalSymbols + Int(literals[k + 3])] &+= 1
+      k += 4
+    }
+    for symbol in 0..<FSE.literalSymbols {
+      for table in 1..<4 { literalCounts[symbol] &+= literalCounts[table * FSE.literalSymbols + symbol] }
+    }
+    let frequencies = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: FSE.allSymbols)
+    defer { frequencies.deallocate() }
+    let lFreq = UnsafeMutableBufferPointer(rebasing: frequencies[0..<FSE.lSymbols])
+    let mFreq = UnsafeMutableBufferPointer(rebasing: frequencies[FSE.lSymbols..<(FSE.lSymbols + FSE.mSymbols)])
+    let dFreq = UnsafeMutableBufferPointer(
+      rebasing: frequencies[(FSE.lSymbols + FSE.mSymbols)..<(FSE.allSymbols - FSE.literalSymbols)])
+    let literalFreq = UnsafeMutableBufferPointer(
+      rebasing: frequencies[(FSE.allSymbols - FSE.literalSymbols)..<FSE.allSymbols])
+    FSE.normalize(UnsafeBufferPointer(start: lCounts, count: FSE.lSymbols), states: FSE.lStates, into: lFreq)
+    FSE.normalize(UnsafeBufferPointer(start: mCounts, count: FSE.mSymbols), states: FSE.mStates, into: mFreq)
+    FSE.normalize(UnsafeBufferPointer(start: dCounts, count: FSE.dSymbols), states: FSE.dStates, into: dFreq)
+    FSE.normalize(
+      UnsafeBufferPointer(start: literalCounts, count: FSE.literalSymbols), states: FSE.literalStates,
+      into: literalFreq)
+    let encoders = UnsafeMutablePointer<FSE.EncoderEntry>.allocate(capacity: FSE.allSymbols)
+    defer { encoders.deallocate() }
+    let lEnc = encoders
+    let mEnc = lEnc + FSE.lSymbols
+    let dEnc = mEnc + FSE.mSymbols
+    let literalEnc = dEnc + FSE.dSymbols
+    FSE.buildEncoder(
+      states: FSE.lStates, frequencies: UnsafeBufferPointer(lFreq), extraBits: FSE.lExtraBits,
+      bases: FSE.lBase, into: lEnc)
+    FSE.buildEncoder(
+      states: FSE.mStates, frequencies: UnsafeBufferPointer(mFreq), extraBits: FSE.mExtraBits,
+      bases: FSE.mBase, into: mEnc)
+    FSE.buildEncoder(
+      states: FSE.dStates, frequencies: UnsafeBufferPointer(dFreq), extraBits: FSE.dExtraBits,
+      bases: FSE.dBase, into: dEnc)
+    FSE.buildEncoder(states: FSE.literalStates, frequencies: UnsafeBufferPointer(literalFreq), into: literalEnc)
 
-      // Triples, last first: D, M, L, each extra bits then state bits. Eight zero bytes first
-      // keep the decoder's look-behind within this payload.
-      let lmdStart = literalBits.position
-      for z in 0..<8 { b[lmdStart + z] = 0 }
-      var lmdBits = ForwardBits(buffer: b, position: lmdStart + 8)
-      var lState = 0
-      var mState = 0
-      var dState = 0
+    // Frequencies, after the 32 bytes of fixed fields.
+    var bits = ForwardBits(buffer: b, position: 32)
+    for f in frequencies {
+      let v = Int(f)
+      switch v {
+      case 0...1: bits.push(2, UInt64(v << 1))
+      case 2...3: bits.push(3, UInt64(1 | (v - 2) << 2))
+      case 4...7: bits.push(5, UInt64(3 | (v - 4) << 3))
+      case 8...23: bits.push(8, UInt64(7 | (v - 8) << 4))
+      default: bits.push(14, UInt64(15 | (v - 24) << 4))
+      }
+      bits.flush()
+    }
+    _ = bits.finish()
+    let headerSize = bits.position
+
+    // Literals, last first, four coders in turn.
+    var literalBits = ForwardBits(buffer: b, position: headerSize)
+    var s0 = 0
+    var s1 = 0
+    var s2 = 0
+    var s3 = 0
+    k = literals.count
+    let ls = FSE.literalStates
+    while k > 0 {
+      k -= 4
+      FSE.encode(&s3, literalEnc[Int(literals[k + 3])], states: ls, into: &literalBits)
+      FSE.encode(&s2, literalEnc[Int(literals[k + 2])], states: ls, into: &literalBits)
+      FSE.encode(&s1, literalEnc[Int(literals[k + 1])], states: ls, into: &literalBits)
+      FSE.encode(&s0, literalEnc[Int(literals[k])], states: ls, into: &literalBits)
+      literalBits.flush()
+    }
+    let literalFinal = literalBits.finish()
+    let literalPayload = literalBits.position - headerSize
+
+    // Triples, last first: D, M, L, each extra bits then state bits. Eight zero bytes first
+    // keep the decoder's look-behind within this payload.
+    let lmdStart = literalBits.position
+    for z in 0..<8 { b[lmdStart + z] = 0 }
+    var lmdBits = ForwardBits(buffer: b, position: lmdStart + 8)
+    var lState = 0
+    var mState = 0
+    var dState = 0
+    FSE.dSymbolOfValue.withUnsafeBufferPointer { dSymbolOf in
       var t = matchCount
       while t > 0 {
         t -= 1
-        let d = distances[t]
-        let dSymbol = Int(dSymbolOf[d])
-        lmdBits.push(Int(FSE.dExtraBits[dSymbol]), UInt64(d - Int(FSE.dBase[dSymbol])))
-        FSE.encode(&dState, dEnc[dSymbol], states: FSE.dStates, into: &lmdBits)
-        let m = mValues[t]
-        let mSymbol = FSE.mSymbol(m)
-        lmdBits.push(Int(FSE.mExtraBits[mSymbol]), UInt64(m - Int(FSE.mBase[mSymbol])))
-        FSE.encode(&mState, mEnc[mSymbol], states: FSE.mStates, into: &lmdBits)
-        let l = lValues[t]
-        let lSymbol = FSE.lSymbol(l)
-        lmdBits.push(Int(FSE.lExtraBits[lSymbol]), UInt64(l - Int(FSE.lBase[lSymbol])))
-        FSE.encode(&lState, lEnc[lSymbol], states: FSE.lStates, into: &lmdBits)
+        let dValue = d[t]
+        let dEntry = dEnc[Int(dSymbolOf[dValue])]
+        lmdBits.push(Int(dEntry.extraBits), UInt64(truncatingIfNeeded: dValue &- Int(dEntry.base)))
+        FSE.encode(&dState, dEntry, states: FSE.dStates, into: &lmdBits)
+        let mValue = m[t]
+        let mEntry = mEnc[FSE.mSymbol(mValue)]
+        lmdBits.push(Int(mEntry.extraBits), UInt64(truncatingIfNeeded: mValue &- Int(mEntry.base)))
+        FSE.encode(&mState, mEntry, states: FSE.mStates, into: &lmdBits)
+        let lValue = l[t]
+        let lEntry = lEnc[FSE.lSymbol(lValue)]
+        lmdBits.push(Int(lEntry.extraBits), UInt64(truncatingIfNeeded: lValue &- Int(lEntry.base)))
+        FSE.encode(&lState, lEntry, states: FSE.lStates, into: &lmdBits)
         lmdBits.flush()
       }
-      let lmdFinal = lmdBits.finish()
-      let lmdPayload = lmdBits.position - lmdStart
-
-      // The fixed fields.
-      let v0 =
-        UInt64(literals.count) | UInt64(literalPayload) << 20 | UInt64(matchCount) << 40
-        | UInt64(literalFinal + 7) << 60
-      let v1 =
-        UInt64(s0) | UInt64(s1) << 10 | UInt64(s2) << 20 | UInt64(s3) << 30 | UInt64(lmdPayload) << 40
-        | UInt64(lmdFinal + 7) << 60
-      let v2 = UInt64(headerSize) | UInt64(lState) << 32 | UInt64(mState) << 42 | UInt64(dState) << 52
-      let fields: [UInt64] = [
-        UInt64(BlockMagic.compressedV2) | UInt64(rawBytes) << 32, v0, v1, v2,
-      ]
-      for w in 0..<4 {
-        for byte in 0..<8 {
-          b[w * 8 + byte] = UInt8(truncatingIfNeeded: fields[w] >> UInt64(8 * byte))
-        }
-      }
-      return lmdBits.position
     }
+    let lmdFinal = lmdBits.finish()
+    let lmdPayload = lmdBits.position - lmdStart
+
+    // The fixed fields.
+    let v0 =
+      UInt64(literals.count) | UInt64(literalPayload) << 20 | UInt64(matchCount) << 40
+      | UInt64(literalFinal + 7) << 60
+    let v1 =
+      UInt64(s0) | UInt64(s1) << 10 | UInt64(s2) << 20 | UInt64(s3) << 30 | UInt64(lmdPayload) << 40
+      | UInt64(lmdFinal + 7) << 60
+    let v2 = UInt64(headerSize) | UInt64(lState) << 32 | UInt64(mState) << 42 | UInt64(dState) << 52
+    let fields = [UInt64(BlockMagic.compressedV2) | UInt64(rawBytes) << 32, v0, v1, v2]
+    for (w, field) in fields.enumerated() {
+      UnsafeMutableRawPointer(b + w * 8).storeBytes(of: field.littleEndian, as: UInt64.self)
+    }
+    return lmdBits.position
   }
 }
