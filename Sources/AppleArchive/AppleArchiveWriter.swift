@@ -12,7 +12,8 @@ import SystemIO
 /// the writer checks it against the bytes and fails if they differ. ``addFile(_:contents:mode:modificationTime:)``
 /// computes it.
 ///
-/// Holds one block (the block size) for a compressed archive, 64 KiB for a raw one. After any
+/// Holds one block (the block size) for a compressed archive, and one more per thread encoding
+/// (raw and encoded); 64 KiB for a raw one. After any
 /// error, every call throws it again and the output is not a whole archive.
 package final class AppleArchiveWriter {
   /// How the archive is stored.
@@ -44,7 +45,8 @@ package final class AppleArchiveWriter {
   /// - Parameters:
   ///   - blockSize: 1 byte to 64 MiB (what the reader accepts by default).
   ///   - threads: how many threads encode blocks (default 1: the caller's); the bytes are the
-  ///     same for any number, and at most twice that many blocks are held.
+  ///     same for any number; one block per thread is held (raw and encoded) besides the one
+  ///     being filled.
   package init(
     compression: AppleArchiveCompression = .none, blockSize: Int = AppleArchive.defaultBlockSize, threads: Int = 1,
     write: @escaping (UnsafeRawBufferPointer) throws -> Void
@@ -282,9 +284,14 @@ package final class AppleArchiveWriter {
       poolFailed = pool == nil
     }
     if let pool {
-      for block in pool.submit(pending) { try emit(raw: block.raw, encoded: block.encoded) }
-      // (The pool keeps the bytes it was given: the next block starts in a new buffer.)
-      pending = []
+      var spare: [UInt8]?
+      for block in pool.submit(pending) {
+        try emit(raw: block.raw, encoded: block.encoded)
+        spare = block.raw
+      }
+      // The pool keeps the bytes it was given: the next block fills a block written by now
+      // (its buffer, no longer shared, is reused), or a new buffer.
+      pending = spare ?? []
       pending.reserveCapacity(blockSize)
     } else {
       try emit(raw: pending, encoded: BlockCodec.encode(pending, compression: compression))

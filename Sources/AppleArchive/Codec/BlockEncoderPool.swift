@@ -2,7 +2,8 @@ import SystemIO
 
 /// Encodes a writer's blocks on several threads while it fills the next ones, and hands them
 /// back in order: each block is compressed on its own, so the bytes are the same for any number
-/// of threads. At most ``maxInFlight`` blocks are held (each one block size, raw and encoded).
+/// of threads. At most ``maxInFlight`` blocks are held (each one block size, raw and encoded):
+/// one per thread, so that memory stays low; the writer fills the next block while they work.
 final class BlockEncoderPool: @unchecked Sendable {
   private struct State: Sendable {
     /// Blocks waiting for a thread: their number and bytes.
@@ -22,7 +23,7 @@ final class BlockEncoderPool: @unchecked Sendable {
   /// started (the writer then encodes on its own thread).
   init?(compression: AppleArchiveCompression, threads: Int) {
     self.compression = compression
-    maxInFlight = threads * 2
+    maxInFlight = threads
     for _ in 0..<threads {
       let started = startDetachedThread { [state, compression] in
         while let (number, block) = state.wait(
