@@ -114,6 +114,44 @@ import Testing
     #expect(!short.stderr.contains("validating"), "\(short.stderr)")
   }
 
+  /// `export background-assets -o X.aar`: a plain line for each step (unpacking, checking,
+  /// writing, reading back), each with a total and a percentage; nothing with `-q` or `--json`;
+  /// on a terminal a live line that is erased before the report. The archive is whole either way.
+  @Test func exportProgress() throws {
+    let dir = try TemporaryDirectory()
+    let (project, _) = try makeProject(dir, megabytes: 8)
+    let archive = dir.appending("pack.aar")
+    let exported = try pkgtool(
+      ["export", "background-assets", project, "-o", archive, "--progress"],
+      environment: fast.merging(["CI": "1"]) { $1 })
+    #expect(exported.status == 0, "\(exported.stderr)")
+    for step in ExportBackgroundAssets.Step.allCases {
+      expectPlain(exported, "exporting '\(project)': \(step.rawValue): ")
+    }
+    // The lines of the writing step reach the whole content.
+    let writing = plainLines(
+      exported.stderr, "exporting '\(project)': \(ExportBackgroundAssets.Step.writing.rawValue): ")
+    #expect(writing.last?.contains("(100%)") == true, "\(writing)")
+    #expect(try pkgtool(["validate", archive, "-q"]).status == 0)
+    for flag in ["-q", "--json"] {
+      let silent = try pkgtool(
+        ["export", "background-assets", project, "-o", archive, "--force", "--progress", flag], environment: fast)
+      #expect(silent.status == 0, "\(flag): \(silent.stderr)")
+      #expect(silent.stderr.isEmpty, "\(flag): \(silent.stderr)")
+    }
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+    let shown = try onTerminal(
+      "'\(pkgtoolBinary)' export background-assets '\(project)' -o '\(archive)' --force", environment: fast)
+    let erase = "\r\u{1B}[K"
+    #expect(shown.contains(erase + "exporting '\(project)': writing the archive: "), "\(shown.debugDescription)")
+    guard let lastErase = shown.range(of: erase, options: .backwards) else {
+      Issue.record("no erase: \(shown.debugDescription)")
+      return
+    }
+    #expect(!shown[lastErase.upperBound...].contains("exporting '"), "\(shown.debugDescription)")
+    #expect(try pkgtool(["validate", archive, "-q"]).status == 0)
+  }
+
   /// `script` runs the command on a pseudo-terminal; its output, as bytes.
   func onTerminal(_ command: String, environment: [String: String] = [:]) throws -> String {
     var arguments = ["-u", "CI"]

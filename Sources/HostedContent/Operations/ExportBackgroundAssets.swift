@@ -50,6 +50,19 @@ public enum ExportBackgroundAssets {
     public init() {}
   }
 
+  /// The steps of an export, in order; each reports its own progress (see
+  /// ``run(source:to:options:progress:)``). The raw value names it for people.
+  public enum Step: String, Sendable, CaseIterable {
+    /// The package (or project) read, checked by its rules and written into a folder.
+    case unpacking = "unpacking"
+    /// The folder checked as an asset pack (its files hashed, for an archive).
+    case checking = "checking the asset pack"
+    /// The Apple Archive written, its blocks compressed.
+    case writing = "writing the archive"
+    /// The archive read back through the asset-pack rules.
+    case readingBack = "reading the archive back"
+  }
+
   /// True when `destination` names an Apple Archive (`.aar`, any case): the export then writes
   /// the asset pack as one archive instead of a folder.
   public static func writesArchive(_ destination: String) -> Bool {
@@ -199,7 +212,13 @@ public enum ExportBackgroundAssets {
   }
 
   /// Validates the package or project at `path`, then writes its content and a `Manifest.json` as an asset-pack folder at `destination` (whole or not at all).
-  public static func run(source path: String, to destination: String, options: Options) throws -> Result {
+  ///
+  /// `progress`, when given, is asked for a handler as each ``Step`` starts (the steps of a
+  /// folder export end with ``Step/checking``); each handler counts that step's bytes of
+  /// content, with a total when it is known.
+  public static func run(
+    source path: String, to destination: String, options: Options, progress: ((Step) -> ProgressHandler?)? = nil
+  ) throws -> Result {
     let parentPath = Paths.parent(of: destination)
     let name = Paths.name(of: destination)
     guard !name.isEmpty, name != ".", name != "..", name != "/" else {
@@ -220,7 +239,8 @@ public enum ExportBackgroundAssets {
     var unpack = Unpack.Options()
     unpack.validation = options.validation
     unpack.limits = options.limits
-    let staged = try Unpack.stage(source, in: parent, for: name, options: unpack, output: destination)
+    let staged = try Unpack.stage(
+      source, in: parent, for: name, options: unpack, output: destination, progress: progress?(.unpacking))
     var result = Result(inspection: staged.inspection)
     guard let staging = staged.staging, let info = staged.inspection.contentInfo else { return result }
     defer { staging.discard() }
@@ -252,13 +272,14 @@ public enum ExportBackgroundAssets {
     var digests: [String: String] = [:]
     let check = try Validation.run(
       path: parentPath + "/" + staging.name, options: options.validation, limits: options.limits,
-      onFileDigest: archive ? { digests[$0] = $1 } : nil)
+      progress: progress?(.checking), onFileDigest: archive ? { digests[$0] = $1 } : nil)
     result.assetPackInspection = check
     guard !check.failed(strict: options.validation.strict) else { return result }
     result.fileCount = check.fileCount - 1  // the manifest
     if archive {
       let written = try writeArchive(
-        of: parentPath + "/" + staging.name, digests: digests, to: destination, expected: check, options: options)
+        of: parentPath + "/" + staging.name, digests: digests, to: destination, expected: check, options: options,
+        progress: progress)
       result.archiveSize = written.size
       result.archiveSHA256 = written.sha256
     } else {
@@ -272,10 +293,11 @@ public enum ExportBackgroundAssets {
   /// (whole or not at all): its entries in ``DirectorySource``'s order (depth first, names
   /// sorted by their bytes), through an ``AppleArchiveSink``. Before it is put in place, the
   /// archive is read back through ``AppleArchiveSource`` and the asset-pack rules, and must show
-  /// the same entries and bytes as the folder (`expected`).
+  /// the same entries and bytes as the folder (`expected`). `progress` is asked for a handler
+  /// for ``Step/writing`` and for ``Step/readingBack``.
   static func writeArchive(
     of folder: String, digests: [String: String], to destination: String, expected: InspectionResult,
-    options: Options
+    options: Options, progress: ((Step) -> ProgressHandler?)? = nil
   ) throws -> WrittenPackage {
     let compression: AppleArchiveCompression
     switch options.archiveCompression {
@@ -293,6 +315,7 @@ public enum ExportBackgroundAssets {
     }
     defer { sink.discard() }
     var copier = EntryDataCopier(chunkSize: PackageInspector.chunkSize, maxSize: .max)
+    let writing = progress?(.writing)
     do {
       try DirectorySource(path: folder, format: .assetPack).forEachEntry { entry, data in
         var entry = entry
@@ -304,7 +327,9 @@ public enum ExportBackgroundAssets {
         }
         if let data {
           let first = try copier.readFirst(data, declared: entry.size)
-          try copier.copy(data, of: entry, initial: first, to: { try sink.write($0) }, each: { _, _ in })
+          try copier.copy(
+            data, of: entry, initial: first, to: { try sink.write($0) },
+            each: { _, produced in writing?(produced, expected.contentSize) })
         }
         try sink.end(entry)
       }
@@ -319,8 +344,13 @@ public enum ExportBackgroundAssets {
     }
     do { try sink.finishWriting() } catch { throw OperationError.writing(destination, error) }
     // Read back as any reader of the .aar will: the same rules, the same entries.
+    // (The archive does not declare its total; the folder's is the same.)
+    let reading = progress?(.readingBack).map { handler -> ProgressHandler in
+      { done, total in handler(done, total ?? expected.contentSize) }
+    }
     let back = try Validation.run(
-      path: destination, file: sink.pendingFile, options: options.validation, limits: options.limits)
+      path: destination, file: sink.pendingFile, options: options.validation, limits: options.limits,
+      progress: reading)
     guard !back.failed(strict: options.validation.strict), back.entryCount == expected.entryCount,
       back.fileCount == expected.fileCount, back.contentSize == expected.contentSize
     else {

@@ -104,6 +104,7 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "Print nothing but errors.") var quiet = false
 
   @OptionGroup var rules: RuleOptions
+  @OptionGroup var progressOption: ProgressOptions
 
   func parsedEvents() throws -> [AssetPackManifest.InstallationEvent] {
     try (events ?? "first-installation,subsequent-update").split(separator: ",").map { word in
@@ -156,7 +157,25 @@ struct BackgroundAssetsExportCommand: ParsableCommand {
     options.force = force
     if let archiveCompression { options.archiveCompression = archiveCompression }
     if let jobs { options.threads = min(max(1, jobs), 64) }
-    let result = try ExportBackgroundAssets.run(source: source, to: output, options: options)
+    // An archive's blocks (megabytes each) pass between threads: without this, glibc's per-thread
+    // heaps keep them after they are freed.
+    if ExportBackgroundAssets.writesArchive(output) && options.archiveCompression != .none {
+      Allocator.returnFreedMemoryPromptly()
+    }
+    // One line per step, each finished before the next starts.
+    var progress: ProgressLine?
+    let result: ExportBackgroundAssets.Result
+    do {
+      defer { progress?.finish() }
+      result = try ExportBackgroundAssets.run(
+        source: source, to: output, options: options,
+        progress: { step in
+          progress?.finish()
+          progress = ProgressLine(
+            "exporting '\(source)': \(step.rawValue)", options: progressOption, silent: quiet || json)
+          return progress?.handler
+        })
+    }
     let report = ExportReport(result, displayPath: source, outputPath: output, strict: rules.strict)
     if json {
       Terminal.standardOutput(report.json)

@@ -55,7 +55,7 @@ package enum Terminal {
 }
 
 /// `--progress`, shared by the commands that do long work (build, validate, unpack, install,
-/// publish).
+/// publish, export background-assets).
 struct ProgressOptions: ParsableArguments {
   @Flag(
     help: ArgumentHelp(
