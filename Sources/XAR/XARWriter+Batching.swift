@@ -40,6 +40,8 @@ extension XARWriter {
       var extracted: XARChecksum?
       /// Whether the stored bytes are deflated: not when deflating made them no smaller.
       var deflated = false
+      /// Whether they are stored because their sample did not shrink enough.
+      var storedBySample = false
     }
     let algorithm: XARChecksumAlgorithm
     private(set) var items: [Item] = []
@@ -71,7 +73,10 @@ extension XARWriter {
         var hasher = XARHasher(algorithm)
         hasher.update(item.bytes)
         item.extracted = hasher.finalize()
-        if case .zlib(let level) = item.compression {
+        if case .sampledZlib = item.compression, !item.bytes.withUnsafeBytes({ DeflateSample.shrinks($0) }) {
+          item.storedBySample = true
+        }
+        if !item.storedBySample, let level = item.compression.level {
           let deflater = WholeDeflater.pool.take(level: level)
           item.stored = deflater.compress(item.bytes)
           WholeDeflater.pool.give(deflater)
@@ -107,7 +112,12 @@ extension XARWriter {
       try setData(
         item.record, offset: heapSize, length: UInt64(item.stored.count), size: UInt64(item.size),
         gzip: item.deflated, archived: item.archived, extracted: item.extracted)
-      if item.compression != .none && !item.deflated { filesStoredUnshrunk += 1 }
+      if item.storedBySample {
+        filesStoredBySample += 1
+        bytesStoredBySample += UInt64(item.size)
+      } else if item.compression != .none && !item.deflated {
+        filesStoredUnshrunk += 1
+      }
       growHeap(by: UInt64(item.stored.count))
     }
     if options.threads > 1 { queuedBytes -= job.inputBytes }

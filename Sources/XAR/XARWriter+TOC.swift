@@ -10,7 +10,7 @@ import Zlib
 #endif
 
 // The table of contents: written by ``XMLStreamWriter`` from the compact records, compressed in
-// pieces on worker threads as it is written (``TOCDeflation``), and padded so the heap starts on a file-system block.
+// pieces on worker threads as it is written (``PieceDeflation``), and padded so the heap starts on a file-system block.
 extension XARWriter {
   // The TOC is padded so that header + TOC + TOC checksum end on a 4096-byte boundary: the heap
   // then starts on a file-system block, which lets ``finish()`` put the header in front of the
@@ -45,7 +45,7 @@ extension XARWriter {
 
   /// Writes the aligned TOC (see ``tocTrailer(compressedLength:xmlAdler:headerSize:checksumSize:)``)
   /// into `heap` from `offset` on, compressed on a second thread as ``XMLStreamWriter`` writes it
-  /// (``TOCDeflation``): neither the XML nor the compressed TOC is held whole (on 50,000 entries
+  /// (``PieceDeflation``): neither the XML nor the compressed TOC is held whole (on 50,000 entries
   /// they are about 20 and 3.4 MB).
   func spillAlignedTOC(into heap: FileDescriptor, at offset: UInt64, headerSize: Int, checksumSize: Int) throws
     -> SpilledTOC
@@ -67,7 +67,7 @@ extension XARWriter {
       }
     }
     let spill = Spill(heap: heap, end: offset, hasher: XARHasher(options.checksum))
-    let deflation = TOCDeflation(level: XARWriter.tocLevel, threads: options.threads, output: spill.write)
+    let deflation = PieceDeflation(level: XARWriter.tocLevel, threads: options.threads, output: spill.write)
     var xml = XMLStreamWriter { deflation.append($0) }
     try writeTOC(&xml)
     xml.finishStreaming()

@@ -51,9 +51,23 @@ package final class XARWriter {
   /// How a file's data is stored.
   package enum Compression: Equatable, Sendable {
     case none
-    /// A zlib stream at a level from 1 (fast) to 9 (best): made by libdeflate for files added
-    /// whole (``XARWriter/addFile(_:attributes:compression:bytes:)``), by zlib for streamed ones.
+    /// A zlib stream at a level from 1 (fast) to 9 (best), made by libdeflate: whole for files
+    /// added whole (``XARWriter/addFile(_:attributes:compression:bytes:)``), in pieces of
+    /// ``PieceDeflation/fileChunkSize`` joined into one stream for streamed ones.
     case zlib(level: Int32)
+    /// As ``zlib(level:)``, unless a sample of the bytes (``DeflateSample``) shows they would not
+    /// shrink enough: then stored. A file added whole is sampled from its bytes; a streamed one
+    /// from the sample given to ``XARWriter/beginFile(_:attributes:compression:sample:)`` (none
+    /// given: deflated). Files under ``DeflateSample/minimumSize`` are not sampled.
+    case sampledZlib(level: Int32)
+
+    /// The level to deflate at, before any sample is taken; nil: stored.
+    var level: Int32? {
+      switch self {
+      case .none: return nil
+      case .zlib(let level), .sampledZlib(let level): return level
+      }
+    }
   }
 
   /// Archive-wide settings.
@@ -101,6 +115,10 @@ package final class XARWriter {
   /// Files handed whole with compression asked for, stored as they are because deflating them
   /// made them no smaller.
   package internal(set) var filesStoredUnshrunk = 0
+  /// Files stored as they are because their sample did not shrink enough
+  /// (``Compression/sampledZlib(level:)``), and their bytes.
+  package internal(set) var filesStoredBySample = 0
+  package internal(set) var bytesStoredBySample: UInt64 = 0
   /// Where the heap file's data not yet handed to the kernel's writeback starts.
   var writebackStart: UInt64 = 0
   var finished = false
@@ -200,38 +218,79 @@ package final class XARWriter {
   struct OpenFile {
     var record: Int32
     var offset: UInt64
-    var archived: XARHasher
     var extracted: XARHasher
     var size: UInt64 = 0
+    /// The stored bytes' length (a stored file's; a deflated one's is its output's).
     var length: UInt64 = 0
-    var deflater: ZlibDeflater?
+    /// The level to deflate at; nil: stored.
+    var level: Int32?
+    /// Made with the first bytes: an empty file writes nothing, not even a zlib header.
+    var deflation: PieceDeflation?
+    var output: DeflatedOutput?
+    var storedBySample = false
+  }
+
+  /// Where a streamed file's compressed pieces go, in order, on the writer's thread.
+  final class DeflatedOutput {
+    let heap: FileDescriptor
+    var archived: XARHasher
+    var length: UInt64 = 0
+
+    init(heap: FileDescriptor, algorithm: XARChecksumAlgorithm) {
+      self.heap = heap
+      archived = XARHasher(algorithm)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+      archived.update(bytes)
+      try heap.write(bytes)
+      length += UInt64(bytes.count)
+    }
   }
 
   /// Starts a regular file whose bytes follow through ``writeFileData(_:)``; ``endFile()`` ends it.
   /// For producers that push data rather than being pulled.
-  package func beginFile(_ path: String, attributes: Attributes, compression: Compression) throws {
+  ///
+  /// A deflated file is cut into pieces of ``PieceDeflation/fileChunkSize`` bytes, deflated on
+  /// the worker threads (``Options/threads``) and joined into one zlib stream; the pieces are
+  /// cut at fixed offsets, so the bytes are the same for any number of threads.
+  ///
+  /// - Parameter sample: for ``Compression/sampledZlib(level:)``, the file's first bytes, those
+  ///   at ``DeflateSample/middleRange(size:)`` and its size
+  ///   (``DeflateSample/shrinks(lead:middle:size:)``).
+  package func beginFile(
+    _ path: String, attributes: Attributes, compression: Compression,
+    sample: (lead: UnsafeRawBufferPointer, middle: UnsafeRawBufferPointer, size: UInt64)? = nil
+  ) throws {
     guard openFile == nil else { throw XARError.invalidPath(path, reason: "another file is still open") }
+    guard heap != nil else { throw XARError.writerFinished }
     try writeQueuedJobs()
     let i = try addRecord(path, kind: .file, attributes: attributes)
-    var deflater: ZlibDeflater? = nil
-    if case .zlib(let level) = compression { deflater = ZlibDeflater(level: level) }
-    openFile = OpenFile(
-      record: i, offset: heapSize, archived: XARHasher(options.checksum), extracted: XARHasher(options.checksum),
-      deflater: deflater)
+    var file = OpenFile(record: i, offset: heapSize, extracted: XARHasher(options.checksum))
+    if case .sampledZlib = compression, let sample,
+      !DeflateSample.shrinks(lead: sample.lead, middle: sample.middle, size: sample.size)
+    {
+      file.storedBySample = true
+    } else {
+      file.level = compression.level
+    }
+    openFile = file
   }
 
-  /// The next bytes of the file begun with ``beginFile(_:attributes:compression:)``.
+  /// The next bytes of the file begun with ``beginFile(_:attributes:compression:sample:)``.
   package func writeFileData(_ chunk: UnsafeRawBufferPointer) throws {
     guard var file = openFile, let heap else { throw XARError.writerFinished }
     defer { openFile = file }
     file.extracted.update(chunk)
     file.size += UInt64(chunk.count)
-    if let deflater = file.deflater {
-      try deflater.deflate(chunk, finish: false) { piece in
-        file.archived.update(piece)
-        try heap.write(piece)
-        file.length += UInt64(piece.count)
+    if let level = file.level {
+      if file.deflation == nil && !chunk.isEmpty {
+        let output = DeflatedOutput(heap: heap, algorithm: options.checksum)
+        file.output = output
+        file.deflation = PieceDeflation(
+          level: level, chunkSize: PieceDeflation.fileChunkSize, threads: options.threads, output: output.write)
       }
+      file.deflation?.append(chunk)
     } else {
       // Stored: the archived checksum is the extracted one (hashed once, in endFile).
       try heap.write(chunk)
@@ -241,22 +300,30 @@ package final class XARWriter {
 
   /// Ends the open file and records where its data lies.
   package func endFile() throws {
-    guard var file = openFile, let heap else { throw XARError.writerFinished }
+    guard let file = openFile, heap != nil else { throw XARError.writerFinished }
     openFile = nil
+    var archived: XARChecksum? = nil
+    var length = file.length
+    if let deflation = file.deflation, let output = file.output {
+      // Every piece written (or the first error), then the stream ended: a final empty block
+      // and the Adler-32 of the whole input.
+      let (_, adler) = try deflation.finish()
+      let end = PieceDeflation.finalBlock + withUnsafeBytes(of: adler.bigEndian) { Array($0) }
+      try end.withUnsafeBytes { try output.write($0) }
+      archived = output.archived.finalize()
+      length = output.length
+    }
     // An empty file has no data: nothing was written to the heap.
     guard file.size > 0 else { return }
-    if let deflater = file.deflater {
-      try deflater.deflate(UnsafeRawBufferPointer(start: nil, count: 0), finish: true) { piece in
-        file.archived.update(piece)
-        try heap.write(piece)
-        file.length += UInt64(piece.count)
-      }
+    if file.storedBySample {
+      filesStoredBySample += 1
+      bytesStoredBySample += file.size
     }
-    growHeap(by: file.length)
+    growHeap(by: length)
     let extracted = file.extracted.finalize()
     try setData(
-      file.record, offset: file.offset, length: file.length, size: file.size, gzip: file.deflater != nil,
-      archived: file.deflater == nil ? extracted : file.archived.finalize(), extracted: extracted)
+      file.record, offset: file.offset, length: length, size: file.size, gzip: archived != nil,
+      archived: archived ?? extracted, extracted: extracted)
   }
 
   /// Adds a file whose bytes are all in memory. It is compressed and hashed on a worker thread

@@ -303,19 +303,19 @@ package enum DeflateJoin {
         let bit = (input.count - Int(stream.pointee.avail_in)) * 8 - type & 63
         if status == Z_STREAM_END { break }
         guard status == Z_OK, stream.pointee.avail_out > 0 else {
-          throw ZlibError(message: "a compressed piece of the TOC does not decompress to its input")
+          throw ZlibError(message: "a compressed piece of a stream does not decompress to its input")
         }
         if type & 128 != 0 {
           if type & 64 != 0 { end = bit } else { lastBlock = bit }
         }
       }
     }
-    guard let end else { throw ZlibError(message: "a compressed piece of the TOC has no final block") }
+    guard let end else { throw ZlibError(message: "a compressed piece of a stream has no final block") }
     let made = check.count - Int(stream.pointee.avail_out)
     guard made == original.count, stream.pointee.avail_in == 0,
       original.isEmpty || memcmp(check.baseAddress!, original.baseAddress!, made) == 0
     else {
-      throw ZlibError(message: "a compressed piece of the TOC does not decompress to its input")
+      throw ZlibError(message: "a compressed piece of a stream does not decompress to its input")
     }
     var out = Array(raw[..<((end + 7) / 8)])
     out[lastBlock / 8] &= ~UInt8(1 << (lastBlock % 8))  // BFINAL off

@@ -6,7 +6,7 @@ import XAR
 /// The same content through bsdtar (libarchive), an independent XAR implementation.
 @Suite struct InteroperabilityTests {
   /// The last tree's TOC is about 860 KB of XML: four pieces compressed apart and joined into
-  /// one zlib stream (`TOCDeflation`).
+  /// one zlib stream (`PieceDeflation`).
   @Test(arguments: [(11, 70), (12, 70), (13, 70), (14, 2_500)] as [(UInt64, Int)])
   func bsdtarExtractsWhatXARWrites(seed: UInt64, entries: Int) throws {
     let dir = try TemporaryDirectory()

@@ -84,3 +84,11 @@ public struct PackageEntry: Equatable, Sendable {
 /// The bytes of one entry, readable once, in order. Returns 0 at the end; the last call is the
 /// one that reports checksum or size problems. (Defined once, in SystemIO, for every layer.)
 public typealias EntryData = SystemIO.ByteSource
+
+/// Entry data that can also be read at any offset without moving its stream (a file in a
+/// folder): what lets a sink look at a sample of a file before its bytes come
+/// (``EntrySink/preview(_:read:)``).
+protocol PositionalEntryData: EntryData {
+  /// Fills up to `buffer.count` bytes from `offset`; returns how many, 0 past the end.
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
+}

@@ -159,7 +159,7 @@ package final class DirectorySource: EntrySource {
 /// the opened file had is taken as the end, and the read that would return 0 is not made (a read
 /// of a regular file is short only at its end): one system call of the six a small file costs. A
 /// file that grew since is read on to its real end.
-final class OpenedFile: EntryData {
+final class OpenedFile: PositionalEntryData {
   private let file: FileDescriptor
   /// Bytes from here to the size at opening (0 once past it).
   private var remaining: UInt64
@@ -176,5 +176,9 @@ final class OpenedFile: EntryData {
     if n == 0 || (UInt64(n) == remaining && n < buffer.count) { ended = true }
     remaining -= min(remaining, UInt64(n))
     return n
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+    try file.read(into: buffer, at: offset)
   }
 }

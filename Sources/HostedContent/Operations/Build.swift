@@ -89,6 +89,12 @@ public enum Build {
     public var storedFiles: Int
     /// Files stored as they are because deflating them made them no smaller.
     public var storedUnshrunkFiles = 0
+    /// Files stored as they are because a sample of their bytes (their first 16 KiB and 32 KiB
+    /// from their middle) did not deflate to 98% of its size or less; only files of 256 KiB
+    /// or more are sampled.
+    public var storedIncompressibleFiles = 0
+    /// Those files' bytes.
+    public var storedIncompressibleBytes: UInt64 = 0
   }
 
   /// True when `path` is a regular file named `.pkg` that starts as a XAR does, or named `.zip`
@@ -256,6 +262,7 @@ public enum Build {
     }
     result.output = output
     result.storedUnshrunkFiles = package.unshrunkCount
+    (result.storedIncompressibleFiles, result.storedIncompressibleBytes) = package.storedBySample
     result.packageSize = written.size
     result.sha256 = written.sha256
     return result

@@ -174,6 +174,9 @@ final class InspectionPass {
   /// Gives a file's data to the sink, chunk by chunk, hashing it and keeping the plist's bytes.
   private func copy(_ entry: PackageEntry, _ data: EntryData, initial first: Int) throws {
     open = entry
+    if let positional = data as? PositionalEntryData {
+      try sinkCall { try sink.preview(entry) { try positional.read(into: $1, at: $0) } }
+    }
     var tap = FileTap(entry, digest: inspector.onFileDigest != nil, assetPack: context.isAssetPack)
     try copier.copy(
       data, of: entry, initial: first, to: { chunk in try sinkCall { try sink.write(chunk) } },

@@ -35,6 +35,8 @@ public struct BuildReport: OperationReport {
     var files: Int
     var storedFiles: Int
     var storedUnshrunkFiles: Int
+    var storedIncompressibleFiles: Int
+    var storedIncompressibleBytes: UInt64
     var contentSize: UInt64
     var packageSize: UInt64?
     var sha256: String?
@@ -51,6 +53,8 @@ public struct BuildReport: OperationReport {
       productIdentifier: result.inspection.contentInfo?.productIdentifier,
       contentVersion: result.inspection.contentInfo?.contentVersion.description, format: format.rawValue,
       files: result.fileCount, storedFiles: result.storedFiles, storedUnshrunkFiles: result.storedUnshrunkFiles,
+      storedIncompressibleFiles: result.storedIncompressibleFiles,
+      storedIncompressibleBytes: result.storedIncompressibleBytes,
       contentSize: result.inspection.contentSize, packageSize: result.packageSize, sha256: result.sha256,
       leftOut: result.leftOut.map(\.path), leftOutCount: result.leftOut.count,
       excluded: result.leftOut.filter { $0.reason == .excluded }.map(\.path), findings: result.inspection.findings)
@@ -83,12 +87,18 @@ public struct BuildReport: OperationReport {
       if storedOnly {
         out += "  files    \(result.fileCount) (all stored: --compression none)\n"
       } else {
-        let deflated = result.fileCount - result.storedFiles - result.storedUnshrunkFiles
+        let deflated =
+          result.fileCount - result.storedFiles - result.storedUnshrunkFiles - result.storedIncompressibleFiles
         let unshrunk =
           result.storedUnshrunkFiles == 0
           ? "" : ", \(result.storedUnshrunkFiles) stored as deflating made them no smaller"
+        let incompressible =
+          result.storedIncompressibleFiles == 0
+          ? ""
+          : ", \(result.storedIncompressibleFiles) stored as a sample would not shrink"
+            + " (\(groupedDigits(result.storedIncompressibleBytes)) bytes)"
         out +=
-          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk))\n"
+          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk)\(incompressible))\n"
       }
       out += "  content  \(describeBytes(result.inspection.contentSize))\n"
       out += "  package  \(describeBytes(result.packageSize ?? 0))\n"

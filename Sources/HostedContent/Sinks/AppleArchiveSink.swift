@@ -16,6 +16,7 @@ package final class AppleArchiveSink: PackageSink {
   /// Nothing is stored uncompressed on purpose (the codec decides per block).
   package let storedCount = 0
   package let unshrunkCount = 0
+  package let storedBySample: (files: Int, bytes: UInt64) = (0, 0)
 
   /// A sink writing `path` (replacing it with `overwrite`) with `compression`, its blocks
   /// encoded on `threads` threads (the same bytes for any number).

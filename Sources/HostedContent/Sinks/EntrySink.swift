@@ -5,6 +5,11 @@ package protocol EntrySink: AnyObject {
   func begin(_ entry: PackageEntry) throws -> String?
   /// The next bytes of the current file.
   func write(_ bytes: UnsafeRawBufferPointer) throws
+  /// Offered after ``begin(_:)`` and before a file's bytes, when its source can read them at any
+  /// offset (a file in a folder): `read(offset, buffer)` fills `buffer` from `offset` and
+  /// returns how many bytes, without moving the stream. A sink that decides how to store a file
+  /// from a sample of it reads the sample here.
+  func preview(_ entry: PackageEntry, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws
   /// Ends the current entry.
   func end(_ entry: PackageEntry) throws
   /// Takes back the current entry, begun but not ended because reading it failed: whatever
@@ -17,6 +22,7 @@ package protocol EntrySink: AnyObject {
 }
 
 extension EntrySink {
+  package func preview(_ entry: PackageEntry, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws {}
   package func abandon(_ entry: PackageEntry) {}
   package func share(_ paths: PathIndex) {}
 }
@@ -29,6 +35,9 @@ package protocol PackageSink: EntrySink {
   /// Files stored as they are because deflating them made them no smaller (known after
   /// ``commit(checkingSize:)``).
   var unshrunkCount: Int { get }
+  /// Files stored as they are because a sample of their bytes did not shrink enough
+  /// (`DeflateSample`), and their bytes (known after ``commit(checkingSize:)``).
+  var storedBySample: (files: Int, bytes: UInt64) { get }
   /// Finishes the package and puts it in place, unless `check` (given the size the package will
   /// have) throws; then nothing appears and the error is passed on.
   func commit(checkingSize check: ((UInt64) throws -> Void)?) throws -> WrittenPackage

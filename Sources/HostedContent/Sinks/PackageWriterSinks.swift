@@ -26,7 +26,8 @@ public enum CompressionLevel: String, CaseIterable, Sendable {
   }
 }
 
-/// Decides per file: already-compressed formats (by magic bytes) are stored, the rest deflated.
+/// Decides per file: already-compressed formats (by magic bytes) are stored, the rest deflated
+/// unless a sample of their bytes does not shrink enough (``DeflateSample``, which the sinks take).
 struct EncodingChooser {
   var level: CompressionLevel
   /// Whether to deflate a file that starts with `head`, and whether it is stored because its
@@ -35,6 +36,23 @@ struct EncodingChooser {
     guard level.zlibLevel != nil, head.count > 0 else { return (false, false) }
     let compressed = FileSignature.isCompressed(UnsafeRawBufferPointer(rebasing: head.prefix(64)))
     return (!compressed, compressed)
+  }
+
+  /// The middle sample of a file of `size` bytes (``DeflateSample/middleRange(size:)``), read
+  /// through `read` (``EntrySink/preview(_:read:)``); nil when there is none to take, or the
+  /// read fails (then the lead decides alone, and the file's own read reports the failure).
+  static func middleSample(size: UInt64, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) -> [UInt8]? {
+    guard let range = DeflateSample.middleRange(size: size) else { return nil }
+    var sample = [UInt8](repeating: 0, count: Int(range.count))
+    var filled = 0
+    while filled < sample.count {
+      let n = sample.withUnsafeMutableBytes { buffer in
+        (try? read(range.lowerBound + UInt64(filled), UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))) ?? 0
+      }
+      guard n > 0 else { return nil }
+      filled += n
+    }
+    return sample
   }
 }
 
@@ -57,6 +75,12 @@ package final class XARSink: PackageSink {
   package private(set) var storedCount = 0
   /// Files stored as they are because deflating them made them no smaller.
   package var unshrunkCount: Int { writer.filesStoredUnshrunk }
+  /// Files stored as they are because their sample did not shrink enough, and their bytes.
+  package var storedBySample: (files: Int, bytes: UInt64) {
+    (writer.filesStoredBySample, writer.bytesStoredBySample)
+  }
+  /// The middle sample of the file being begun, when it streams (``preview(_:read:)``).
+  private var middle: [UInt8]?
   /// Files up to this size are compressed whole (and in parallel).
   package static let wholeFileLimit: UInt64 = 4 << 20
 
@@ -91,7 +115,14 @@ package final class XARSink: PackageSink {
   }
 
   private func compression(_ compress: Bool) -> XARWriter.Compression {
-    compress ? .zlib(level: chooser.level.zlibLevel!) : .none
+    compress ? .sampledZlib(level: chooser.level.zlibLevel!) : .none
+  }
+
+  /// A file that streams (larger than ``wholeFileLimit``) is judged on its first bytes and a
+  /// sample of its middle, read here; one gathered whole is judged by the writer.
+  package func preview(_ entry: PackageEntry, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws {
+    guard entry.kind == .file, entry.size > XARSink.wholeFileLimit, chooser.level.zlibLevel != nil else { return }
+    middle = EncodingChooser.middleSample(size: entry.size, read: read)
   }
 
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -103,7 +134,13 @@ package final class XARSink: PackageSink {
         wholeBytes.reserveCapacity(Int(entry.size))
         whole = (entry, compress)
       } else {
-        try writer.beginFile(entry.path, attributes: attributes(entry), compression: compression(compress))
+        let middle = self.middle ?? []
+        self.middle = nil
+        try middle.withUnsafeBytes { middle in
+          try writer.beginFile(
+            entry.path, attributes: attributes(entry), compression: compression(compress),
+            sample: (bytes, middle, entry.size))
+        }
       }
     }
     if whole != nil {
@@ -155,6 +192,10 @@ package final class ZipSink: PackageSink {
   package private(set) var storedCount = 0
   /// Files stored as they are because deflating them made them no smaller.
   package private(set) var unshrunkCount = 0
+  /// Files stored as they are because their sample did not shrink enough, and their bytes.
+  package private(set) var storedBySample: (files: Int, bytes: UInt64) = (0, 0)
+  /// The middle sample of a file larger than what is gathered (``preview(_:read:)``).
+  private var middle: [UInt8]?
   /// Measures what libarchive's deflate (zlib, its default level) makes of a file.
   private lazy var sizer = ZlibDeflater(level: -1)
 
@@ -176,6 +217,11 @@ package final class ZipSink: PackageSink {
     return nil
   }
 
+  package func preview(_ entry: PackageEntry, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws {
+    guard entry.kind == .file, entry.size > XARSink.wholeFileLimit, chooser.level.zlibLevel != nil else { return }
+    middle = EncodingChooser.middleSample(size: entry.size, read: read)
+  }
+
   /// A file's first bytes, gathered until the file is whole or ``XARSink/wholeFileLimit`` bytes
   /// have come, so that what to do with it is decided on its bytes.
   private var gathered: [UInt8] = []
@@ -193,6 +239,20 @@ package final class ZipSink: PackageSink {
     defer { gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20) }
     var (compress, storedAsCompressed) = gathered.withUnsafeBytes { chooser.choose(head: $0) }
     if storedAsCompressed { storedCount += 1 }
+    let middle = self.middle ?? []
+    self.middle = nil
+    if compress, entry.size >= DeflateSample.minimumSize {
+      let shrinks = gathered.withUnsafeBytes { gathered in
+        UInt64(gathered.count) == entry.size
+          ? DeflateSample.shrinks(gathered)
+          : middle.withUnsafeBytes { DeflateSample.shrinks(lead: gathered, middle: $0, size: entry.size) }
+      }
+      if !shrinks {
+        compress = false
+        storedBySample.files += 1
+        storedBySample.bytes += entry.size
+      }
+    }
     // A file gathered whole is deflated only if that makes it smaller: the entry's data is raw
     // deflate, the zlib stream less its 2-byte header and 4-byte check.
     if compress, UInt64(gathered.count) == entry.size, sizer.compressWhole(gathered).count - 6 >= gathered.count {

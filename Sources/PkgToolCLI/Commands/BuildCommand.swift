@@ -74,7 +74,10 @@ struct BuildCommand: ParsableCommand {
     ))
   var format: Build.Format?
 
-  @Option(help: "How hard to deflate what is worth deflating.")
+  @Option(
+    help: ArgumentHelp(
+      "How hard to deflate what is worth deflating: none stores every file; fast, default and best deflate at levels 1, 5 and 9 every file that shrinks. Already-compressed formats are stored, and so is a file of 256 KiB or more whose sample (its first 16 KiB, 32 KiB from its middle) does not shrink by 2%."
+    ))
   var compression: CompressionLevel = .default
 
   @Option(

@@ -4,9 +4,9 @@ import Zlib
 @testable import XAR
 
 /// The TOC is compressed in pieces that are joined into one zlib stream (``DeflateJoin``,
-/// ``TOCDeflation``): zlib, an inflater independent of libdeflate, must read the joined stream
+/// ``PieceDeflation``): zlib, an inflater independent of libdeflate, must read the joined stream
 /// back to exactly the input, whatever the pieces hold, and the bytes must not depend on threads.
-@Suite struct TOCDeflationTests {
+@Suite struct PieceDeflationTests {
   /// Deterministic bytes of several kinds: XML-like text, random bytes (stored blocks), runs.
   static func sample(_ count: Int, seed: UInt64) -> [UInt8] {
     var state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1
@@ -54,7 +54,7 @@ import Zlib
       var input: [UInt8] = []
       var body: [UInt8] = [0x78, 0x9C]
       for (i, size) in sizes.enumerated() {
-        let piece = TOCDeflationTests.sample(size, seed: UInt64(round * 10 + i))
+        let piece = PieceDeflationTests.sample(size, seed: UInt64(round * 10 + i))
         input += piece
         let raw = piece.withUnsafeBytes { deflater.compressRaw($0) }
         let joinable = try piece.withUnsafeBytes { try DeflateJoin.unfinished(raw, of: $0) }
@@ -63,13 +63,13 @@ import Zlib
         body += joinable
       }
       let adler = input.withUnsafeBytes { ZlibDeflater.adler32($0) }
-      #expect(try TOCDeflationTests.inflate(TOCDeflationTests.ended(body, adler: adler)) == input)
+      #expect(try PieceDeflationTests.inflate(PieceDeflationTests.ended(body, adler: adler)) == input)
     }
   }
 
   @Test func aPieceThatDoesNotInflateToItsInputIsRefused() throws {
     let deflater = WholeDeflater(level: 6)
-    let piece = TOCDeflationTests.sample(10_000, seed: 7)
+    let piece = PieceDeflationTests.sample(10_000, seed: 7)
     let raw = piece.withUnsafeBytes { deflater.compressRaw($0) }
     var other = piece
     other[5000] ^= 1
@@ -81,11 +81,11 @@ import Zlib
   }
 
   @Test func sameStreamForAnyThreadCountAndItInflatesToTheXML() throws {
-    let xml = TOCDeflationTests.sample(3 * TOCDeflation.chunkSize + 12_345, seed: 99)
+    let xml = PieceDeflationTests.sample(3 * PieceDeflation.tocChunkSize + 12_345, seed: 99)
     var streams: [[UInt8]] = []
     for threads in [1, 2, 5] {
       var out: [UInt8] = []
-      let deflation = TOCDeflation(level: 6, threads: threads) { out += $0 }
+      let deflation = PieceDeflation(level: 6, threads: threads) { out += $0 }
       // Uneven pieces, as the XML writer hands them over.
       var offset = 0
       var step = 1
@@ -99,7 +99,7 @@ import Zlib
       #expect(length == xml.count)
       #expect(adler == xml.withUnsafeBytes { ZlibDeflater.adler32($0) })
       #expect(Array(out.prefix(2)) == [0x78, 0x9C])
-      #expect(try TOCDeflationTests.inflate(TOCDeflationTests.ended(out, adler: adler)) == xml)
+      #expect(try PieceDeflationTests.inflate(PieceDeflationTests.ended(out, adler: adler)) == xml)
       streams.append(out)
     }
     #expect(streams.allSatisfy { $0 == streams[0] })
@@ -107,8 +107,8 @@ import Zlib
 
   @Test func anOutputErrorIsThrownByFinish() throws {
     struct Full: Error {}
-    let xml = TOCDeflationTests.sample(2 * TOCDeflation.chunkSize, seed: 3)
-    let deflation = TOCDeflation(level: 6, threads: 2) { _ in throw Full() }
+    let xml = PieceDeflationTests.sample(2 * PieceDeflation.tocChunkSize, seed: 3)
+    let deflation = PieceDeflation(level: 6, threads: 2) { _ in throw Full() }
     xml.withUnsafeBytes { deflation.append($0) }
     #expect(throws: Full.self) { try deflation.finish() }
   }
