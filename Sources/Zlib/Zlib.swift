@@ -280,43 +280,44 @@ package enum DeflateJoin {
       stream.deallocate()
       throw ZlibError(message: "inflateInit2 failed")
     }
-    // One byte more than the original: a piece that inflates to more stops there, not at the end.
-    let check = UnsafeMutableRawBufferPointer.allocate(byteCount: original.count + 1, alignment: 1)
+    // The piece is inflated through a small window, each window's bytes compared with the
+    // original's as they come: a buffer of the original's size was 1 MiB per piece in flight.
+    let window = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 1)
     defer {
       inflateEnd(stream)
       stream.deinitialize(count: 1)
       stream.deallocate()
-      check.deallocate()
+      window.deallocate()
     }
+    let mismatch = ZlibError(message: "a compressed piece of a stream does not decompress to its input")
     var lastBlock = 0  // the bit where the last block met so far starts
     var end: Int? = nil  // the bit after the final block's end-of-block code
+    var made = 0  // bytes inflated and found equal to the original's
     try raw.withUnsafeBytes { input in
       stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
       stream.pointee.avail_in = uInt(input.count)
-      stream.pointee.next_out = check.baseAddress!.assumingMemoryBound(to: Bytef.self)
-      stream.pointee.avail_out = uInt(check.count)
       while true {
+        stream.pointee.next_out = window.baseAddress!.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(window.count)
         // Z_BLOCK: return at the end of each block (data_type + 128; + 64 when it was the final
         // one), with the bits taken from the input but not used in data_type's low six.
         let status = CZlib.inflate(stream, Z_BLOCK)
+        let produced = window.count - Int(stream.pointee.avail_out)
+        guard produced <= original.count - made,
+          produced == 0 || memcmp(window.baseAddress!, original.baseAddress! + made, produced) == 0
+        else { throw mismatch }
+        made += produced
         let type = Int(stream.pointee.data_type)
         let bit = (input.count - Int(stream.pointee.avail_in)) * 8 - type & 63
         if status == Z_STREAM_END { break }
-        guard status == Z_OK, stream.pointee.avail_out > 0 else {
-          throw ZlibError(message: "a compressed piece of a stream does not decompress to its input")
-        }
+        guard status == Z_OK else { throw mismatch }
         if type & 128 != 0 {
           if type & 64 != 0 { end = bit } else { lastBlock = bit }
         }
       }
     }
     guard let end else { throw ZlibError(message: "a compressed piece of a stream has no final block") }
-    let made = check.count - Int(stream.pointee.avail_out)
-    guard made == original.count, stream.pointee.avail_in == 0,
-      original.isEmpty || memcmp(check.baseAddress!, original.baseAddress!, made) == 0
-    else {
-      throw ZlibError(message: "a compressed piece of a stream does not decompress to its input")
-    }
+    guard made == original.count, stream.pointee.avail_in == 0 else { throw mismatch }
     var out = Array(raw[..<((end + 7) / 8)])
     out[lastBlock / 8] &= ~UInt8(1 << (lastBlock % 8))  // BFINAL off
     if end % 8 != 0 { out[end / 8] &= UInt8((1 << (end % 8)) - 1) }  // the padding after it, zero

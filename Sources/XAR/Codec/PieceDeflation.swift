@@ -123,8 +123,13 @@ final class PieceDeflation {
     let job = jobs[head]
     head += 1
     job.done.wait()
+    // The chunks written go: while the input streams, the list never empties (the next chunks
+    // are always in flight), and kept in it, a 1 GB file's compressed chunks were all held.
     if head == jobs.count {
       jobs.removeAll(keepingCapacity: true)
+      head = 0
+    } else if head >= 64 {
+      jobs.removeFirst(head)
       head = 0
     }
     adler = ZlibDeflater.adler32(combining: adler, with: job.adler, secondLength: job.length)
@@ -133,6 +138,7 @@ final class PieceDeflation {
     case .success(let bytes): write(bytes)
     case .failure(let error): if failure == nil { failure = error }
     }
+    job.compressed = .success([])
   }
 
   private func write(_ bytes: [UInt8]) {
