@@ -256,7 +256,7 @@ package final class XARWriter {
   /// cut at fixed offsets, so the bytes are the same for any number of threads.
   ///
   /// - Parameter sample: for ``Compression/sampledZlib(level:)``, the file's first bytes, those
-  ///   at ``DeflateSample/middleRange(size:)`` and its size
+  ///   at ``DeflateSample/bodyRanges(size:)`` (one after another) and its size
   ///   (``DeflateSample/shrinks(lead:middle:size:)``).
   package func beginFile(
     _ path: String, attributes: Attributes, compression: Compression,

@@ -38,19 +38,27 @@ struct EncodingChooser {
     return (!compressed, compressed)
   }
 
-  /// The middle sample of a file of `size` bytes (``DeflateSample/middleRange(size:)``), read
-  /// through `read` (``EntrySink/preview(_:read:)``); nil when there is none to take, or the
-  /// read fails (then the lead decides alone, and the file's own read reports the failure).
+  /// The body sample of a file of `size` bytes (its spots, ``DeflateSample/bodyRanges(size:)``,
+  /// one after another), read through `read` (``EntrySink/preview(_:read:)``); nil when there
+  /// is none to take, or a read fails (then the lead decides alone, and the file's own read
+  /// reports the failure).
   static func middleSample(size: UInt64, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) -> [UInt8]? {
-    guard let range = DeflateSample.middleRange(size: size) else { return nil }
-    var sample = [UInt8](repeating: 0, count: Int(range.count))
+    let ranges = DeflateSample.bodyRanges(size: size)
+    guard !ranges.isEmpty else { return nil }
+    var sample = [UInt8](repeating: 0, count: ranges.reduce(0) { $0 + Int($1.count) })
     var filled = 0
-    while filled < sample.count {
-      let n = sample.withUnsafeMutableBytes { buffer in
-        (try? read(range.lowerBound + UInt64(filled), UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))) ?? 0
+    for range in ranges {
+      var done = 0
+      while done < range.count {
+        let n = sample.withUnsafeMutableBytes { buffer in
+          (try? read(
+            range.lowerBound + UInt64(done),
+            UnsafeMutableRawBufferPointer(rebasing: buffer[(filled + done)..<(filled + Int(range.count))]))) ?? 0
+        }
+        guard n > 0 else { return nil }
+        done += n
       }
-      guard n > 0 else { return nil }
-      filled += n
+      filled += Int(range.count)
     }
     return sample
   }

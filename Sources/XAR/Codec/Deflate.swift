@@ -97,8 +97,13 @@ package final class WholeDeflater: @unchecked Sendable {
 package enum DeflateSample {
   /// Bytes taken from the start: headers and the first records.
   package static let leadSize = 16 << 10
-  /// Bytes taken from the middle, where a container's payload is.
-  package static let middleSize = 32 << 10
+  /// Bytes taken at each of the ``bodySpots`` spots of the rest of the file.
+  package static let spotSize = 4 << 10
+  /// How many spots of the body are sampled, spread evenly over it. One spot in the middle was
+  /// not enough: a file whose head and middle are noise but whose other 99% is text was stored
+  /// whole (found by review). Any one compressible spot now has the file deflated, the safe way
+  /// round: a file deflated for nothing is still stored when it comes out no smaller.
+  package static let bodySpots = 8
   /// Files smaller than this are not sampled: the sample would be most of the file, and
   /// deflating it costs as much as deflating the file (which is stored anyway when it comes
   /// out no smaller).
@@ -106,37 +111,58 @@ package enum DeflateSample {
   /// A sample that deflates to more than this part of its size does not shrink enough.
   package static let threshold = 0.98
 
-  /// Where the middle sample lies in a file of `size` bytes (after the lead); nil for a file
+  /// Where the body's spots lie in a file of `size` bytes (after the lead, in order, apart):
+  /// each centred in one of ``bodySpots`` equal parts of the rest of the file. Empty for a file
   /// too small to be sampled.
-  package static func middleRange(size: UInt64) -> Range<UInt64>? {
-    guard size >= minimumSize else { return nil }
-    let start = max(UInt64(leadSize), size / 2 - UInt64(middleSize / 2))
-    return start..<min(size, start + UInt64(middleSize))
+  package static func bodyRanges(size: UInt64) -> [Range<UInt64>] {
+    guard size >= minimumSize else { return [] }
+    let lead = UInt64(leadSize)
+    let spot = UInt64(spotSize)
+    let parts = UInt64(bodySpots)
+    let body = size - lead
+    return (0..<parts).map { i in
+      let start = lead + body * (2 * i + 1) / (2 * parts) - spot / 2
+      return start..<min(size, start + spot)
+    }
   }
 
   /// True when a file of `size` bytes is worth deflating, judged on `lead` (its first bytes, of
-  /// which the first ``leadSize`` are used) and `middle` (the bytes at ``middleRange(size:)``;
-  /// empty when there is none): the lead stands for itself, the middle for the rest of the file,
-  /// and the file is worth it when that estimate comes to at most ``threshold`` of its size. So a
-  /// file whose head is text but whose body is noise is stored: its few KiB of text would save
-  /// under 2%. A file under ``minimumSize`` is not judged: true.
-  package static func shrinks(lead: UnsafeRawBufferPointer, middle: UnsafeRawBufferPointer, size: UInt64) -> Bool {
+  /// which the first ``leadSize`` are used) and `body` (the bytes at ``bodyRanges(size:)``, one
+  /// after another; empty when there are none): the lead stands for itself, the body's spots for
+  /// the rest of the file, and the file is worth it when that estimate comes to at most
+  /// ``threshold`` of its size. So a file whose head is text but whose body is noise is stored:
+  /// its few KiB of text would save under 2%. A file under ``minimumSize`` is not judged: true.
+  package static func shrinks(lead: UnsafeRawBufferPointer, middle body: UnsafeRawBufferPointer, size: UInt64) -> Bool {
     guard size >= minimumSize else { return true }
     let lead = UnsafeRawBufferPointer(rebasing: lead.prefix(leadSize))
     let deflater = WholeDeflater.pool.take(level: 1)
     defer { WholeDeflater.pool.give(deflater) }
     let leadRatio = Double(deflater.compressRaw(lead).count) / Double(max(1, lead.count))
-    let restRatio = middle.isEmpty ? leadRatio : Double(deflater.compressRaw(middle).count) / Double(middle.count)
+    // Each spot deflated on its own: spots of noise between text would otherwise share the
+    // text's matches across their boundaries and look better than they are.
+    var bodyRatio = leadRatio
+    if !body.isEmpty {
+      var deflated = 0
+      var start = 0
+      while start < body.count {
+        let end = min(body.count, start + spotSize)
+        deflated += deflater.compressRaw(UnsafeRawBufferPointer(rebasing: body[start..<end])).count
+        start = end
+      }
+      bodyRatio = Double(deflated) / Double(body.count)
+    }
     let rest = Double(size) - Double(lead.count)
-    let estimate = leadRatio * Double(lead.count) + restRatio * max(0, rest)
+    let estimate = leadRatio * Double(lead.count) + bodyRatio * max(0, rest)
     return estimate <= threshold * Double(size)
   }
 
   /// ``shrinks(lead:middle:size:)`` for a file held whole.
   package static func shrinks(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard let middle = middleRange(size: UInt64(bytes.count)) else { return true }
-    return shrinks(
-      lead: bytes, middle: UnsafeRawBufferPointer(rebasing: bytes[Int(middle.lowerBound)..<Int(middle.upperBound)]),
-      size: UInt64(bytes.count))
+    let ranges = bodyRanges(size: UInt64(bytes.count))
+    guard !ranges.isEmpty else { return true }
+    var body: [UInt8] = []
+    body.reserveCapacity(ranges.count * spotSize)
+    for range in ranges { body.append(contentsOf: bytes[Int(range.lowerBound)..<Int(range.upperBound)]) }
+    return body.withUnsafeBytes { shrinks(lead: bytes, middle: $0, size: UInt64(bytes.count)) }
   }
 }
