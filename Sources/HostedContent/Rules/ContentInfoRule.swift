@@ -49,6 +49,10 @@ package final class ContentInfoRule: Rule {
   package func inspect(_ inspected: InspectedEntry, into findings: inout [Finding]) {
     let entry = inspected.entry
     guard nestedIn == nil, !entry.isWrapperMember, entry.kind == .file else { return }
+    // Only a path whose bytes end in the name can have it as its last component (no other
+    // characters are canonically equivalent to its ASCII), so most entries stop here.
+    let name = ContentInfo.fileName.utf8
+    guard entry.path.utf8.count > name.count, entry.path.utf8.suffix(name.count).elementsEqual(name) else { return }
     let parts = entry.components
     if parts.count == 2, parts[1] == ContentInfo.fileName { nestedIn = String(parts[0]) }
   }
