@@ -67,6 +67,18 @@ package struct ByteArena: Sendable {
     return position
   }
 
+  /// Adds `first` and `second` as one string (so they lie side by side); returns its position.
+  package mutating func append(_ first: UnsafeBufferPointer<UInt8>, then second: UnsafeBufferPointer<UInt8>) -> Int {
+    let count = first.count + second.count
+    guard count <= room, !chunks.isEmpty else { return append(Array(first) + Array(second)) }
+    let last = chunks.count - 1
+    let position = last << ByteArena.shift | chunks[last].count
+    chunks[last].append(contentsOf: first)
+    chunks[last].append(contentsOf: second)
+    room -= count
+    return position
+  }
+
   /// The `count` bytes at `position`.
   package subscript(position: Int, count: Int) -> ArraySlice<UInt8> {
     let offset = position & (ByteArena.chunkSize - 1)

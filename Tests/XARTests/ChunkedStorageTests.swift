@@ -4,7 +4,7 @@ import Testing
 
 /// `ByteArena` gives back every string as it was added: across chunk boundaries (a string that
 /// does not fit in what is left of a chunk starts the next), for strings longer than a chunk,
-/// and for empty ones.
+/// for empty ones, and for strings added in two parts.
 @Suite struct ChunkedStorageTests {
   @Test func everyStringComesBackWhole() {
     var arena = ByteArena()
@@ -20,7 +20,16 @@ import Testing
         i % 500 == 7
         ? 65_536 * 2 + next() % 1000 : i % 97 == 3 ? 60_000 + next() % 6_000 : i % 50 == 0 ? 0 : next() % 300
       let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &+ i &* 131) }
-      added.append((arena.append(bytes), bytes))
+      if i % 3 == 1 {
+        // In two parts, split anywhere: one string all the same.
+        let cut = length == 0 ? 0 : next() % (length + 1)
+        let position = bytes.withUnsafeBufferPointer {
+          arena.append(UnsafeBufferPointer(rebasing: $0[..<cut]), then: UnsafeBufferPointer(rebasing: $0[cut...]))
+        }
+        added.append((position, bytes))
+      } else {
+        added.append((arena.append(bytes), bytes))
+      }
     }
     for (position, bytes) in added {
       #expect(Array(arena[position, bytes.count]) == bytes)

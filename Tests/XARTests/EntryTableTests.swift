@@ -63,6 +63,40 @@ import XAR
     }
   }
 
+  @Test func valuesPastTheCompactFieldsComeBackWhole() throws {
+    // A record holds 16-bit name and id lengths and 32-bit data lengths and sizes; larger ones
+    // (a name or id past 64 KiB, data past 4 GiB) go to a side table and must come back whole.
+    let longName = String(repeating: "n", count: 70_000)
+    let longID = String(repeating: "7", count: 66_000)
+    let dir = try TemporaryDirectory()
+    let path = dir.appending("x.xar")
+    try CraftedXAR(
+      toc: CraftedXAR.document(
+        """
+        <file id="1"><name>d</name><type>directory</type>
+          <file id="\(longID)"><name>\(longName)</name><type>file</type></file>
+          <file id="3"><name>big</name><type>file</type><data><offset>5000000000</offset>
+            <length>4294967296</length><size>4294967296</size><encoding style="application/octet-stream"/></data></file>
+          <file id="4"><name>small</name><type>file</type><data><offset>20</offset><length>4294967295</length>
+            <size>4294967295</size><encoding style="application/octet-stream"/></data></file>
+        </file>
+        """)
+    ).write(to: path)
+    var limits = XARReader.Limits()
+    limits.maxPathBytes = 100_000
+    limits.acceptsTruncation = true
+    let reader = try XARReader(path: path, limits: limits)
+    let entries = Array(reader.entries)
+    #expect(entries.map(\.path) == ["d", "d/" + longName, "d/big", "d/small"])
+    #expect(entries.map(\.id) == ["1", longID, "3", "4"])
+    #expect(reader.entries.pathLength(at: 1) == 70_002)
+    #expect(entries[2].data?.offset == 5_000_000_000)
+    #expect(entries[2].data?.length == 4_294_967_296 && entries[2].data?.size == 4_294_967_296)
+    #expect(reader.entries.storedRange(at: 2)?.length == 4_294_967_296)
+    #expect(reader.entries.sizes(at: 3) == (4_294_967_295, 4_294_967_295))
+    #expect(entries[3].data?.length == 4_294_967_295 && entries[3].data?.offset == 20)
+  }
+
   @Test func manyEntriesCrossChunksAndKeepTheirOrder() throws {
     let count = 9_000
     let files = (0..<count).map { "<file id=\"\($0 + 1)\"><name>n\($0)</name><type>file</type></file>" }

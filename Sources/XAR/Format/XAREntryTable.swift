@@ -2,27 +2,31 @@ import SystemIO
 
 /// The `<file>`s of a TOC in document order, held compactly.
 ///
-/// One fixed-size record per entry (72 bytes), in chunks (no spare capacity to speak of, no copy
+/// One fixed-size record per entry (48 bytes), in chunks (no spare capacity to speak of, no copy
 /// as it grows); names and ids in one byte arena; digests in another; owner and time interned
-/// (entries share a handful); what few entries have (link targets, hard links, unknown names)
-/// in a side table. A path is
+/// (entries share a handful); what few entries have (link targets, hard links, unknown names,
+/// sizes past 32 bits, names or ids past 64 KiB) in side tables. A path is
 /// never stored: each record has its parent's index and its own name, and ``path(at:)`` joins
 /// them when asked. An ``XAREntry`` is made from a record on demand, so reading a TOC of many
 /// entries costs no allocation per entry, and iterating costs one path string per entry, freed
 /// as the caller moves on.
 package struct XAREntryTable: RandomAccessCollection, Sendable {
-  /// Bytes in ``text``; `count == .max` means absent.
+  /// Bytes in ``text``: `count` bytes after the first `skip` of the string at `start` (a
+  /// position in the arena is a chunk and an offset in it, so `start + skip` is not one).
   struct Span {
     var start: UInt32
+    var skip: UInt32 = 0
     var count: UInt32
-    static let absent = Span(start: 0, count: .max)
-    var isAbsent: Bool { count == .max }
   }
 
+  /// An entry, in 48 bytes: what most entries need, with what does not fit in ``wide``.
   struct Record {
     var parent: Int32 = -1
-    var name = Span.absent
-    var id = Span.absent
+    /// Where the name starts in ``text``; the id follows it.
+    var text: UInt32 = 0
+    /// The name's and the id's UTF-8 lengths (``Wide`` has them when they do not fit).
+    var nameCount: UInt16 = 0
+    var idCount: UInt16 = 0
     /// UTF-8 bytes of the full path.
     var pathLength: UInt32 = 0
     var tocLine: UInt32 = 0
@@ -30,15 +34,31 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     var owner: UInt32 = 0
     /// Where the archived digest starts in ``digests``; the extracted one follows it.
     var digests: UInt32 = 0
-    var kind: UInt8 = 0
-    var flags: UInt8 = 0
-    var mode: UInt16 = 0
-    var encoding: UInt8 = 0
-    var archivedAlgorithm: UInt8 = 0
-    var extractedAlgorithm: UInt8 = 0
+    /// The permission bits (12), then the ``Flag`` bits.
+    var modeAndFlags: UInt16 = 0
+    /// The kind's code (low 4 bits) and the encoding's (high 4 bits).
+    var codes: UInt8 = 0
+    /// The archived checksum's algorithm code (low 4 bits) and the extracted one's (high 4 bits).
+    var algorithms: UInt8 = 0
     var offset: UInt64 = 0
-    var length: UInt64 = 0
-    var size: UInt64 = 0
+    /// The stored length and the decoded size (``Wide`` has them when they do not fit).
+    var length: UInt32 = 0
+    var size: UInt32 = 0
+
+    var flags: UInt16 { modeAndFlags & ~0o7777 }
+    var mode: UInt16 { modeAndFlags & 0o7777 }
+    var kind: Int { Int(codes & 0xF) }
+    var encoding: Int { Int(codes >> 4) }
+    var archivedAlgorithm: Int { Int(algorithms & 0xF) }
+    var extractedAlgorithm: Int { Int(algorithms >> 4) }
+  }
+
+  /// The full lengths and sizes of a record whose own fields cannot hold them.
+  struct Wide {
+    var nameCount: UInt32
+    var idCount: UInt32
+    var length: UInt64
+    var size: UInt64
   }
 
   /// What few entries have, by index.
@@ -59,14 +79,17 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     var mtime: Int64?
   }
 
+  /// Bits of ``Record/modeAndFlags`` above the permission bits.
   enum Flag {
-    static let mode: UInt8 = 1
-    static let data: UInt8 = 16
-    static let extra: UInt8 = 32
+    static let mode: UInt16 = 1 << 12
+    static let data: UInt16 = 1 << 13
+    static let extra: UInt16 = 1 << 14
+    static let wide: UInt16 = 1 << 15
   }
 
   private(set) var records = ChunkedArray<Record>()
   private var extras: [Int32: Extra] = [:]
+  private var wide: [Int32: Wide] = [:]
   /// Names and ids. Arenas in chunks: a copy of the table (one per batch handed out while a TOC
   /// streams) shares every full chunk with the original as it grows on.
   private var text = ByteArena()
@@ -90,7 +113,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let extra = r.flags & Flag.extra != 0 ? extras[Int32(position)] : nil
     let owner = owners[Int(r.owner)]
     return XAREntry(
-      id: string(r.id) ?? "", path: path(at: position), kind: kind,
+      id: id(at: position), path: path(at: position), kind: kind,
       otherTypeName: kind == .other ? otherName(at: position) : nil,
       mode: r.flags & Flag.mode != 0 ? UInt32(r.mode) : nil, uid: owner.uid, gid: owner.gid, user: owner.user,
       group: owner.group, mtime: owner.mtime.map { XARTimestamp(secondsSinceEpoch: $0) }, linkTarget: extra?.link,
@@ -104,7 +127,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
 
   /// The entry's kind.
   package func kind(at position: Int) -> EntryKind {
-    let code = Int(records[position].kind)
+    let code = records[position].kind
     return code < Self.kinds.count ? Self.kinds[code] : .other
   }
 
@@ -123,8 +146,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       var i = position
       while i >= 0 {
         let r = records[i]
-        end -= Int(r.name.count)
-        text.withBytes(at: Int(r.name.start), count: Int(r.name.count)) { name in
+        let name = nameSpan(r, at: i)
+        end -= Int(name.count)
+        bytes(name) { name in
           for k in 0..<name.count { out[end + k] = name[k] }
         }
         i = Int(r.parent)
@@ -148,32 +172,55 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let r = records[position]
     guard r.flags & Flag.data != 0 else { return nil }
     let encoding: XAREncoding
-    let code = Int(r.encoding)
+    let code = r.encoding
     encoding = code < Self.encodings.count ? Self.encodings[code] : .unknown(otherName(at: position))
     var start = Int(r.digests)
-    func checksum(_ code: UInt8) -> XARChecksum? {
+    func checksum(_ code: Int) -> XARChecksum? {
       guard code != 0 else { return nil }
-      let algorithm = XARChecksumAlgorithm.allCases[Int(code)]
+      let algorithm = XARChecksumAlgorithm.allCases[code]
       defer { start += algorithm.digestSize }
       return XARChecksum(algorithm: algorithm, digest: Array(digests[start, algorithm.digestSize]))
     }
     let archived = checksum(r.archivedAlgorithm)
     let extracted = checksum(r.extractedAlgorithm)
+    let (size, length) = sizes(r, at: position)
     return XARData(
-      offset: r.offset, length: r.length, size: r.size, encoding: encoding, archivedChecksum: archived,
+      offset: r.offset, length: length, size: size, encoding: encoding, archivedChecksum: archived,
       extractedChecksum: extracted)
   }
 
   /// The stored byte range of the entry's data: (offset, length), nil without data.
   package func storedRange(at position: Int) -> (offset: UInt64, length: UInt64)? {
     let r = records[position]
-    return r.flags & Flag.data != 0 ? (r.offset, r.length) : nil
+    return r.flags & Flag.data != 0 ? (r.offset, sizes(r, at: position).length) : nil
   }
 
   /// The decoded and stored sizes of the entry's data (0 without data).
   package func sizes(at position: Int) -> (size: UInt64, length: UInt64) {
     let r = records[position]
-    return r.flags & Flag.data != 0 ? (r.size, r.length) : (0, 0)
+    return r.flags & Flag.data != 0 ? sizes(r, at: position) : (0, 0)
+  }
+
+  /// The record's decoded size and stored length, from ``wide`` when they do not fit in it.
+  private func sizes(_ r: Record, at position: Int) -> (size: UInt64, length: UInt64) {
+    if r.flags & Flag.wide != 0, let w = wide[Int32(position)] { return (w.size, w.length) }
+    return (UInt64(r.size), UInt64(r.length))
+  }
+
+  /// Where the entry's name lies in ``text``.
+  private func nameSpan(_ r: Record, at position: Int) -> Span {
+    if r.flags & Flag.wide != 0, let w = wide[Int32(position)] { return Span(start: r.text, count: w.nameCount) }
+    return Span(start: r.text, count: UInt32(r.nameCount))
+  }
+
+  /// Where the entry's id lies in ``text``: just after its name.
+  private func idSpan(at position: Int) -> Span {
+    let r = records[position]
+    let name = nameSpan(r, at: position)
+    if r.flags & Flag.wide != 0, let w = wide[Int32(position)] {
+      return Span(start: name.start, skip: name.count, count: w.idCount)
+    }
+    return Span(start: name.start, skip: name.count, count: UInt32(r.idCount))
   }
 
   /// The TOC line where the entry's `<file>` starts.
@@ -195,45 +242,65 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   mutating func store(_ entry: XAREntry, at index: Int) {
     var r = records[index]
     var extra = Extra()
-    r.name = add(entry.path)
-    r.id = add(entry.id)
+    var flags: UInt16 = 0
+    var big = Wide(nameCount: 0, idCount: 0, length: 0, size: 0)
+    // The name, then the id, as one string: a record needs only where the name starts.
+    var name = entry.path
+    var id = entry.id
+    big.nameCount = UInt32(truncatingIfNeeded: name.utf8.count)
+    big.idCount = UInt32(truncatingIfNeeded: id.utf8.count)
+    r.text = name.withUTF8 { name in id.withUTF8 { UInt32(truncatingIfNeeded: text.append(name, then: $0)) } }
     extra.link = entry.linkTarget
     r.owner = intern(
       Owner(uid: entry.uid, gid: entry.gid, user: entry.user, group: entry.group, mtime: entry.mtime?.secondsSinceEpoch)
     )
+    var kind: UInt8
     if entry.kind == .other {
-      r.kind = UInt8(Self.kinds.count)
+      kind = UInt8(Self.kinds.count)
       extra.otherName = entry.otherTypeName
     } else {
-      r.kind = UInt8(Self.kinds.firstIndex(of: entry.kind) ?? 0)
+      kind = UInt8(Self.kinds.firstIndex(of: entry.kind) ?? 0)
     }
-    r.flags = 0
+    var encoding: UInt8 = 0
     if let mode = entry.mode {
-      r.flags |= Flag.mode
-      r.mode = UInt16(truncatingIfNeeded: mode)
+      // (The parser refuses a mode past 0o7777.)
+      flags |= Flag.mode | UInt16(truncatingIfNeeded: mode) & 0o7777
     }
+    r.algorithms = 0
     if let data = entry.data {
-      r.flags |= Flag.data
+      flags |= Flag.data
       r.offset = data.offset
-      r.length = data.length
-      r.size = data.size
+      big.length = data.length
+      big.size = data.size
       if case .unknown(let style) = data.encoding {
-        r.encoding = UInt8(Self.encodings.count)
+        encoding = UInt8(Self.encodings.count)
         extra.otherName = style
       } else {
-        r.encoding = UInt8(Self.encodings.firstIndex(of: data.encoding) ?? 0)
+        encoding = UInt8(Self.encodings.firstIndex(of: data.encoding) ?? 0)
       }
-      r.archivedAlgorithm = algorithmCode(data.archivedChecksum)
-      r.extractedAlgorithm = algorithmCode(data.extractedChecksum)
+      let archived = algorithmCode(data.archivedChecksum)
+      let extracted = algorithmCode(data.extractedChecksum)
+      r.algorithms = archived | extracted << 4
       let both =
-        (r.archivedAlgorithm == 0 ? [] : data.archivedChecksum?.digest ?? [])
-        + (r.extractedAlgorithm == 0 ? [] : data.extractedChecksum?.digest ?? [])
+        (archived == 0 ? [] : data.archivedChecksum?.digest ?? [])
+        + (extracted == 0 ? [] : data.extractedChecksum?.digest ?? [])
       r.digests = UInt32(truncatingIfNeeded: digests.append(both))
     }
+    r.codes = kind | encoding << 4
+    if big.nameCount <= UInt16.max && big.idCount <= UInt16.max && big.length <= UInt32.max && big.size <= UInt32.max {
+      r.nameCount = UInt16(big.nameCount)
+      r.idCount = UInt16(big.idCount)
+      r.length = UInt32(big.length)
+      r.size = UInt32(big.size)
+    } else {
+      flags |= Flag.wide
+      wide[Int32(index)] = big
+    }
     if extra.link != nil || extra.otherName != nil {
-      r.flags |= Flag.extra
+      flags |= Flag.extra
       extras[Int32(index)] = extra
     }
+    r.modeAndFlags = flags
     records[index] = r
   }
 
@@ -241,7 +308,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   /// ``totalPathBytes``.
   mutating func computePathLength(at index: Int) -> Int {
     let parent = Int(records[index].parent)
-    let own = Int(records[index].name.count)
+    let own = Int(nameSpan(records[index], at: index).count)
     let length = parent < 0 ? own : Int(records[parent].pathLength) + 1 + own
     records[index].pathLength = UInt32(clamping: length)
     totalPathBytes += UInt64(length)
@@ -249,7 +316,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   mutating func resolveHardLink(at index: Int, to target: Int) {
-    records[index].flags |= Flag.extra
+    records[index].modeAndFlags |= Flag.extra
     extras[Int32(index), default: Extra()].hardLinkTarget = Int32(target)
   }
 
@@ -262,9 +329,9 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   func indicesByID() -> [Int32] {
     var order = [Int32]()
     order.reserveCapacity(records.count)
-    for i in 0..<records.count where records[i].id.count > 0 && !records[i].id.isAbsent { order.append(Int32(i)) }
+    for i in 0..<records.count where idSpan(at: i).count > 0 { order.append(Int32(i)) }
     order.sort { a, b in
-      let c = compare(records[Int(a)].id, records[Int(b)].id)
+      let c = compare(idSpan(at: Int(a)), idSpan(at: Int(b)))
       return c != 0 ? c < 0 : a < b
     }
     return order
@@ -278,7 +345,7 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
       var high = order.count
       while low < high {
         let mid = (low + high) / 2
-        let span = records[Int(order[mid])].id
+        let span = idSpan(at: Int(order[mid]))
         let c = bytes(span) { compareBytes($0, key) }
         if c == 0 { return Int(order[mid]) }
         if c < 0 { low = mid + 1 } else { high = mid }
@@ -288,29 +355,24 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
   }
 
   /// True if the two entries' ids are the same bytes.
-  func sameID(_ a: Int, _ b: Int) -> Bool { compare(records[a].id, records[b].id) == 0 }
+  func sameID(_ a: Int, _ b: Int) -> Bool { compare(idSpan(at: a), idSpan(at: b)) == 0 }
 
-  /// Calls `body` with the bytes of `span` (none if absent).
+  /// Calls `body` with the bytes of `span`.
   private func bytes<R>(_ span: Span, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    span.isAbsent
+    span.count == 0
       ? body(UnsafeBufferPointer(start: nil, count: 0))
-      : text.withBytes(at: Int(span.start), count: Int(span.count), body)
+      : text.withBytes(at: Int(span.start), count: Int(span.skip + span.count)) {
+        body(UnsafeBufferPointer(rebasing: $0[Int(span.skip)...]))
+      }
   }
 
   /// Compares two byte strings of ``text``: negative, zero or positive.
   private func compare(_ x: Span, _ y: Span) -> Int { bytes(x) { a in bytes(y) { b in compareBytes(a, b) } } }
 
   /// The id text of the entry.
-  func id(at position: Int) -> String { string(records[position].id) ?? "" }
+  func id(at position: Int) -> String { bytes(idSpan(at: position)) { String(decoding: $0, as: UTF8.self) } }
 
   // MARK: Storage
-
-  private mutating func add(_ s: String) -> Span {
-    var s = s
-    let count = s.utf8.count
-    let start = s.withUTF8 { text.append($0) }
-    return Span(start: UInt32(truncatingIfNeeded: start), count: UInt32(truncatingIfNeeded: count))
-  }
 
   private mutating func intern(_ owner: Owner) -> UInt32 {
     // Most entries share their neighbours' owner and time.
@@ -320,11 +382,6 @@ package struct XAREntryTable: RandomAccessCollection, Sendable {
     let index = UInt32(owners.count - 1)
     ownerIndex[owner] = index
     return index
-  }
-
-  private func string(_ span: Span) -> String? {
-    guard !span.isAbsent else { return nil }
-    return bytes(span) { String(decoding: $0, as: UTF8.self) }
   }
 
   /// The algorithm's code in a record (0 for none).
