@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "symbol-order: needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 . scripts/bootstrap.sh >/dev/null
+# The core's binary only: the server is an executable of its own (pkgtool-serve).
+export PKGTOOL_CORE_ONLY=1
 swift build "${release_flags[@]}" --product pkgtool >&2
 bin="$(swift build "${release_flags[@]}" --show-bin-path)/pkgtool"
 work=$(mktemp -d)
@@ -56,6 +58,7 @@ run info --files --json "$work/c.pkg"
 run diff "$work/a.pkg" "$work/b.pkg"
 run cat "$work/b.pkg" Contents/d0/p0.json
 run install "$work/b.pkg" --into "$work/installed"
+run export background-assets "$project" -o "$work/b.aar"
 
 nm --defined-only "$p" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$work/defined"
 python3 - "$work" >packaging/symbol-order.txt <<'EOF'
