@@ -147,6 +147,19 @@ def profile(label, corpus, pkgtool, n, modes, sevenzip):
             results.append(rounds(f"{label}: unpack {which} ({mode} mode)", makers, n))
     return results
 
+def unpack_into_fresh(tool, package, work, pkgtool, sevenzip):
+    """make(i) for an unpack by `tool` into one folder of its own, removed just before each run."""
+    def make(i):
+        d = os.path.join(work, "out-" + tool)
+        shutil.rmtree(d, ignore_errors=True)
+        if tool == "pkgtool":
+            return [pkgtool, "unpack", package, "-o", d]
+        os.makedirs(d)
+        if tool == "bsdtar":
+            return ["bsdtar", "-xf", package, "-C", d]
+        return [sevenzip, "x", "-bd", "-y", "-o" + d, package]
+    return make
+
 def profile_ci(label, corpus, pkgtool, n, sevenzip):
     """The ci harness: back to back, no sync, each output deleted just before the next run,
     bsdtar's package read."""
@@ -169,18 +182,7 @@ def profile_ci(label, corpus, pkgtool, n, sevenzip):
     if sevenzip:
         makers.append(("7zip", lambda i: [sevenzip, "t", "-bd", bsd]))
     results.append(rounds(f"ci, {label}: validate, bsdtar's package", makers, n, settled=False))
-    def mk(tool):
-        def make(i):
-            d = os.path.join(work, "out-" + tool)
-            shutil.rmtree(d, ignore_errors=True)
-            if tool == "pkgtool":
-                return [pkgtool, "unpack", bsd, "-o", d]
-            os.makedirs(d)
-            if tool == "bsdtar":
-                return ["bsdtar", "-xf", bsd, "-C", d]
-            return [sevenzip, "x", "-bd", "-y", "-o" + d, bsd]
-        return make
-    makers = [(t, mk(t)) for t in ["pkgtool", "bsdtar"] + (["7zip"] if sevenzip else [])]
+    makers = [(t, unpack_into_fresh(t, bsd, work, pkgtool, sevenzip)) for t in ["pkgtool", "bsdtar"] + (["7zip"] if sevenzip else [])]
     results.append(rounds(f"ci, {label}: unpack, bsdtar's package", makers, n, settled=False))
     shutil.rmtree(work, ignore_errors=True)
     return results
@@ -216,16 +218,8 @@ def single_rows(corpus, pkgtool, n, mb):
         ("pkgtool", lambda i: [pkgtool, "validate", bsd]),
         ("bsdtar", lambda i: ["bsdtar", "-cf", "/dev/null", "@" + bsd]),
     ], n))
-    def mk(tool):
-        def make(i):
-            d = os.path.join(work, "out-" + tool)
-            shutil.rmtree(d, ignore_errors=True)
-            if tool == "pkgtool":
-                return [pkgtool, "unpack", bsd, "-o", d]
-            os.makedirs(d)
-            return ["bsdtar", "-xf", bsd, "-C", d]
-        return make
-    results.append(rounds(f"{mb} MB single file: unpack, bsdtar's package", [("pkgtool", mk("pkgtool")), ("bsdtar", mk("bsdtar"))], n))
+    results.append(rounds(f"{mb} MB single file: unpack, bsdtar's package",
+                          [(t, unpack_into_fresh(t, bsd, work, pkgtool, None)) for t in ("pkgtool", "bsdtar")], n))
     shutil.rmtree(work, ignore_errors=True)
     return results
 
