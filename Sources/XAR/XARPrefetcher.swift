@@ -75,11 +75,14 @@ package final class XARPrefetcher: Sendable {
   /// workers parts of ``partSize`` bytes. (A window counted from each file's own first part did
   /// as well, at 3–5 MB more.)
   private let spareParts: Int
+  /// Threads a large compressed file is inflated on (``PieceInflation``).
+  private let inflateThreads: Int
 
   init(
     file: FileDescriptor, heapStart: UInt64, feed: TOCFeed, workers: Int, largeFilesInPartsUpTo: UInt64,
-    startingAt first: Int = 0
+    startingAt first: Int = 0, inflateThreads: Int = 1
   ) {
+    self.inflateThreads = inflateThreads
     partsUpTo = largeFilesInPartsUpTo
     self.file = file
     self.heapStart = heapStart
@@ -236,7 +239,8 @@ package final class XARPrefetcher: Sendable {
   /// failure the remaining parts are empty: the reader throws at the failure and skips them.
   private func decodeInParts(_ i: Int, of entries: XAREntryTable, first: Int, parts: Int, window: ReadWindow) {
     let reader = XARDataReader(
-      file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window)
+      file: file, heapStart: heapStart, path: entries.path(at: i), data: entries.data(at: i), window: window,
+      threads: inflateThreads)
     var ended = false
     for j in 0..<parts {
       guard waitForRoom(first + j, ahead: XARPrefetcher.partsAhead, spare: spareParts) else { return }
@@ -351,6 +355,6 @@ extension XARReader {
     XARPrefetchedItems(
       XARPrefetcher(
         file: file, heapStart: header.heapStart, feed: TOCFeed(complete: entries), workers: workers,
-        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first))
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first, inflateThreads: inflateThreads))
   }
 }

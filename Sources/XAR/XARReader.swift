@@ -31,6 +31,9 @@ package final class XARReader {
     /// says where, and reading an entry whose data lies past the cut throws. For `unpack
     /// --keep-going`; everything else refuses the file (``XARError/truncatedArchive(fileSize:describedSize:unrecoverable:)``).
     package var acceptsTruncation = false
+    /// Threads a large compressed file's stream is inflated on, beside its reader
+    /// (``PieceInflation``); the bytes and verdicts are the same for any number.
+    package var inflateThreads = 1
 
     package init() {}
   }
@@ -134,6 +137,7 @@ package final class XARReader {
     header = front.header
     creationTime = toc.creationTime
     entries = toc.entries
+    inflateThreads = max(1, limits.inflateThreads)
 
     // The TOC checksum, at the place the TOC says, in the algorithm the header says.
     let heapSize = fileSize - header.heapStart
@@ -468,8 +472,13 @@ package final class XARReader {
 
   /// A stream of `entry`'s decoded bytes. An entry without data gives an empty stream.
   package func dataReader(for entry: XAREntry) -> XARDataReader {
-    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window)
+    XARDataReader(
+      file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window,
+      threads: inflateThreads)
   }
+
+  /// Threads a large compressed file is inflated on (``Limits/inflateThreads``).
+  package let inflateThreads: Int
 
   /// Recently read heap bytes: small files lie side by side, so one read serves many.
   private let window = ReadWindow()
@@ -542,6 +551,8 @@ package final class XARDataReader: ByteSource {
   private enum Decoder {
     case none
     case zlib(ZlibInflater)
+    /// A large zlib stream, inflated in segments on `threads` threads.
+    case pieces(PieceInflation)
     case filter(ArchiveFilterDecoder)
   }
 
@@ -570,9 +581,14 @@ package final class XARDataReader: ByteSource {
   private static let chunkSize = 256 * 1024
 
   private let window: ReadWindow?
+  /// Threads a large zlib stream is inflated on (``PieceInflation``).
+  private let threads: Int
 
-  init(file: FileDescriptor, heapStart: UInt64, path: String, data: XARData?, window: ReadWindow? = nil) {
+  init(
+    file: FileDescriptor, heapStart: UInt64, path: String, data: XARData?, window: ReadWindow? = nil, threads: Int = 1
+  ) {
     self.window = window
+    self.threads = threads
     self.file = file
     self.path = path
     self.data = data
@@ -609,6 +625,14 @@ package final class XARDataReader: ByteSource {
       started = true
       switch data.encoding {
       case .none: break
+      case .gzip where data.length >= PieceInflation.minimumLength && startsWithPlainZlibHeader():
+        let (file, start, path) = (file, start, path)
+        decoder = .pieces(
+          PieceInflation(length: data.length, threads: threads) { offset, buffer in
+            let n = try file.read(into: buffer, at: start + offset)
+            guard n > 0 else { throw XARError.truncatedHeap(path: path) }
+            return n
+          })
       case .gzip: decoder = .zlib(ZlibInflater())
       case let encoding where ArchiveFilterDecoder.supports(encoding):
         decoder = .filter(ArchiveFilterDecoder(encoding: encoding) { [unowned self] in try self.pullStored() })
@@ -643,6 +667,24 @@ package final class XARDataReader: ByteSource {
       if !sharedHash { archived.update(chunk) }
       try accept(chunk)
       return filled
+    case .pieces(let pieces):
+      let n: Int
+      do {
+        n = try pieces.read(into: buffer) { archived.update($0) }
+      } catch let failure as PieceInflation.Failure {
+        switch failure {
+        case .corrupt(let message): throw XARError.corruptData(path: path, reason: message)
+        case .truncated: throw XARError.corruptData(path: path, reason: "the compressed stream is truncated")
+        case .endsEarly(let end): throw XARError.storedLengthMismatch(path: path, declared: data.length, consumed: end)
+        }
+      }
+      if n == 0 {
+        consumed = data.length
+        try finish()
+        return 0
+      }
+      try accept(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<n]))
+      return n
     case .filter(let filter):
       let n: Int
       do {
@@ -691,6 +733,13 @@ package final class XARDataReader: ByteSource {
         }
       }
     }
+  }
+
+  /// Whether the data starts with a zlib header that leaves nothing to zlib
+  /// (``ZlibInflater/isPlainZlibHeader(_:_:)``): a stream ``PieceInflation`` may take.
+  private func startsWithPlainZlibHeader() -> Bool {
+    guard let bytes = try? file.read(count: 2, at: start), bytes.count == 2 else { return false }
+    return ZlibInflater.isPlainZlibHeader(bytes[0], bytes[1])
   }
 
   /// Reads the next chunk of stored bytes into ``stored``, hashed; false when the declared

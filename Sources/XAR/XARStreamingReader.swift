@@ -169,7 +169,9 @@ package final class XARStreamingReader {
 
   /// A stream of `entry`'s decoded bytes (see ``XARReader/dataReader(for:)``).
   package func dataReader(for entry: XAREntry) -> XARDataReader {
-    XARDataReader(file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window)
+    XARDataReader(
+      file: file, heapStart: header.heapStart, path: entry.path, data: entry.data, window: window,
+      threads: max(1, limits.inflateThreads))
   }
 
   /// Starts decoding the data of every file entry on `workers` threads as the entries come (see
@@ -180,6 +182,6 @@ package final class XARStreamingReader {
     XARPrefetchedItems(
       XARPrefetcher(
         file: file, heapStart: header.heapStart, feed: feed, workers: workers,
-        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first))
+        largeFilesInPartsUpTo: largeFilesInPartsUpTo, startingAt: first, inflateThreads: max(1, limits.inflateThreads)))
   }
 }

@@ -262,6 +262,89 @@ extension ZlibInflater {
   }
 }
 
+/// A raw DEFLATE (RFC 1951) inflater that stops at block boundaries, for a stream inflated in
+/// pieces (``ZlibInflater`` reads a whole stream): it starts fresh, or where another stopped,
+/// given the 32 KiB of output before that point, and says after each step whether it stands at a
+/// block boundary on a byte boundary and whether the stream's final block has ended.
+///
+/// A fresh inflater refuses a back-reference to bytes before its start ("invalid distance too
+/// far back"): so a piece that inflates fresh, from a block boundary, to a block boundary, makes
+/// exactly the bytes the whole stream's inflater makes there (block bounds and codes do not
+/// depend on earlier output; only the copies do, and those it has refused).
+package final class RawInflater {
+  private let stream: UnsafeMutablePointer<z_stream>
+
+  package init() {
+    stream = .allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    let status = pkgtool_inflateInit2(stream, -15)
+    precondition(status == Z_OK, "inflateInit2 failed: \(status)")
+  }
+
+  deinit {
+    inflateEnd(stream)
+    stream.deinitialize(count: 1)
+    stream.deallocate()
+  }
+
+  /// Starts again at a block boundary, with `history` (at most the last 32 KiB of what the
+  /// stream made before it; empty for a fresh start) for back-references to reach.
+  package func reset(history: UnsafeRawBufferPointer) {
+    inflateReset(stream)
+    if history.count > 0 {
+      let status = inflateSetDictionary(
+        stream, history.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(history.count))
+      precondition(status == Z_OK, "inflateSetDictionary on a raw stream failed: \(status)")
+    }
+  }
+
+  /// Where a step left the stream.
+  package struct Step {
+    /// Input bytes used and output bytes made.
+    package var used: Int
+    package var made: Int
+    /// The final block has ended: the stream is over.
+    package var ended: Bool
+    /// The inflater stands between two blocks, no bits of the input held back (so the next
+    /// block starts at the next input byte), and the final block has not been met.
+    package var atByteBoundary: Bool
+  }
+
+  /// Inflates from `input` into `output`, returning at the end of a block, when the output is
+  /// full, or when the input is used up. Throws zlib's message for invalid data.
+  package func step(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws -> Step {
+    stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+    stream.pointee.avail_in = uInt(input.count)
+    stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+    stream.pointee.avail_out = uInt(output.count)
+    // Z_BLOCK: stop at the end of each block, where data_type has 128 set (64 too once the final
+    // block was met), with the count of input bits taken but not used in its low six.
+    var status = CZlib.inflate(stream, Z_BLOCK)
+    if status == Z_OK && stream.pointee.data_type & 128 != 0 && stream.pointee.data_type & 64 != 0 {
+      // The final block's end: one more call ends the stream in this same step (as zlib does
+      // when it is not asked to stop at blocks), using no more output.
+      status = CZlib.inflate(stream, Z_BLOCK)
+    }
+    let used = input.count - Int(stream.pointee.avail_in)
+    let made = output.count - Int(stream.pointee.avail_out)
+    switch status {
+    case Z_OK, Z_BUF_ERROR, Z_STREAM_END: break
+    default:
+      throw ZlibError(message: stream.pointee.msg.map { String(cString: $0) } ?? "zlib error \(status)")
+    }
+    let type = Int(stream.pointee.data_type)
+    return Step(
+      used: used, made: made, ended: status == Z_STREAM_END,
+      atByteBoundary: status != Z_STREAM_END && type & 128 != 0 && type & 64 == 0 && type & 63 == 0)
+  }
+
+  /// The Adler-32 of `bytes` after `previous` (1 to start), vectorized by libdeflate.
+  package static func adler32(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 1) -> UInt32 {
+    guard bytes.count > 0 else { return previous }
+    return UInt32(libdeflate_adler32(previous, bytes.baseAddress, bytes.count))
+  }
+}
+
 /// Joins DEFLATE streams made separately into one, the way parallel compressors do (pigz): each
 /// piece is a whole raw stream of its own input, so none refers back into another, and each but
 /// the last is rewritten to end as zlib's sync flush ends a stream that goes on.

@@ -45,6 +45,7 @@ public struct ReaderLimits: Sendable, Equatable {
     limits.maxPathBytes = maxPathBytes
     limits.maxTotalPathBytes = maxTotalPathBytes
     limits.maxExpansionRatio = maxExpansionRatio
+    limits.inflateThreads = decodeThreads
     return limits
   }
 }

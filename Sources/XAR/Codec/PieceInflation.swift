@@ -1,0 +1,435 @@
+import Dispatch
+import SystemIO
+import Zlib
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Inflates one large zlib stream on several threads, for a file's data: the read side of
+/// ``PieceDeflation``, and of any stream made of pieces that refer to nothing before them.
+///
+/// The compressed bytes are read in order (and handed to `hashing`, for the archived checksum)
+/// and cut into segments, each ending just after an empty stored block (`00 00 FF FF` on a byte
+/// boundary: how pieces are joined, and how zlib's sync and full flushes end). Each segment is
+/// inflated on a worker, fresh (``RawInflater``), while the reader takes the bytes of the ones
+/// before. A fresh inflater refuses a back-reference to bytes before its start, so a segment
+/// that inflates fresh to a block boundary at its end made exactly what one inflater reading the
+/// whole stream makes there, provided that inflater stands at a block boundary where the segment
+/// starts. That holds for the first segment (the stream's start) and, one by one, for each that
+/// follows a segment found whole.
+///
+/// Anything else (a cut that was not a block boundary, a piece that refers back, a segment that
+/// would make more than ``outputCap`` bytes, a stream without such blocks) is inflated in order
+/// on the reader's thread by one inflater given the 32 KiB of output before it, as far as the
+/// next cut where it stands at a block boundary; then the workers' segments are taken again. So
+/// the bytes and the verdict are those of one inflater reading the stream from its start,
+/// zlib's messages included, and the cuts depend on the bytes only: the same for any number of
+/// threads (with one, the reader inflates every segment itself).
+final class PieceInflation {
+  /// Where the stream failed.
+  enum Failure: Error {
+    /// zlib's message for invalid data, or "incorrect data check" for a wrong Adler-32.
+    case corrupt(String)
+    /// The data ends before the stream does.
+    case truncated
+    /// The stream (its Adler-32 included) ends at this offset of the data, before its end.
+    case endsEarly(at: UInt64)
+  }
+
+  /// Streams shorter than this are inflated the ordinary way.
+  static let minimumLength: UInt64 = 1 << 20
+  /// The least compressed bytes in a segment: cuts closer together are skipped, so a stream
+  /// of empty blocks cannot make a segment (a job) of every few bytes.
+  static let minimumSegment = 8 << 10
+  /// Past this many compressed bytes without a cut, a segment is cut anyway; the next is then
+  /// inflated in order, from the output before it.
+  static let maximumSegment = 2 << 20
+  /// The most bytes a segment may inflate to on a worker (one piece of ``PieceDeflation`` makes
+  /// 1 MiB); a segment that makes more is inflated in order instead, streamed.
+  static let outputCap = 4 << 20
+  /// A segment's output buffer to start with: one piece of ``PieceDeflation``.
+  static let pieceOutput = PieceDeflation.fileChunkSize
+  private static let readSize = 256 << 10
+  /// Segments cut and started beyond one per thread: with two, both cores stayed busy on a 1 GB
+  /// file (CPU/wall 1.80–1.90 against 1.72–1.78 with one, 1.80–1.89 with three), for one more
+  /// piece held (docs/performance.md).
+  static let extra = 2
+  private static let historySize = 32 << 10
+
+  /// One segment of compressed bytes and, when it starts at a cut, its fresh inflation.
+  private final class Segment: @unchecked Sendable {
+    enum Outcome {
+      /// Inflated fresh to a block boundary at its end.
+      case whole
+      /// The final block ended `used` bytes into the segment.
+      case ended(used: Int)
+      /// Not inflated fresh (not started at a cut, or refused): the reader inflates it in order.
+      case inOrder
+    }
+    /// The offset of its first byte in the data.
+    let start: UInt64
+    let input: [UInt8]
+    let startsAtCut: Bool
+    // Set by whoever claims the segment, before `done` is signalled (or, when the reader runs
+    // it itself, before it reads them).
+    var output: [UInt8] = []
+    var made = 0
+    var adler: UInt32 = 1
+    var outcome = Outcome.inOrder
+    /// The reader's own mark: the outcome is known (run here, or waited for).
+    var resolved = false
+    /// The inflater lent to the worker that may run it, taken back with the segment.
+    var inflater: RawInflater?
+    private let claimed = Locked(false)
+    let done = DispatchSemaphore(value: 0)
+
+    init(start: UInt64, input: [UInt8], startsAtCut: Bool) {
+      self.start = start
+      self.input = input
+      self.startsAtCut = startsAtCut
+    }
+
+    /// True for the first caller only: the one that runs it (or, for the reader, drops it).
+    func claim() -> Bool {
+      claimed.withLock { taken in
+        defer { taken = true }
+        return !taken
+      }
+    }
+
+    /// Inflates the segment fresh into ``output`` (given ``PieceInflation/pieceOutput`` bytes,
+    /// grown up to ``PieceInflation/outputCap`` as needed), with ``inflater``. Both were set by
+    /// the reader; nothing else holds the buffer, so it is written in place (not copied).
+    func run() {
+      guard let inflater else { return }
+      inflater.reset(history: UnsafeRawBufferPointer(start: nil, count: 0))
+      var used = 0
+      outcome = .inOrder
+      do {
+        while true {
+          // With the output full, a step still reads what makes no bytes (a block's end, the
+          // empty stored block after a piece), so a piece of exactly 1 MiB fits its buffer.
+          let step = try input.withUnsafeBytes { input in
+            try output.withUnsafeMutableBytes { out in
+              try inflater.step(
+                UnsafeRawBufferPointer(rebasing: input[used...]),
+                into: UnsafeMutableRawBufferPointer(rebasing: out[made...]))
+            }
+          }
+          used += step.used
+          made += step.made
+          if step.ended {
+            outcome = .ended(used: used)
+            break
+          }
+          if used == input.count && step.atByteBoundary {
+            outcome = .whole
+            break
+          }
+          if step.used == 0 && step.made == 0 {
+            guard made == output.count, output.count < PieceInflation.outputCap else { return }
+            output += repeatElement(0, count: min(output.count, PieceInflation.outputCap - output.count))
+          }
+        }
+      } catch {
+        return
+      }
+      adler = output.withUnsafeBytes { RawInflater.adler32(UnsafeRawBufferPointer(rebasing: $0[..<made])) }
+    }
+  }
+
+  private let length: UInt64
+  private let threads: Int
+  private let read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int
+
+  // The scan: bytes read and not yet cut, from `pendingStart` on.
+  private var scanned: UInt64 = 0
+  private var pending: [UInt8] = []
+  private var pendingStart: UInt64 = 2
+  private var searched = 0
+  private var nextStartsAtCut = true
+
+  /// Segments cut, oldest first: the one being read, then those in flight.
+  private var segments: [Segment] = []
+  /// Where the reader is in `segments[0]`: output delivered (a whole segment), or input used
+  /// (in order).
+  private var position = 0
+  private var inOrder: RawInflater?
+  private var history: [UInt8] = []
+  private var adler: UInt32 = 1
+  private var ended: UInt64?
+  private var recycled = Locked<[[UInt8]]>([])
+
+  /// - Parameters:
+  ///   - length: the compressed bytes, its zlib header (read by the caller: deflate, no
+  ///     dictionary) and Adler-32 included.
+  ///   - threads: segments inflated at once beside the reader (1: the reader inflates them).
+  ///   - read: reads the data's bytes at an offset into a buffer, returning how many (0 at the
+  ///     end of the file).
+  init(length: UInt64, threads: Int, read: @escaping (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) {
+    self.length = length
+    self.threads = max(1, threads)
+    self.read = read
+  }
+
+  deinit {
+    // Segments still in flight are claimed, so a worker that has not started skips them.
+    for segment in segments { _ = segment.claim() }
+  }
+
+  /// The next decoded bytes into `buffer` (0 once the stream and its Adler-32 are read, and the
+  /// data ends there). Every compressed byte read goes to `hashing` once, in order.
+  func read(into buffer: UnsafeMutableRawBufferPointer, hashing: (UnsafeRawBufferPointer) -> Void) throws -> Int {
+    if scanned == 0 {
+      // The zlib header: hashed, not inflated.
+      var header = [UInt8](repeating: 0, count: 2)
+      try header.withUnsafeMutableBytes { try fill($0, at: 0) }
+      header.withUnsafeBytes { hashing($0) }
+      scanned = 2
+    }
+    while true {
+      if let ended {
+        try trailer(at: ended, hashing: hashing)
+        return 0
+      }
+      try topUp(hashing: hashing)
+      guard let segment = segments.first else { throw Failure.truncated }
+      if let inOrder {
+        let n = try inflateInOrder(segment, inflater: inOrder, into: buffer, hashing: hashing)
+        if n > 0 { return n }
+        continue
+      }
+      if !segment.resolved {
+        // Run it here if no worker has taken it; else wait for the worker.
+        if segment.claim() {
+          if segment.startsAtCut {
+            if segment.inflater == nil {
+              segment.inflater = takeInflater()
+              segment.output = takeBuffer()
+            }
+            segment.run()
+          }
+        } else {
+          segment.done.wait()
+        }
+        segment.resolved = true
+        if case .ended(let used) = segment.outcome {
+          // The Adler-32 is checked before any of the last bytes go out, as one inflater
+          // reading in order checks it in the step that ends the stream.
+          try checkAdler(
+            adler32(combining: adler, with: segment.adler, length: segment.made), at: segment.start + UInt64(used))
+        }
+      }
+      switch segment.outcome {
+      case .inOrder:
+        startInOrder()
+        continue
+      case .whole, .ended:
+        let n = min(buffer.count, segment.made - position)
+        if n > 0 {
+          segment.output.withUnsafeBytes {
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)]))
+          }
+          position += n
+          return n
+        }
+        adler = adler32(combining: adler, with: segment.adler, length: segment.made)
+        segment.output.withUnsafeBytes { remember(UnsafeRawBufferPointer(rebasing: $0[..<segment.made])) }
+        if case .ended(let used) = segment.outcome { ended = segment.start + UInt64(used) }
+        finishSegment()
+      }
+    }
+  }
+
+  /// Done with the oldest segment: its buffer goes back for a later one.
+  private func finishSegment() {
+    let segment = segments.removeFirst()
+    position = 0
+    // A segment read in order may still be running on a worker (wasted): its buffer and
+    // inflater stay with it.
+    guard segment.resolved else { return }
+    if let inflater = segment.inflater { inflaters.append(inflater) }
+    if segment.output.count > 0 {
+      let buffer = segment.output
+      segment.output = []
+      // One that grew past a piece is let go: it would hold its size for every later one.
+      if buffer.count == PieceInflation.pieceOutput {
+        recycled.withLock { if $0.count < threads + 1 { $0.append(buffer) } }
+      }
+    }
+  }
+
+  /// Inflaters for segments, kept: each one's window and tables are made once.
+  private var inflaters: [RawInflater] = []
+
+  private func takeInflater() -> RawInflater { inflaters.popLast() ?? RawInflater() }
+
+  /// A buffer for a segment's output: one given back, or a new one, made on the reader's thread
+  /// (in its arena, where it is given back, not in a worker's).
+  private func takeBuffer() -> [UInt8] {
+    recycled.withLock { $0.popLast() } ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
+  }
+
+  /// Keeps the last 32 KiB of output, for an inflater started in order after it.
+  private func remember(_ bytes: UnsafeRawBufferPointer) {
+    if bytes.count >= PieceInflation.historySize {
+      history = Array(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - PieceInflation.historySize)...]))
+    } else {
+      history += bytes
+      if history.count > PieceInflation.historySize { history.removeFirst(history.count - PieceInflation.historySize) }
+    }
+  }
+
+  private func startInOrder() {
+    let inflater = RawInflater()
+    history.withUnsafeBytes { inflater.reset(history: $0) }
+    inOrder = inflater
+    position = 0
+  }
+
+  /// Inflates the oldest segment in order, from `position` on, into `buffer`; leaves order
+  /// at the end of a segment that ends on a block boundary when the next starts at a cut.
+  private func inflateInOrder(
+    _ segment: Segment, inflater: RawInflater, into buffer: UnsafeMutableRawBufferPointer,
+    hashing: (UnsafeRawBufferPointer) -> Void
+  ) throws -> Int {
+    // A worker that has not started it skips it; its buffer and inflater come back.
+    if position == 0 && !segment.resolved && segment.claim() { segment.resolved = true }
+    let step: RawInflater.Step
+    do {
+      step = try segment.input.withUnsafeBytes {
+        try inflater.step(UnsafeRawBufferPointer(rebasing: $0[position...]), into: buffer)
+      }
+    } catch let error as ZlibError {
+      throw Failure.corrupt(error.message)
+    }
+    position += step.used
+    if step.made > 0 {
+      let made = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<step.made])
+      adler = RawInflater.adler32(made, continuing: adler)
+      remember(made)
+    }
+    if step.ended {
+      try checkAdler(adler, at: segment.start + UInt64(position))
+      ended = segment.start + UInt64(position)
+      inOrder = nil
+      _ = segment.claim()
+      finishSegment()
+      return step.made
+    }
+    if position == segment.input.count {
+      _ = segment.claim()
+      let boundary = step.atByteBoundary
+      finishSegment()
+      try topUp(hashing: hashing)
+      if boundary, let next = segments.first, next.startsAtCut { inOrder = nil }
+    } else if step.made == 0 && step.used == 0 {
+      throw Failure.corrupt("the compressed stream makes no progress")
+    }
+    return step.made
+  }
+
+  /// Cuts and starts segments until `threads` + 1 are in flight or the data is all read.
+  private func topUp(hashing: (UnsafeRawBufferPointer) -> Void) throws {
+    while segments.count < threads + PieceInflation.extra, let segment = try cut(hashing: hashing) {
+      segments.append(segment)
+      if threads > 1 && segment.startsAtCut {
+        segment.output = takeBuffer()
+        segment.inflater = takeInflater()
+        DispatchQueue.global().async {
+          guard segment.claim() else { return }
+          segment.run()
+          segment.done.signal()
+        }
+      }
+    }
+  }
+
+  /// The next segment, reading more of the data as needed; nil once every byte is in one.
+  private func cut(hashing: (UnsafeRawBufferPointer) -> Void) throws -> Segment? {
+    while true {
+      let from = max(searched, PieceInflation.minimumSegment - 4)
+      if pending.count >= from + 4 {
+        let found = pending.withUnsafeBytes { PieceInflation.endOfEmptyStoredBlock(in: $0, from: from) }
+        if let end = found, end <= PieceInflation.maximumSegment {
+          return take(end, nextStartsAtCut: true)
+        }
+        searched = pending.count - 3
+      }
+      if pending.count >= PieceInflation.maximumSegment {
+        return take(PieceInflation.maximumSegment, nextStartsAtCut: false)
+      }
+      if scanned == length {
+        guard !pending.isEmpty else { return nil }
+        return take(pending.count, nextStartsAtCut: false)
+      }
+      let count = Int(min(UInt64(PieceInflation.readSize), length - scanned))
+      let old = pending.count
+      pending += repeatElement(0, count: count)
+      try pending.withUnsafeMutableBytes { try fill(UnsafeMutableRawBufferPointer(rebasing: $0[old...]), at: scanned) }
+      pending.withUnsafeBytes { hashing(UnsafeRawBufferPointer(rebasing: $0[old...])) }
+      scanned += UInt64(count)
+    }
+  }
+
+  /// The offset just after the first `00 00 FF FF` (the length and its complement of an empty
+  /// stored block) that starts at or after `from`, or nil.
+  static func endOfEmptyStoredBlock(in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
+    guard let base = bytes.baseAddress else { return nil }
+    var i = from + 2  // where the first 0xFF may be
+    while i + 1 < bytes.count {
+      // memchr for the rarer byte: compressed data has about one 0xFF in 256.
+      guard let hit = memchr(base + i, 0xFF, bytes.count - 1 - i) else { return nil }
+      let j = base.distance(to: UnsafeRawPointer(hit))
+      if bytes[j + 1] == 0xFF && bytes[j - 1] == 0 && bytes[j - 2] == 0 { return j + 2 }
+      i = j + 1
+    }
+    return nil
+  }
+
+  private func take(_ count: Int, nextStartsAtCut: Bool) -> Segment {
+    let segment = Segment(start: pendingStart, input: Array(pending[..<count]), startsAtCut: self.nextStartsAtCut)
+    pending.removeFirst(count)
+    pendingStart += UInt64(count)
+    searched = 0
+    self.nextStartsAtCut = nextStartsAtCut
+    return segment
+  }
+
+  /// Fills `buffer` with the data's bytes at `offset`, or throws when the file ends first.
+  private func fill(_ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws {
+    var filled = 0
+    while filled < buffer.count {
+      let n = try read(offset + UInt64(filled), UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+      guard n > 0 else { throw Failure.truncated }
+      filled += n
+    }
+  }
+
+  /// Throws when the stream, ended at `end` with output whose Adler-32 is `actual`, is followed
+  /// by four bytes that hold another (fewer than four: ``trailer(at:hashing:)`` says so later).
+  private func checkAdler(_ actual: UInt32, at end: UInt64) throws {
+    guard length >= 4, end <= length - 4 else { return }
+    var bytes = [UInt8](repeating: 0, count: 4)
+    try bytes.withUnsafeMutableBytes { try fill($0, at: end) }
+    let expected = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    guard expected == actual else { throw Failure.corrupt("incorrect data check") }
+  }
+
+  /// The stream and its last bytes went out: its Adler-32 (checked) must be whole, and the data
+  /// must end just after it.
+  private func trailer(at end: UInt64, hashing: (UnsafeRawBufferPointer) -> Void) throws {
+    guard length >= 4, end <= length - 4 else { throw Failure.truncated }
+    guard end + 4 == length else { throw Failure.endsEarly(at: end + 4) }
+    // The last bytes not read yet (the Adler-32) are read and hashed, as a reader in order
+    // would have.
+    while try cut(hashing: hashing) != nil {}
+  }
+
+  private func adler32(combining first: UInt32, with second: UInt32, length: Int) -> UInt32 {
+    ZlibDeflater.adler32(combining: first, with: second, secondLength: length)
+  }
+}
