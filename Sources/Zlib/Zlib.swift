@@ -298,6 +298,18 @@ package final class RawInflater {
     }
   }
 
+  /// The last output the inflater holds (at most 32 KiB): what a back-reference may reach, and
+  /// so the history another inflater needs to go on where this one stands.
+  package func window() -> [UInt8] {
+    var length: uInt = 0
+    guard inflateGetDictionary(stream, nil, &length) == Z_OK, length > 0 else { return [] }
+    return [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, count in
+      var got: uInt = 0
+      _ = inflateGetDictionary(stream, buffer.baseAddress, &got)
+      count = Int(got)
+    }
+  }
+
   /// Where a step left the stream.
   package struct Step {
     /// Input bytes used and output bytes made.

@@ -48,12 +48,14 @@ import XAR
       elif shape == 'stored-markers': s = flushed(zlib.Z_FULL_FLUSH, 50_000, level=0)
       elif shape == 'one-stream': s = zlib.compress(data, 6)
       elif shape == 'over-cap': s = flushed(zlib.Z_FULL_FLUSH, 6_000_000, level=1)
+      elif shape == 'tiny-blocks': s = flushed(zlib.Z_BLOCK, 4)
       else:
           s = flushed(zlib.Z_FULL_FLUSH, 300_000)
           if shape == 'bad-adler': s = s[:-1] + bytes([s[-1] ^ 1])
           elif shape == 'truncated': s = s[:-3]
           elif shape == 'trailing': s = s + b'garbage!'
           elif shape == 'cut-short': s = s[:len(s) // 2]
+          elif shape == 'bad-start-cut': s = s[:2] + bytes([0x07]) + s[3:]
           elif shape == 'flipped':
               b = bytearray(s); b[len(b) * 2 // 3] ^= 0x10; s = bytes(b)
           elif shape == 'ends-early':
@@ -78,6 +80,7 @@ import XAR
   static func read(_ path: String, threads: Int, step: Int) throws -> (bytes: [UInt8], error: String?) {
     var limits = XARReader.Limits()
     limits.inflateThreads = threads
+    limits.acceptsTruncation = true
     let reader = try XARReader(path: path, limits: limits)
     let data = reader.dataReader(for: reader.entries[0])
     var out: [UInt8] = []
@@ -95,7 +98,7 @@ import XAR
 
   static let shapes = [
     "full-flush", "sync-flush", "stored-markers", "one-stream", "over-cap", "bad-adler", "truncated", "trailing",
-    "cut-short", "flipped", "ends-early",
+    "cut-short", "flipped", "ends-early", "tiny-blocks", "bad-start-cut",
   ]
 
   @Test(arguments: shapes) func everyThreadCountReadsAsOneInflaterDoes(shape: String) throws {
@@ -106,7 +109,7 @@ import XAR
       ? [UInt8](repeating: 0, count: 6_000_000) + Self.text(7_000_000, seed: 3)
       : shape == "stored-markers"
         ? Array(repeating: [0x00, 0x00, 0xFF, 0xFF, 0x41] as [UInt8], count: 600_000).flatMap { $0 }
-        : Self.text(12_000_000, seed: 7)
+        : shape == "tiny-blocks" ? Self.text(1_400_000, seed: 5) : Self.text(12_000_000, seed: 7)
     try writeFile(dir.appending("plain"), plain)
     let (stream, verdict) = try Self.stream(shape, of: dir.appending("plain"), in: dir)
     #expect(stream.count >= 1 << 20, "long enough to be inflated in segments: \(stream.count)")
@@ -118,6 +121,12 @@ import XAR
       heap: stream)
     let path = dir.appending("x.xar")
     try xar.write(to: path)
+    if shape == "bad-start-cut" {
+      // The file ends 1.5 MB into the data, whose first block is invalid: the reader in order
+      // fails on the block, and so must every thread count, whatever it read ahead.
+      let bytes = try readFile(path)
+      try writeFile(path, Array(bytes.prefix(bytes.count - stream.count + 1_500_000)))
+    }
 
     let one = try Self.read(path, threads: 1, step: 64 << 10)
     for (threads, step) in [(2, 64 << 10), (4, 256 << 10), (2, 1000)] {
@@ -138,6 +147,7 @@ import XAR
     }
     switch shape {
     case "bad-adler": #expect(one.error?.contains("incorrect data check") == true, "\(one.error ?? "")")
+    case "bad-start-cut": #expect(one.error?.contains("invalid block type") == true, "\(one.error ?? "")")
     case "truncated", "cut-short": #expect(one.error?.contains("truncated") == true, "\(one.error ?? "")")
     case "trailing", "ends-early":
       #expect(one.error?.contains("compressed stream ends after") == true, "\(one.error ?? "")")

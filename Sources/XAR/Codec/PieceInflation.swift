@@ -44,9 +44,10 @@ final class PieceInflation {
   /// The least compressed bytes in a segment: cuts closer together are skipped, so a stream
   /// of empty blocks cannot make a segment (a job) of every few bytes.
   static let minimumSegment = 8 << 10
-  /// Past this many compressed bytes without a cut, a segment is cut anyway; the next is then
+  /// Past this many compressed bytes without a cut, a segment that starts at a cut is cut
+  /// anyway (a piece of ``PieceDeflation`` is at most 1 MiB and a few bytes); the next is then
   /// inflated in order, from the output before it.
-  static let maximumSegment = 2 << 20
+  static let maximumSegment = (1 << 20) + (64 << 10)
   /// The most bytes a segment may inflate to on a worker (one piece of ``PieceDeflation`` makes
   /// 1 MiB); a segment that makes more is inflated in order instead, streamed.
   static let outputCap = 4 << 20
@@ -73,6 +74,10 @@ final class PieceInflation {
     let start: UInt64
     let input: [UInt8]
     let startsAtCut: Bool
+    /// Inflated fresh (on a worker when there are threads): it starts at a cut and ends at one,
+    /// or at the end of the data. One cut off at ``PieceInflation/maximumSegment`` ends
+    /// mid-block and could only be refused.
+    let speculative: Bool
     // Set by whoever claims the segment, before `done` is signalled (or, when the reader runs
     // it itself, before it reads them).
     var output: [UInt8] = []
@@ -83,13 +88,16 @@ final class PieceInflation {
     var resolved = false
     /// The inflater lent to the worker that may run it, taken back with the segment.
     var inflater: RawInflater?
+    /// Whether it holds one of the process's tokens (``PieceInflation/tokens``).
+    var holdsToken = false
     private let claimed = Locked(false)
     let done = DispatchSemaphore(value: 0)
 
-    init(start: UInt64, input: [UInt8], startsAtCut: Bool) {
+    init(start: UInt64, input: [UInt8], startsAtCut: Bool, endsAtCut: Bool) {
       self.start = start
       self.input = input
       self.startsAtCut = startsAtCut
+      speculative = startsAtCut && endsAtCut
     }
 
     /// True for the first caller only: the one that runs it (or, for the reader, drops it).
@@ -151,6 +159,11 @@ final class PieceInflation {
   private var pendingStart: UInt64 = 2
   private var searched = 0
   private var nextStartsAtCut = true
+  /// Where the bytes that could be read end: `length`, or where a read failed.
+  private var readable: UInt64
+  /// The failed read's error, thrown when the inflater needs the bytes it did not read (as the
+  /// reader in order threw it), not before: what it reads ahead does not change the verdict.
+  private var readFailure: (any Error)?
 
   /// Segments cut, oldest first: the one being read, then those in flight.
   private var segments: [Segment] = []
@@ -158,26 +171,49 @@ final class PieceInflation {
   /// (in order).
   private var position = 0
   private var inOrder: RawInflater?
+  /// The last output, at least 32 KiB of it once there is that much (at most 64 KiB).
   private var history: [UInt8] = []
   private var adler: UInt32 = 1
   private var ended: UInt64?
-  private var recycled = Locked<[[UInt8]]>([])
+  private var recycled: [[UInt8]] = []
+  private var inflaters: [RawInflater] = []
+
+  /// Segments started ahead of their readers in the whole process, beyond each reader's own
+  /// (every large file read at once has one): so memory does not grow with the number of files
+  /// read at once times the number of threads.
+  private static let tokens = Locked(0)
+  private static let tokenLimit = 2 * Machine.processorCount + 2
+
+  private static func takeToken() -> Bool {
+    tokens.withLock {
+      guard $0 < tokenLimit else { return false }
+      $0 += 1
+      return true
+    }
+  }
+
+  private static func giveToken() { tokens.withLock { $0 -= 1 } }
 
   /// - Parameters:
   ///   - length: the compressed bytes, its zlib header (read by the caller: deflate, no
   ///     dictionary) and Adler-32 included.
-  ///   - threads: segments inflated at once beside the reader (1: the reader inflates them).
-  ///   - read: reads the data's bytes at an offset into a buffer, returning how many (0 at the
-  ///     end of the file).
+  ///   - threads: segments inflated at once beside the reader (1: the reader inflates them),
+  ///     at most one per processor.
+  ///   - read: reads the data's bytes at an offset into a buffer, returning how many; throws
+  ///     when the file ends first.
   init(length: UInt64, threads: Int, read: @escaping (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) {
     self.length = length
-    self.threads = max(1, threads)
+    readable = length
+    self.threads = min(max(1, threads), Machine.processorCount)
     self.read = read
   }
 
   deinit {
     // Segments still in flight are claimed, so a worker that has not started skips them.
-    for segment in segments { _ = segment.claim() }
+    for segment in segments {
+      _ = segment.claim()
+      if segment.holdsToken { PieceInflation.giveToken() }
+    }
   }
 
   /// The next decoded bytes into `buffer` (0 once the stream and its Adler-32 are read, and the
@@ -196,16 +232,16 @@ final class PieceInflation {
         return 0
       }
       try topUp(hashing: hashing)
-      guard let segment = segments.first else { throw Failure.truncated }
+      guard let segment = segments.first else { throw readFailure ?? Failure.truncated }
       if let inOrder {
-        let n = try inflateInOrder(segment, inflater: inOrder, into: buffer, hashing: hashing)
+        let n = try inflateInOrder(inflater: inOrder, into: buffer, hashing: hashing)
         if n > 0 { return n }
         continue
       }
       if !segment.resolved {
         // Run it here if no worker has taken it; else wait for the worker.
         if segment.claim() {
-          if segment.startsAtCut {
+          if segment.speculative {
             if segment.inflater == nil {
               segment.inflater = takeInflater()
               segment.output = takeBuffer()
@@ -216,12 +252,6 @@ final class PieceInflation {
           segment.done.wait()
         }
         segment.resolved = true
-        if case .ended(let used) = segment.outcome {
-          // The Adler-32 is checked before any of the last bytes go out, as one inflater
-          // reading in order checks it in the step that ends the stream.
-          try checkAdler(
-            adler32(combining: adler, with: segment.adler, length: segment.made), at: segment.start + UInt64(used))
-        }
       }
       switch segment.outcome {
       case .inOrder:
@@ -229,6 +259,12 @@ final class PieceInflation {
         continue
       case .whole, .ended:
         let n = min(buffer.count, segment.made - position)
+        if case .ended(let used) = segment.outcome, position + n == segment.made {
+          // The bytes that reach the stream's end go out only once its Adler-32 is checked,
+          // as the reader in order checks it in the read that ends the stream.
+          try checkAdler(
+            adler32(combining: adler, with: segment.adler, length: segment.made), at: segment.start + UInt64(used))
+        }
         if n > 0 {
           segment.output.withUnsafeBytes {
             buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[position..<(position + n)]))
@@ -248,6 +284,7 @@ final class PieceInflation {
   private func finishSegment() {
     let segment = segments.removeFirst()
     position = 0
+    if segment.holdsToken { PieceInflation.giveToken() }
     // A segment read in order may still be running on a worker (wasted): its buffer and
     // inflater stay with it.
     guard segment.resolved else { return }
@@ -256,87 +293,112 @@ final class PieceInflation {
       let buffer = segment.output
       segment.output = []
       // One that grew past a piece is let go: it would hold its size for every later one.
-      if buffer.count == PieceInflation.pieceOutput {
-        recycled.withLock { if $0.count < threads + 1 { $0.append(buffer) } }
-      }
+      if buffer.count == PieceInflation.pieceOutput && recycled.count < threads + 1 { recycled.append(buffer) }
     }
   }
 
   /// Inflaters for segments, kept: each one's window and tables are made once.
-  private var inflaters: [RawInflater] = []
-
   private func takeInflater() -> RawInflater { inflaters.popLast() ?? RawInflater() }
 
   /// A buffer for a segment's output: one given back, or a new one, made on the reader's thread
   /// (in its arena, where it is given back, not in a worker's).
   private func takeBuffer() -> [UInt8] {
-    recycled.withLock { $0.popLast() } ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
+    recycled.popLast() ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
   }
 
-  /// Keeps the last 32 KiB of output, for an inflater started in order after it.
+  /// Keeps the last 32 KiB of output (or more, up to 64 KiB: trimmed once per 32 KiB, not per
+  /// call), for an inflater started in order after it.
   private func remember(_ bytes: UnsafeRawBufferPointer) {
-    if bytes.count >= PieceInflation.historySize {
-      history = Array(UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - PieceInflation.historySize)...]))
-    } else {
-      history += bytes
-      if history.count > PieceInflation.historySize { history.removeFirst(history.count - PieceInflation.historySize) }
+    let size = PieceInflation.historySize
+    if bytes.count >= size {
+      history.removeAll(keepingCapacity: true)
+      history += UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - size)...])
+      return
     }
+    if history.count + bytes.count > 2 * size { history.removeFirst(history.count + bytes.count - size) }
+    history += bytes
   }
 
   private func startInOrder() {
     let inflater = RawInflater()
-    history.withUnsafeBytes { inflater.reset(history: $0) }
+    history.withUnsafeBytes {
+      inflater.reset(history: UnsafeRawBufferPointer(rebasing: $0[max(0, $0.count - PieceInflation.historySize)...]))
+    }
     inOrder = inflater
     position = 0
   }
 
-  /// Inflates the oldest segment in order, from `position` on, into `buffer`; leaves order
-  /// at the end of a segment that ends on a block boundary when the next starts at a cut.
+  /// Inflates in order into `buffer`, from `position` in the oldest segment on, until the
+  /// buffer is full, the stream ends, or order is left: at the end of a segment that ends on a
+  /// block boundary when the next starts at a cut. Returns the bytes made (0 when none were).
   private func inflateInOrder(
-    _ segment: Segment, inflater: RawInflater, into buffer: UnsafeMutableRawBufferPointer,
-    hashing: (UnsafeRawBufferPointer) -> Void
+    inflater: RawInflater, into buffer: UnsafeMutableRawBufferPointer, hashing: (UnsafeRawBufferPointer) -> Void
   ) throws -> Int {
-    // A worker that has not started it skips it; its buffer and inflater come back.
-    if position == 0 && !segment.resolved && segment.claim() { segment.resolved = true }
-    let step: RawInflater.Step
-    do {
-      step = try segment.input.withUnsafeBytes {
-        try inflater.step(UnsafeRawBufferPointer(rebasing: $0[position...]), into: buffer)
+    var filled = 0
+    // The history is the inflater's own window while it reads in order; taken from it only
+    // when order is left.
+    defer {
+      if filled > 0 {
+        adler = RawInflater.adler32(
+          UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<filled]), continuing: adler)
       }
-    } catch let error as ZlibError {
-      throw Failure.corrupt(error.message)
     }
-    position += step.used
-    if step.made > 0 {
-      let made = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<step.made])
-      adler = RawInflater.adler32(made, continuing: adler)
-      remember(made)
+    while filled < buffer.count, let segment = segments.first {
+      // A worker that has not started it skips it; its buffer and inflater come back.
+      if position == 0 && !segment.resolved && segment.claim() { segment.resolved = true }
+      let step: RawInflater.Step
+      do {
+        step = try segment.input.withUnsafeBytes {
+          try inflater.step(
+            UnsafeRawBufferPointer(rebasing: $0[position...]),
+            into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+        }
+      } catch let error as ZlibError {
+        throw Failure.corrupt(error.message)
+      }
+      position += step.used
+      filled += step.made
+      if step.ended {
+        // Checked before this read's bytes go out, as the reader in order did.
+        let made = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<filled])
+        try checkAdler(RawInflater.adler32(made, continuing: adler), at: segment.start + UInt64(position))
+        ended = segment.start + UInt64(position)
+        inOrder = nil
+        finishSegment()
+        return filled
+      }
+      if position == segment.input.count {
+        let boundary = step.atByteBoundary
+        finishSegment()
+        try topUp(hashing: hashing)
+        if boundary, let next = segments.first, next.speculative {
+          history = inflater.window()
+          inOrder = nil
+          return filled
+        }
+      } else if step.made == 0 && step.used == 0 {
+        throw Failure.corrupt("the compressed stream makes no progress")
+      }
     }
-    if step.ended {
-      try checkAdler(adler, at: segment.start + UInt64(position))
-      ended = segment.start + UInt64(position)
-      inOrder = nil
-      _ = segment.claim()
-      finishSegment()
-      return step.made
-    }
-    if position == segment.input.count {
-      _ = segment.claim()
-      let boundary = step.atByteBoundary
-      finishSegment()
-      try topUp(hashing: hashing)
-      if boundary, let next = segments.first, next.startsAtCut { inOrder = nil }
-    } else if step.made == 0 && step.used == 0 {
-      throw Failure.corrupt("the compressed stream makes no progress")
-    }
-    return step.made
+    return filled
   }
 
-  /// Cuts and starts segments until `threads` + 1 are in flight or the data is all read.
+  /// Cuts and starts segments until one per thread and ``extra`` more are in flight (one, with
+  /// one thread), as far as the process's tokens allow, or the data is all read.
   private func topUp(hashing: (UnsafeRawBufferPointer) -> Void) throws {
-    while segments.count < threads + PieceInflation.extra, let segment = try cut(hashing: hashing) {
+    let limit = threads == 1 ? 1 : threads + PieceInflation.extra
+    while segments.count < limit {
+      // Behind a segment read in order nothing is started: it would only hold memory.
+      if let last = segments.last, !last.speculative { return }
+      let token = !segments.isEmpty
+      if token && !PieceInflation.takeToken() { return }
+      guard let segment = try cut(hashing: hashing) else {
+        if token { PieceInflation.giveToken() }
+        return
+      }
+      segment.holdsToken = token
       segments.append(segment)
-      if threads > 1 && segment.startsAtCut {
+      if threads > 1 && segment.speculative {
         segment.output = takeBuffer()
         segment.inflater = takeInflater()
         DispatchQueue.global().async {
@@ -351,25 +413,43 @@ final class PieceInflation {
   /// The next segment, reading more of the data as needed; nil once every byte is in one.
   private func cut(hashing: (UnsafeRawBufferPointer) -> Void) throws -> Segment? {
     while true {
+      // A segment that starts at a cut may be a whole piece long; one that does not is read in
+      // order anyway, so it is cut in the reader's chunks (a stream without cuts is held 256 KiB
+      // at a time, as before) until a cut starts the next.
+      let largest = nextStartsAtCut ? PieceInflation.maximumSegment : PieceInflation.readSize
       let from = max(searched, PieceInflation.minimumSegment - 4)
       if pending.count >= from + 4 {
         let found = pending.withUnsafeBytes { PieceInflation.endOfEmptyStoredBlock(in: $0, from: from) }
-        if let end = found, end <= PieceInflation.maximumSegment {
-          return take(end, nextStartsAtCut: true)
+        if let end = found, end <= largest {
+          return take(end, atCut: true)
         }
         searched = pending.count - 3
       }
-      if pending.count >= PieceInflation.maximumSegment {
-        return take(PieceInflation.maximumSegment, nextStartsAtCut: false)
+      if pending.count >= largest {
+        return take(largest, atCut: false)
       }
-      if scanned == length {
+      if scanned == readable {
         guard !pending.isEmpty else { return nil }
-        return take(pending.count, nextStartsAtCut: false)
+        // The data's end ends the last segment as a cut does, unless it is the only one (a
+        // stream without cuts: inflated in order, nothing to share) or a read failed.
+        return take(pending.count, atCut: pendingStart > 2 && readFailure == nil)
       }
-      let count = Int(min(UInt64(PieceInflation.readSize), length - scanned))
+      // Read in the chunks the reader in order reads (256 KiB from the data's start), so a read
+      // that fails leaves the same bytes before it.
+      let chunk = UInt64(PieceInflation.readSize)
+      let count = Int(min(chunk - scanned % chunk, length - scanned))
       let old = pending.count
       pending += repeatElement(0, count: count)
-      try pending.withUnsafeMutableBytes { try fill(UnsafeMutableRawBufferPointer(rebasing: $0[old...]), at: scanned) }
+      do {
+        try pending.withUnsafeMutableBytes {
+          try fill(UnsafeMutableRawBufferPointer(rebasing: $0[old...]), at: scanned)
+        }
+      } catch {
+        pending.removeSubrange(old...)
+        readFailure = error
+        readable = scanned
+        continue
+      }
       pending.withUnsafeBytes { hashing(UnsafeRawBufferPointer(rebasing: $0[old...])) }
       scanned += UInt64(count)
     }
@@ -390,12 +470,15 @@ final class PieceInflation {
     return nil
   }
 
-  private func take(_ count: Int, nextStartsAtCut: Bool) -> Segment {
-    let segment = Segment(start: pendingStart, input: Array(pending[..<count]), startsAtCut: self.nextStartsAtCut)
+  /// The first `count` pending bytes as a segment, which ends at a cut (or the data's end) when
+  /// `atCut`; the next starts at a cut if this one ended at one.
+  private func take(_ count: Int, atCut: Bool) -> Segment {
+    let segment = Segment(
+      start: pendingStart, input: Array(pending[..<count]), startsAtCut: nextStartsAtCut, endsAtCut: atCut)
     pending.removeFirst(count)
     pendingStart += UInt64(count)
     searched = 0
-    self.nextStartsAtCut = nextStartsAtCut
+    nextStartsAtCut = atCut
     return segment
   }
 
@@ -412,7 +495,7 @@ final class PieceInflation {
   /// Throws when the stream, ended at `end` with output whose Adler-32 is `actual`, is followed
   /// by four bytes that hold another (fewer than four: ``trailer(at:hashing:)`` says so later).
   private func checkAdler(_ actual: UInt32, at end: UInt64) throws {
-    guard length >= 4, end <= length - 4 else { return }
+    guard readable >= 4, end <= readable - 4 else { return }
     var bytes = [UInt8](repeating: 0, count: 4)
     try bytes.withUnsafeMutableBytes { try fill($0, at: end) }
     let expected = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -422,11 +505,13 @@ final class PieceInflation {
   /// The stream and its last bytes went out: its Adler-32 (checked) must be whole, and the data
   /// must end just after it.
   private func trailer(at end: UInt64, hashing: (UnsafeRawBufferPointer) -> Void) throws {
+    if let readFailure, end + 4 > readable, end + 4 <= length { throw readFailure }
     guard length >= 4, end <= length - 4 else { throw Failure.truncated }
     guard end + 4 == length else { throw Failure.endsEarly(at: end + 4) }
     // The last bytes not read yet (the Adler-32) are read and hashed, as a reader in order
     // would have.
     while try cut(hashing: hashing) != nil {}
+    if let readFailure { throw readFailure }
   }
 
   private func adler32(combining first: UInt32, with second: UInt32, length: Int) -> UInt32 {
