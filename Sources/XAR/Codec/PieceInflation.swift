@@ -138,7 +138,7 @@ final class PieceInflation {
             break
           }
           if step.used == 0 && step.made == 0 {
-            guard made == output.count, output.count < PieceInflation.outputCap else { return }
+            guard used < input.count, made == output.count, output.count < PieceInflation.outputCap else { return }
             output += repeatElement(0, count: min(output.count, PieceInflation.outputCap - output.count))
           }
         }
@@ -219,6 +219,26 @@ final class PieceInflation {
   /// The next decoded bytes into `buffer` (0 once the stream and its Adler-32 are read, and the
   /// data ends there). Every compressed byte read goes to `hashing` once, in order.
   func read(into buffer: UnsafeMutableRawBufferPointer, hashing: (UnsafeRawBufferPointer) -> Void) throws -> Int {
+    do {
+      return try readOrThrow(into: buffer, hashing: hashing)
+    } catch {
+      // Nothing more is read after a failure: the segments ahead go, with their tokens.
+      abandon()
+      throw error
+    }
+  }
+
+  private func abandon() {
+    for segment in segments {
+      _ = segment.claim()
+      if segment.holdsToken { PieceInflation.giveToken() }
+    }
+    segments = []
+  }
+
+  private func readOrThrow(into buffer: UnsafeMutableRawBufferPointer, hashing: (UnsafeRawBufferPointer) -> Void)
+    throws -> Int
+  {
     if scanned == 0 {
       // The zlib header: hashed, not inflated.
       var header = [UInt8](repeating: 0, count: 2)
@@ -231,7 +251,7 @@ final class PieceInflation {
         try trailer(at: ended, hashing: hashing)
         return 0
       }
-      try topUp(hashing: hashing)
+      topUp(hashing: hashing)
       guard let segment = segments.first else { throw readFailure ?? Failure.truncated }
       if let inOrder {
         let n = try inflateInOrder(inflater: inOrder, into: buffer, hashing: hashing)
@@ -263,7 +283,8 @@ final class PieceInflation {
           // The bytes that reach the stream's end go out only once its Adler-32 is checked,
           // as the reader in order checks it in the read that ends the stream.
           try checkAdler(
-            adler32(combining: adler, with: segment.adler, length: segment.made), at: segment.start + UInt64(used))
+            adler32(combining: adler, with: segment.adler, length: segment.made), at: segment.start + UInt64(used),
+            hashing: hashing)
         }
         if n > 0 {
           segment.output.withUnsafeBytes {
@@ -320,7 +341,7 @@ final class PieceInflation {
   }
 
   private func startInOrder() {
-    let inflater = RawInflater()
+    let inflater = takeInflater()
     history.withUnsafeBytes {
       inflater.reset(history: UnsafeRawBufferPointer(rebasing: $0[max(0, $0.count - PieceInflation.historySize)...]))
     }
@@ -361,7 +382,8 @@ final class PieceInflation {
       if step.ended {
         // Checked before this read's bytes go out, as the reader in order did.
         let made = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<filled])
-        try checkAdler(RawInflater.adler32(made, continuing: adler), at: segment.start + UInt64(position))
+        try checkAdler(
+          RawInflater.adler32(made, continuing: adler), at: segment.start + UInt64(position), hashing: hashing)
         ended = segment.start + UInt64(position)
         inOrder = nil
         finishSegment()
@@ -370,7 +392,7 @@ final class PieceInflation {
       if position == segment.input.count {
         let boundary = step.atByteBoundary
         finishSegment()
-        try topUp(hashing: hashing)
+        topUp(hashing: hashing)
         if boundary, let next = segments.first, next.speculative {
           history = inflater.window()
           inOrder = nil
@@ -385,14 +407,14 @@ final class PieceInflation {
 
   /// Cuts and starts segments until one per thread and ``extra`` more are in flight (one, with
   /// one thread), as far as the process's tokens allow, or the data is all read.
-  private func topUp(hashing: (UnsafeRawBufferPointer) -> Void) throws {
+  private func topUp(hashing: (UnsafeRawBufferPointer) -> Void) {
     let limit = threads == 1 ? 1 : threads + PieceInflation.extra
     while segments.count < limit {
       // Behind a segment read in order nothing is started: it would only hold memory.
       if let last = segments.last, !last.speculative { return }
       let token = !segments.isEmpty
       if token && !PieceInflation.takeToken() { return }
-      guard let segment = try cut(hashing: hashing) else {
+      guard let segment = cut(hashing: hashing) else {
         if token { PieceInflation.giveToken() }
         return
       }
@@ -411,7 +433,7 @@ final class PieceInflation {
   }
 
   /// The next segment, reading more of the data as needed; nil once every byte is in one.
-  private func cut(hashing: (UnsafeRawBufferPointer) -> Void) throws -> Segment? {
+  private func cut(hashing: (UnsafeRawBufferPointer) -> Void) -> Segment? {
     while true {
       // A segment that starts at a cut may be a whole piece long; one that does not is read in
       // order anyway, so it is cut in the reader's chunks (a stream without cuts is held 256 KiB
@@ -434,25 +456,35 @@ final class PieceInflation {
         // stream without cuts: inflated in order, nothing to share) or a read failed.
         return take(pending.count, atCut: pendingStart > 2 && readFailure == nil)
       }
-      // Read in the chunks the reader in order reads (256 KiB from the data's start), so a read
-      // that fails leaves the same bytes before it.
-      let chunk = UInt64(PieceInflation.readSize)
-      let count = Int(min(chunk - scanned % chunk, length - scanned))
-      let old = pending.count
-      pending += repeatElement(0, count: count)
-      do {
-        try pending.withUnsafeMutableBytes {
-          try fill(UnsafeMutableRawBufferPointer(rebasing: $0[old...]), at: scanned)
-        }
-      } catch {
-        pending.removeSubrange(old...)
-        readFailure = error
-        readable = scanned
-        continue
-      }
-      pending.withUnsafeBytes { hashing(UnsafeRawBufferPointer(rebasing: $0[old...])) }
-      scanned += UInt64(count)
+      scanChunk(hashing: hashing)
     }
+  }
+
+  /// Reads the next chunk of the data into `pending`, hashed, in the chunks the reader in order
+  /// reads (256 KiB from the data's start), so a read that fails leaves the same bytes before
+  /// it; a failure is kept (``readFailure``) and the readable bytes end there.
+  private func scanChunk(hashing: (UnsafeRawBufferPointer) -> Void) {
+    guard scanned < readable else { return }
+    let chunk = UInt64(PieceInflation.readSize)
+    let count = Int(min(chunk - scanned % chunk, length - scanned))
+    let old = pending.count
+    pending += repeatElement(0, count: count)
+    do {
+      try pending.withUnsafeMutableBytes { try fill(UnsafeMutableRawBufferPointer(rebasing: $0[old...]), at: scanned) }
+    } catch {
+      pending.removeSubrange(old...)
+      readFailure = error
+      readable = scanned
+      return
+    }
+    pending.withUnsafeBytes { hashing(UnsafeRawBufferPointer(rebasing: $0[old...])) }
+    scanned += UInt64(count)
+  }
+
+  /// Reads on (as ``scanChunk(hashing:)`` does) until the data is read through `offset`, its
+  /// end, or a failed read.
+  private func scan(through offset: UInt64, hashing: (UnsafeRawBufferPointer) -> Void) {
+    while scanned < min(offset, readable) { scanChunk(hashing: hashing) }
   }
 
   /// The offset just after the first `00 00 FF FF` (the length and its complement of an empty
@@ -493,9 +525,12 @@ final class PieceInflation {
   }
 
   /// Throws when the stream, ended at `end` with output whose Adler-32 is `actual`, is followed
-  /// by four bytes that hold another (fewer than four: ``trailer(at:hashing:)`` says so later).
-  private func checkAdler(_ actual: UInt32, at end: UInt64) throws {
-    guard readable >= 4, end <= readable - 4 else { return }
+  /// by four bytes that hold another. The data is read through them first, in the reader's
+  /// chunks: when that read fails (or fewer than four bytes are left), ``trailer(at:hashing:)``
+  /// says so once the last bytes are out, as the reader in order did.
+  private func checkAdler(_ actual: UInt32, at end: UInt64, hashing: (UnsafeRawBufferPointer) -> Void) throws {
+    scan(through: min(end + 4, length), hashing: hashing)
+    guard end + 4 <= readable else { return }
     var bytes = [UInt8](repeating: 0, count: 4)
     try bytes.withUnsafeMutableBytes { try fill($0, at: end) }
     let expected = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
@@ -505,12 +540,12 @@ final class PieceInflation {
   /// The stream and its last bytes went out: its Adler-32 (checked) must be whole, and the data
   /// must end just after it.
   private func trailer(at end: UInt64, hashing: (UnsafeRawBufferPointer) -> Void) throws {
-    if let readFailure, end + 4 > readable, end + 4 <= length { throw readFailure }
-    guard length >= 4, end <= length - 4 else { throw Failure.truncated }
+    scan(through: min(end + 4, length), hashing: hashing)
+    if let readFailure, readable < min(end + 4, length) { throw readFailure }
+    guard end + 4 <= length else { throw Failure.truncated }
     guard end + 4 == length else { throw Failure.endsEarly(at: end + 4) }
-    // The last bytes not read yet (the Adler-32) are read and hashed, as a reader in order
-    // would have.
-    while try cut(hashing: hashing) != nil {}
+    // The last bytes not read yet are read and hashed, as a reader in order would have.
+    scan(through: length, hashing: hashing)
     if let readFailure { throw readFailure }
   }
 
