@@ -218,9 +218,11 @@ final class PostgresTestServer: @unchecked Sendable {
     return name
   }
 
-  /// Runs a PostgreSQL program as the user that owns the cluster.
+  /// Runs a PostgreSQL program as the user that owns the cluster, in the cluster's folder: run
+  /// from a folder that user cannot enter (a clone under `mktemp -d`), the programs print "could
+  /// not change directory" into the output that tests compare.
   private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    try runToEnd(runAs + [program] + arguments)
+    try runToEnd(runAs + ["/usr/bin/env", "-C", directory.path, program] + arguments)
   }
 
   /// A port on 127.0.0.1 that nothing listens on now.
