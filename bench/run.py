@@ -215,20 +215,15 @@ def single_rows(corpus, pkgtool, n, mb):
         ("pkgtool", lambda i: [pkgtool, "build", corpus, "-o", pkg, "--force"]),
         ("bsdtar", lambda i: ["bsdtar", "--format", "xar", "-cf", bsd, "-C", corpus, "."]),
     ], n)]
-    results.append(rounds(f"{mb} MB single file: validate, bsdtar's package", [
-        ("pkgtool", lambda i: [pkgtool, "validate", bsd]),
-        ("bsdtar", lambda i: ["bsdtar", "-cf", "/dev/null", "@" + bsd]),
-    ], n))
-    results.append(rounds(f"{mb} MB single file: unpack, bsdtar's package",
-                          [(t, unpack_into_fresh(t, bsd, work, pkgtool, None)) for t in ("pkgtool", "bsdtar")], n))
-    # pkgtool's package: the file's 1 MiB pieces are inflated on every core (bsdtar's one stream
-    # cannot be cut).
-    results.append(rounds(f"{mb} MB single file: validate, pkgtool's package", [
-        ("pkgtool", lambda i: [pkgtool, "validate", pkg]),
-        ("bsdtar", lambda i: ["bsdtar", "-cf", "/dev/null", "@" + pkg]),
-    ], n))
-    results.append(rounds(f"{mb} MB single file: unpack, pkgtool's package",
-                          [(t, unpack_into_fresh(t, pkg, work, pkgtool, None)) for t in ("pkgtool", "bsdtar")], n))
+    # bsdtar's package holds the file as one zlib stream; pkgtool's as 1 MiB pieces, inflated on
+    # every core.
+    for owner, package in (("bsdtar's", bsd), ("pkgtool's", pkg)):
+        results.append(rounds(f"{mb} MB single file: validate, {owner} package", [
+            ("pkgtool", lambda i, package=package: [pkgtool, "validate", package]),
+            ("bsdtar", lambda i, package=package: ["bsdtar", "-cf", "/dev/null", "@" + package]),
+        ], n))
+        results.append(rounds(f"{mb} MB single file: unpack, {owner} package",
+                              [(t, unpack_into_fresh(t, package, work, pkgtool, None)) for t in ("pkgtool", "bsdtar")], n))
     shutil.rmtree(work, ignore_errors=True)
     return results
 
