@@ -72,7 +72,8 @@ final class PieceInflation {
     }
     /// The offset of its first byte in the data.
     let start: UInt64
-    let input: [UInt8]
+    /// Its compressed bytes; given back (``PieceInflation/finishSegment()``) once resolved.
+    var input: [UInt8]
     let startsAtCut: Bool
     /// Inflated fresh (on a worker when there are threads): it starts at a cut and ends at one,
     /// or at the end of the data. One cut off at ``PieceInflation/maximumSegment`` ends
@@ -176,6 +177,10 @@ final class PieceInflation {
   private var adler: UInt32 = 1
   private var ended: UInt64?
   private var recycled: [[UInt8]] = []
+  /// Segments' input buffers given back, reused by ``take(_:atCut:)``: a new one for each
+  /// segment was memory the kernel had to fault in and zero, 256 KiB at a time, for every byte
+  /// of a stream read (a third of validate's CPU time on bsdtar's packages, in the kernel).
+  private var recycledInputs: [[UInt8]] = []
   private var inflaters: [RawInflater] = []
 
   /// Segments started ahead of their readers in the whole process, beyond each reader's own
@@ -194,6 +199,30 @@ final class PieceInflation {
 
   private static func giveToken() { tokens.withLock { $0 -= 1 } }
 
+  /// Buffers of streams read to the end, kept for the next streams (the compressed bytes' and
+  /// the segments' output): each stream's made new, and grown as it was read, was memory the
+  /// kernel had to fault in and zero for every byte read (on bsdtar's packages, with a large
+  /// file every few MiB, a third of validate's CPU time went to the kernel). As many are kept
+  /// as one stream uses at once.
+  private struct Spares {
+    var compressed: [[UInt8]] = []
+    var output: [[UInt8]] = []
+  }
+  private static let spares = Locked(Spares())
+  private static let sparesLimit = Machine.processorCount + extra + 1
+  /// The most compressed bytes held at once, in `pending` (a segment and the chunk read past
+  /// it) or in a segment: reserved once, so no buffer is grown as the stream is read.
+  private static let compressedCapacity = maximumSegment + readSize
+
+  private static func spareCompressed() -> [UInt8] {
+    if let buffer = spares.withLock({ $0.compressed.popLast() }) { return buffer }
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(compressedCapacity)
+    return buffer
+  }
+
+  private static func spareOutput() -> [UInt8]? { spares.withLock { $0.output.popLast() } }
+
   /// - Parameters:
   ///   - length: the compressed bytes, its zlib header (read by the caller: deflate, no
   ///     dictionary) and Adler-32 included.
@@ -206,6 +235,8 @@ final class PieceInflation {
     readable = length
     self.threads = min(max(1, threads), Machine.processorCount)
     self.read = read
+    pending = PieceInflation.spareCompressed()
+    pending.removeAll(keepingCapacity: true)
   }
 
   deinit {
@@ -213,6 +244,22 @@ final class PieceInflation {
     for segment in segments {
       _ = segment.claim()
       if segment.holdsToken { PieceInflation.giveToken() }
+    }
+    // The buffers no worker holds go to the next streams. Moved, not copied: a buffer still
+    // shared when it is emptied would be made anew.
+    var compressed = recycledInputs
+    recycledInputs = []
+    compressed.append(pending)
+    pending = []
+    let output = recycled
+    recycled = []
+    PieceInflation.spares.withLock { spares in
+      for buffer in compressed
+      where buffer.capacity >= PieceInflation.compressedCapacity && spares.compressed.count < PieceInflation.sparesLimit
+      {
+        spares.compressed.append(buffer)
+      }
+      for buffer in output where spares.output.count < PieceInflation.sparesLimit { spares.output.append(buffer) }
     }
   }
 
@@ -309,6 +356,10 @@ final class PieceInflation {
     // A segment read in order may still be running on a worker (wasted): its buffer and
     // inflater stay with it.
     guard segment.resolved else { return }
+    if recycledInputs.count < threads + PieceInflation.extra {
+      recycledInputs.append(segment.input)
+      segment.input = []
+    }
     if let inflater = segment.inflater { inflaters.append(inflater) }
     if segment.output.count > 0 {
       let buffer = segment.output
@@ -324,7 +375,7 @@ final class PieceInflation {
   /// A buffer for a segment's output: one given back, or a new one, made on the reader's thread
   /// (in its arena, where it is given back, not in a worker's).
   private func takeBuffer() -> [UInt8] {
-    recycled.popLast() ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
+    recycled.popLast() ?? PieceInflation.spareOutput() ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
   }
 
   /// Keeps the last 32 KiB of output (or more, up to 64 KiB: trimmed once per 32 KiB, not per
@@ -505,9 +556,18 @@ final class PieceInflation {
   /// The first `count` pending bytes as a segment, which ends at a cut (or the data's end) when
   /// `atCut`; the next starts at a cut if this one ended at one.
   private func take(_ count: Int, atCut: Bool) -> Segment {
-    let segment = Segment(
-      start: pendingStart, input: Array(pending[..<count]), startsAtCut: nextStartsAtCut, endsAtCut: atCut)
-    pending.removeFirst(count)
+    // Copied into a buffer of its own (`Array(pending[..<count])` of all of `pending` would
+    // share its storage, and `pending` would then grow again from nothing), and `pending`
+    // keeps its capacity.
+    var input = recycledInputs.popLast() ?? PieceInflation.spareCompressed()
+    input.removeAll(keepingCapacity: true)
+    pending.withUnsafeBytes { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    let segment = Segment(start: pendingStart, input: input, startsAtCut: nextStartsAtCut, endsAtCut: atCut)
+    if count == pending.count {
+      pending.removeAll(keepingCapacity: true)
+    } else {
+      pending.removeFirst(count)
+    }
     pendingStart += UInt64(count)
     searched = 0
     nextStartsAtCut = atCut
