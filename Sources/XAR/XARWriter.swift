@@ -133,6 +133,9 @@ package final class XARWriter {
   var queueHead = 0
 
   var queuedBytes = 0
+  /// Buffers of whole files already written to the heap, for the next files' bytes
+  /// (``wholeFileBuffer(capacity:)``), at most ``spareBufferBytes`` of them.
+  var spareBuffers: [[UInt8]] = []
 
   /// Small files are gathered into one write.
   var heapBuffer: [UInt8] = {

@@ -139,6 +139,7 @@ package final class XARSink: PackageSink {
       let (compress, storedAsCompressed) = chooser.choose(head: bytes)
       if storedAsCompressed { storedCount += 1 }
       if entry.size <= XARSink.wholeFileLimit {
+        wholeBytes = writer.wholeFileBuffer(capacity: Int(entry.size))
         wholeBytes.reserveCapacity(Int(entry.size))
         whole = (entry, compress)
       } else {
