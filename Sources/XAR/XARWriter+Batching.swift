@@ -173,7 +173,10 @@ extension XARWriter {
     spareBuffers.append(buffer)
     spareBuffers.sort { $0.capacity > $1.capacity }
     var total = spareBuffers.reduce(0) { $0 + $1.capacity }
-    while total > XARWriter.spareBufferBytes, let smallest = spareBuffers.popLast() { total -= smallest.capacity }
+    // The largest is always kept: one reserved for a file of exactly 4 MiB is a little larger.
+    while total > XARWriter.spareBufferBytes && spareBuffers.count > 1, let smallest = spareBuffers.popLast() {
+      total -= smallest.capacity
+    }
   }
 
   /// Writes every queued file, in order, and flushes the heap buffer.

@@ -371,6 +371,7 @@ package final class XARWriter {
     // The data's buffers are done with: the TOC phase is where a build peaks.
     heapBuffer = []
     readBuffer = []
+    spareBuffers = []
     let checksumSize = options.checksum.digestSize
     let headerSize = XARHeader(tocCompressedLength: 0, tocUncompressedLength: 0, checksumAlgorithm: options.checksum)
       .headerSize
