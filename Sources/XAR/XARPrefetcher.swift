@@ -63,7 +63,7 @@ package final class XARPrefetcher: Sendable {
   private let partsUpTo: UInt64
   /// Part buffers the reader is done with, for the next parts: a fresh one was a fresh mapping
   /// of 256 KiB, zeroed page by page (most of an unpack's page faults on large files).
-  private let recycledParts = Locked<[[UInt8]]>([])
+  private let recycledParts = BufferShelf(limit: XARPrefetcher.partsAhead + 2, minimumCapacity: XARPrefetcher.partSize)
   /// Batches of small files decoded beyond the one the reader takes next: ``ahead``, or one
   /// more than the workers where there are more, so that every worker has one to decode.
   private let batchesAhead: Int
@@ -218,7 +218,7 @@ package final class XARPrefetcher: Sendable {
 
   /// A buffer of ``partSize`` bytes: one the reader gave back, or a new one.
   private func partBuffer() -> [UInt8] {
-    guard var buffer = recycledParts.withLock({ $0.popLast() }) else {
+    guard var buffer = recycledParts.take() else {
       return [UInt8](repeating: 0, count: XARPrefetcher.partSize)
     }
     buffer.removeAll(keepingCapacity: true)
@@ -227,12 +227,7 @@ package final class XARPrefetcher: Sendable {
   }
 
   /// Takes back a part's buffer once its bytes are used (a few are kept; others are freed).
-  func recycle(_ bytes: inout [UInt8]) {
-    guard bytes.capacity >= XARPrefetcher.partSize else { return }
-    let buffer = bytes
-    bytes = []
-    recycledParts.withLock { if $0.count < XARPrefetcher.partsAhead + 2 { $0.append(buffer) } }
-  }
+  func recycle(_ bytes: inout [UInt8]) { recycledParts.put(&bytes) }
 
   /// Decodes a large file into `parts` batches of one part each: ``partSize`` bytes, the last
   /// one read to the end of the data (where the reader checks size and checksums). After a

@@ -152,18 +152,13 @@ extension XARWriter {
   /// (build asks glibc to unmap freed blocks of 128 KiB and more), about a fifth of a build's
   /// CPU time on the benchmark's mixed files.
   package func wholeFileBuffer(capacity: Int) -> [UInt8] {
-    var best: Int?
-    if capacity < XARWriter.spareBufferMinimum { return [] }
-    for (i, spare) in spareBuffers.enumerated() where spare.capacity >= capacity {
-      if best == nil || spare.capacity < spareBuffers[best!].capacity { best = i }
+    // The spares are sorted largest first: the last that fits is the smallest that does.
+    var buffer: [UInt8] = []
+    if capacity >= XARWriter.spareBufferMinimum, let best = spareBuffers.lastIndex(where: { $0.capacity >= capacity }) {
+      buffer = spareBuffers.remove(at: best)
+      buffer.removeAll(keepingCapacity: true)
     }
-    guard let best else {
-      var buffer: [UInt8] = []
-      buffer.reserveCapacity(capacity)
-      return buffer
-    }
-    var buffer = spareBuffers.remove(at: best)
-    buffer.removeAll(keepingCapacity: true)
+    buffer.reserveCapacity(capacity)
     return buffer
   }
 

@@ -134,7 +134,7 @@ package final class XARWriter {
 
   var queuedBytes = 0
   /// Buffers of whole files already written to the heap, for the next files' bytes
-  /// (``wholeFileBuffer(capacity:)``), at most ``spareBufferBytes`` of them.
+  /// (``wholeFileBuffer(capacity:)``), largest first, at most ``spareBufferBytes`` of them.
   var spareBuffers: [[UInt8]] = []
 
   /// Small files are gathered into one write.

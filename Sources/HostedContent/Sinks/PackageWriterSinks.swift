@@ -140,7 +140,6 @@ package final class XARSink: PackageSink {
       if storedAsCompressed { storedCount += 1 }
       if entry.size <= XARSink.wholeFileLimit {
         wholeBytes = writer.wholeFileBuffer(capacity: Int(entry.size))
-        wholeBytes.reserveCapacity(Int(entry.size))
         whole = (entry, compress)
       } else {
         let middle = self.middle ?? []

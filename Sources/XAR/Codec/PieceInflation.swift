@@ -204,24 +204,21 @@ final class PieceInflation {
   /// kernel had to fault in and zero for every byte read (on bsdtar's packages, with a large
   /// file every few MiB, a third of validate's CPU time went to the kernel). As many are kept
   /// as one stream uses at once.
-  private struct Spares {
-    var compressed: [[UInt8]] = []
-    var output: [[UInt8]] = []
-  }
-  private static let spares = Locked(Spares())
-  private static let sparesLimit = Machine.processorCount + extra + 1
+  private static let spareCompressed = BufferShelf(
+    limit: Machine.processorCount + extra + 1, minimumCapacity: compressedCapacity)
+  private static let spareOutput = BufferShelf(
+    limit: Machine.processorCount + extra + 1, minimumCapacity: pieceOutput)
   /// The most compressed bytes held at once, in `pending` (a segment and the chunk read past
   /// it) or in a segment: reserved once, so no buffer is grown as the stream is read.
   private static let compressedCapacity = maximumSegment + readSize
 
-  private static func spareCompressed() -> [UInt8] {
-    if let buffer = spares.withLock({ $0.compressed.popLast() }) { return buffer }
-    var buffer: [UInt8] = []
+  /// An empty buffer for compressed bytes, ``compressedCapacity`` reserved.
+  private static func compressedBuffer() -> [UInt8] {
+    var buffer = spareCompressed.take() ?? []
+    buffer.removeAll(keepingCapacity: true)
     buffer.reserveCapacity(compressedCapacity)
     return buffer
   }
-
-  private static func spareOutput() -> [UInt8]? { spares.withLock { $0.output.popLast() } }
 
   /// - Parameters:
   ///   - length: the compressed bytes, its zlib header (read by the caller: deflate, no
@@ -235,8 +232,7 @@ final class PieceInflation {
     readable = length
     self.threads = min(max(1, threads), Machine.processorCount)
     self.read = read
-    pending = PieceInflation.spareCompressed()
-    pending.removeAll(keepingCapacity: true)
+    pending = PieceInflation.compressedBuffer()
   }
 
   deinit {
@@ -245,22 +241,10 @@ final class PieceInflation {
       _ = segment.claim()
       if segment.holdsToken { PieceInflation.giveToken() }
     }
-    // The buffers no worker holds go to the next streams. Moved, not copied: a buffer still
-    // shared when it is emptied would be made anew.
-    var compressed = recycledInputs
-    recycledInputs = []
-    compressed.append(pending)
-    pending = []
-    let output = recycled
-    recycled = []
-    PieceInflation.spares.withLock { spares in
-      for buffer in compressed
-      where buffer.capacity >= PieceInflation.compressedCapacity && spares.compressed.count < PieceInflation.sparesLimit
-      {
-        spares.compressed.append(buffer)
-      }
-      for buffer in output where spares.output.count < PieceInflation.sparesLimit { spares.output.append(buffer) }
-    }
+    // The buffers no worker holds go to the next streams.
+    PieceInflation.spareCompressed.put(&pending)
+    for i in recycledInputs.indices { PieceInflation.spareCompressed.put(&recycledInputs[i]) }
+    for i in recycled.indices { PieceInflation.spareOutput.put(&recycled[i]) }
   }
 
   /// The next decoded bytes into `buffer` (0 once the stream and its Adler-32 are read, and the
@@ -375,7 +359,8 @@ final class PieceInflation {
   /// A buffer for a segment's output: one given back, or a new one, made on the reader's thread
   /// (in its arena, where it is given back, not in a worker's).
   private func takeBuffer() -> [UInt8] {
-    recycled.popLast() ?? PieceInflation.spareOutput() ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
+    // `recycled`, and so the shelf, holds only buffers of exactly one piece.
+    recycled.popLast() ?? PieceInflation.spareOutput.take() ?? [UInt8](repeating: 0, count: PieceInflation.pieceOutput)
   }
 
   /// Keeps the last 32 KiB of output (or more, up to 64 KiB: trimmed once per 32 KiB, not per
@@ -559,7 +544,7 @@ final class PieceInflation {
     // Copied into a buffer of its own (`Array(pending[..<count])` of all of `pending` would
     // share its storage, and `pending` would then grow again from nothing), and `pending`
     // keeps its capacity.
-    var input = recycledInputs.popLast() ?? PieceInflation.spareCompressed()
+    var input = recycledInputs.popLast() ?? PieceInflation.compressedBuffer()
     input.removeAll(keepingCapacity: true)
     pending.withUnsafeBytes { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     let segment = Segment(start: pendingStart, input: input, startsAtCut: nextStartsAtCut, endsAtCut: atCut)
