@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -313,6 +315,52 @@ package final class FileDescriptor: Sendable {
   /// Flushes the file's data to stable storage.
   package func sync() throws {
     guard fsync(rawValue) == 0 else { throw SystemError("flush", path: path) }
+  }
+
+  /// Starts flushing the data written so far to stable storage on a thread of its own
+  /// (`fdatasync`), and returns at once; ``BackgroundFlush/wait()`` waits for it and reports a
+  /// failure. Meanwhile the file may be read and written: what is written after the call is
+  /// left to a later ``sync()``, which then has little left to wait for. Writing hundreds of
+  /// MB, most of that wait is the disk's own cache flush, which the caller's work then overlaps.
+  package func startFlush() -> BackgroundFlush {
+    let flush = BackgroundFlush(path: path)
+    let fd = rawValue
+    let started = startDetachedThread {
+      #if canImport(Glibc)
+        let result = fdatasync(fd)
+      #else
+        let result = fsync(fd)
+      #endif
+      flush.finish(failure: result == 0 ? nil : errno)
+    }
+    if !started { flush.finish(failure: nil) }  // nothing ran: the later sync() does it all
+    return flush
+  }
+}
+
+/// A flush running on a thread of its own (``FileDescriptor/startFlush()``). Its descriptor must
+/// stay open until ``wait()`` has returned.
+package final class BackgroundFlush: @unchecked Sendable {
+  private let path: String
+  private let done = DispatchSemaphore(value: 0)
+  /// Written once by the flushing thread before it signals `done`; read after `done`.
+  private var failure: Int32?
+  private var waited = false
+
+  fileprivate init(path: String) { self.path = path }
+
+  fileprivate func finish(failure: Int32?) {
+    self.failure = failure
+    done.signal()
+  }
+
+  /// Waits for the flush; throws what it failed with (the kernel reports a write-back error to
+  /// one flush only, so it must not be dropped). Waits once; later calls return at once.
+  package func wait() throws {
+    guard !waited else { return }
+    waited = true
+    done.wait()
+    if let failure { throw SystemError("flush", path: path, code: failure) }
   }
 }
 

@@ -368,6 +368,17 @@ package final class XARWriter {
     guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
     try writeQueuedJobs()
+    // The data is all in the heap file, which becomes the package where room can be made in
+    // front of it (Linux, below): its flush to the disk starts now and runs while the TOC is
+    // made and everything hashed, so the flush before the rename has only the front left.
+    // (Mixed benchmark: that flush took 0.5–0.6 s after the hashing, most of it the disk's
+    // cache flush.) Waited for before the file changes shape, and on every way out.
+    #if os(Linux)
+      let dataFlush: BackgroundFlush? = heap.startFlush()
+    #else
+      let dataFlush: BackgroundFlush? = nil
+    #endif
+    defer { try? dataFlush?.wait() }
     // The data's buffers are done with: the TOC phase is where a build peaks.
     heapBuffer = []
     readBuffer = []
@@ -407,6 +418,7 @@ package final class XARWriter {
     #else
       let hashedFirst = false
     #endif
+    try dataFlush?.wait()
     if heap.insertRange(at: 0, length: frontLength) {  // only on Linux: the data is hashed
       try heap.write(headerBytes, at: 0)
       try heap.copy(from: frontLength + toc.offset, length: tocLength, to: UInt64(headerBytes.count))

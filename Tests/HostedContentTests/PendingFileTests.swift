@@ -138,4 +138,32 @@ import Testing
     #expect(try handle.readLink("current") == "1.1")
     #expect(try Self.names(folder) == ["current"])
   }
+
+  /// A flush started in the background (``FileDescriptor/startFlush()``) is waited for, and a
+  /// failure reaches the caller with the file's name: here a pipe, which cannot be flushed.
+  @Test func aBackgroundFlushIsWaitedForAndReportsItsFailure() throws {
+    let folder = try TemporaryDirectory()
+    let target = folder.appending("out.bin")
+    let pending = try PendingFile(beside: target)
+    try pending.descriptor.write([UInt8](repeating: 7, count: 1 << 20))
+    let flush = pending.descriptor.startFlush()
+    try pending.descriptor.write(Array("tail".utf8))  // written while it runs
+    try flush.wait()
+    try flush.wait()  // a second wait returns at once
+    try pending.commit(replace: true)
+    #expect(try readFile(target).count == (1 << 20) + 4)
+
+    var ends: [Int32] = [0, 0]
+    #expect(pipe(&ends) == 0)
+    let reading = FileDescriptor(owning: ends[0], path: "the pipe")
+    let writing = FileDescriptor(owning: ends[1], path: "the pipe")
+    _ = writing
+    let failing = reading.startFlush()
+    #expect {
+      try failing.wait()
+    } throws: { error in
+      guard let error = error as? SystemError else { return false }
+      return error.code == EINVAL && error.path == "the pipe"
+    }
+  }
 }
