@@ -221,8 +221,14 @@ package final class XARPrefetcher: Sendable {
     guard var buffer = recycledParts.take() else {
       return [UInt8](repeating: 0, count: XARPrefetcher.partSize)
     }
-    buffer.removeAll(keepingCapacity: true)
-    buffer.append(contentsOf: repeatElement(0, count: XARPrefetcher.partSize))
+    // Its bytes are those of an earlier part, all of which the reads overwrite (the rest is cut
+    // off where they end): only what it lacks is zeroed. Zeroing the whole part again each time
+    // was 2.5% of a validate's CPU (bsdtar's mixed package).
+    if buffer.count < XARPrefetcher.partSize {
+      buffer.append(contentsOf: repeatElement(0, count: XARPrefetcher.partSize - buffer.count))
+    } else if buffer.count > XARPrefetcher.partSize {
+      buffer.removeSubrange(XARPrefetcher.partSize...)
+    }
     return buffer
   }
 
