@@ -324,12 +324,12 @@ package final class FileDescriptor: Sendable {
   /// MB, most of that wait is the disk's own cache flush, which the caller's work then overlaps.
   package func startFlush() -> BackgroundFlush {
     let flush = BackgroundFlush(path: path)
-    let fd = rawValue
-    let started = startDetachedThread {
+    // The thread holds the descriptor (not only its number), so it stays open while it runs.
+    let started = startDetachedThread { [self] in
       #if canImport(Glibc)
-        let result = fdatasync(fd)
+        let result = fdatasync(rawValue)
       #else
-        let result = fsync(fd)
+        let result = fsync(rawValue)
       #endif
       flush.finish(failure: result == 0 ? nil : errno)
     }
@@ -338,8 +338,8 @@ package final class FileDescriptor: Sendable {
   }
 }
 
-/// A flush running on a thread of its own (``FileDescriptor/startFlush()``). Its descriptor must
-/// stay open until ``wait()`` has returned.
+/// A flush running on a thread of its own (``FileDescriptor/startFlush()``), waited for by the
+/// one thread that started it.
 package final class BackgroundFlush: @unchecked Sendable {
   private let path: String
   private let done = DispatchSemaphore(value: 0)

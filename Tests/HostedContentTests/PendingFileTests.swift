@@ -157,7 +157,6 @@ import Testing
     #expect(pipe(&ends) == 0)
     let reading = FileDescriptor(owning: ends[0], path: "the pipe")
     let writing = FileDescriptor(owning: ends[1], path: "the pipe")
-    _ = writing
     let failing = reading.startFlush()
     #expect {
       try failing.wait()
@@ -165,5 +164,6 @@ import Testing
       guard let error = error as? SystemError else { return false }
       return error.code == EINVAL && error.path == "the pipe"
     }
+    withExtendedLifetime(writing) {}
   }
 }
