@@ -199,7 +199,8 @@ extension XARWriter {
   /// Starts the disk writes of the heap data written since the last call, without waiting for
   /// them: ``finish()`` must have it all on the disk before it publishes, and, when the writes
   /// start as the data comes in, they overlap with the rest of the build instead of following it.
-  /// (Data still in the heap buffer is covered by the next call.)
+  /// (Data still in the heap buffer is covered by the next call, or by the flush ``finish()``
+  /// starts once all of it is written.)
   func startHeapWriteback() {
     let end = heapSize - UInt64(options.checksum.digestSize)  // the file holds the data only
     heap?.startWriteback(offset: writebackStart, length: end - writebackStart)

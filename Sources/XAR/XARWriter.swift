@@ -368,16 +368,17 @@ package final class XARWriter {
     guard !finished, openFile == nil, let heap else { throw XARError.writerFinished }
     defer { cancel() }
     try writeQueuedJobs()
-    // The data is all in the heap file, which becomes the package where room can be made in
-    // front of it (Linux, below): its flush to the disk starts now and runs while the TOC is
-    // made and everything hashed, so the flush before the rename has only the front left.
-    // (Mixed benchmark: that flush took 0.5–0.6 s after the hashing, most of it the disk's
-    // cache flush.) Waited for before the file changes shape, and on every way out.
+    // Where room can be made in front of the heap file (Linux, below), it becomes the package:
+    // its data, all written now, is flushed to the disk from here on, on a thread of its own,
+    // while the TOC is made and everything hashed, so the flush before the rename has only the
+    // front left. (Mixed benchmark: that flush took 0.5–0.6 s after the hashing, most of it the
+    // disk's cache flush.) Waited for before the file changes shape, and on every way out.
     #if os(Linux)
-      let dataFlush: BackgroundFlush? = heap.startFlush()
+      let inPlace = true
     #else
-      let dataFlush: BackgroundFlush? = nil
+      let inPlace = false
     #endif
+    let dataFlush = inPlace ? heap.startFlush() : nil
     defer { try? dataFlush?.wait() }
     // The data's buffers are done with: the TOC phase is where a build peaks.
     heapBuffer = []
@@ -411,13 +412,7 @@ package final class XARWriter {
     // place (mapped, not copied): making the room writes the file back and drops its cached
     // pages, and hashing after it read all 424 MB of the mixed benchmark's package back from
     // the disk (1.1 s of the build's CPU; 0.3 s now).
-    #if os(Linux)
-      let hashedFirst = true
-      startHeapWriteback()
-      try heap.observe(offset: 0, length: dataLength) { digest.update($0) }
-    #else
-      let hashedFirst = false
-    #endif
+    if inPlace { try heap.observe(offset: 0, length: dataLength) { digest.update($0) } }
     try dataFlush?.wait()
     if heap.insertRange(at: 0, length: frontLength) {  // only on Linux: the data is hashed
       try heap.write(headerBytes, at: 0)
@@ -436,7 +431,7 @@ package final class XARWriter {
     try out.write(headerBytes)
     try out.append(from: heap, offset: toc.offset, length: tocLength) { _ in }
     try out.write(toc.checksum)
-    try out.append(from: heap, offset: 0, length: dataLength) { if !hashedFirst { digest.update($0) } }
+    try out.append(from: heap, offset: 0, length: dataLength) { if !inPlace { digest.update($0) } }
     try output.commit(replace: options.overwrite)
     return Summary(size: size, sha256: digest.finalize())
   }
