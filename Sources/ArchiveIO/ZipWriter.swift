@@ -20,12 +20,16 @@ package final class ZipWriter {
   }
 
   /// Starts a zip in the open file `fileDescriptor` (made by the caller, who keeps it open until
-  /// ``finish()`` and renames it into place); `path` names it in messages.
-  package init(fileDescriptor: Int32, path: String) throws {
+  /// ``finish()`` and renames it into place), whose files are deflated at zlib's `deflateLevel`
+  /// (1–9); `path` names it in messages.
+  package init(fileDescriptor: Int32, path: String, deflateLevel: Int32) throws {
     guard let archive = archive_write_new() else { throw LibArchiveError(call: "archive_write_new", "out of memory") }
     self.archive = archive
     self.path = path
     guard archive_write_set_format_zip(archive) == ARCHIVE_OK else { throw error("archive_write_set_format_zip") }
+    guard (1...9).contains(deflateLevel),
+      archive_write_set_format_option(archive, "zip", "compression-level", String(deflateLevel)) == ARCHIVE_OK
+    else { throw error("archive_write_set_format_option") }
     guard archive_write_set_bytes_in_last_block(archive, 1) == ARCHIVE_OK else {
       throw error("archive_write_set_bytes_in_last_block")
     }
@@ -39,7 +43,8 @@ package final class ZipWriter {
     return LibArchiveError(call: call, code: archive_errno(archive), message).about(path)
   }
 
-  /// Starts an entry; a file's bytes follow through ``writeData(_:)``.
+  /// Starts an entry; a file's bytes follow through ``writeData(_:)``, deflated (at the
+  /// writer's level) or stored.
   package func addEntry(_ path: String, kind: Kind, mode: UInt32, mtime: Int64, compress: Bool) throws {
     guard let e = archive_entry_new() else { throw LibArchiveError(call: "archive_entry_new", "out of memory") }
     defer { archive_entry_free(e) }

@@ -375,10 +375,11 @@ package final class XARWriter {
     // disk's cache flush.) Waited for before the file changes shape, and on every way out.
     #if os(Linux)
       let inPlace = true
+      let dataFlush: BackgroundFlush? = heap.startFlush()
     #else
       let inPlace = false
+      let dataFlush: BackgroundFlush? = nil
     #endif
-    let dataFlush = inPlace ? heap.startFlush() : nil
     defer { try? dataFlush?.wait() }
     // The data's buffers are done with: the TOC phase is where a build peaks.
     heapBuffer = []

@@ -2,6 +2,12 @@ import SystemIO
 import TextCoding
 import XAR
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The zip's two indexes, checked against each other before anything is read from it.
 ///
 /// A zip names each entry twice: in a local header before its data (what bsdtar and libarchive
@@ -400,22 +406,38 @@ struct ZipDirectory {
       guard window.count == carry.count + count else {
         throw Inconsistency(description: "zip: the data of \(shown) is truncated")
       }
-      var i = 0
-      while i + 4 <= window.count {
-        if window[i] == 0x50, window[i + 1] == 0x4B {
-          let kind = UInt16(window[i + 2]) | UInt16(window[i + 3]) << 8
-          if kind == 0x0807 || kind == 0x0403 || kind == 0x0201 || kind == 0x0605 || kind == 0x0606 {
-            throw Inconsistency(
-              description:
-                "zip: \(shown) is stored with a data descriptor and its data holds a zip signature (50 4B \(hexByte(window[i + 2])) \(hexByte(window[i + 3])) at byte \(offset + UInt64(i) - UInt64(carry.count))): a streaming reader (bsdtar from a pipe) would end it there and read the rest as other entries"
-            )
-          }
-        }
-        i += 1
+      if let found = window.withUnsafeBytes({ streamingSignature(in: $0) }) {
+        throw Inconsistency(
+          description:
+            "zip: \(shown) is stored with a data descriptor and its data holds a zip signature (50 4B \(hexByte(UInt8(found.kind & 0xFF))) \(hexByte(UInt8(found.kind >> 8))) at byte \(offset + UInt64(found.offset) - UInt64(carry.count))): a streaming reader (bsdtar from a pipe) would end it there and read the rest as other entries"
+        )
       }
       carry = Array(window.suffix(3))
       offset += UInt64(count)
     }
+  }
+
+  /// The first zip signature in `bytes` (`50 4B` and a data descriptor's, local header's,
+  /// central directory's or end record's two bytes) at which a streaming reader would end
+  /// stored data whose length follows it: its offset and its last two bytes, little-endian.
+  /// The zip writer asks the same question of a file before it stores one
+  /// (``ZipSink``), so what it writes passes ``checkStoredData(_:from:file:)``.
+  static func streamingSignature(in bytes: UnsafeRawBufferPointer) -> (offset: Int, kind: UInt16)? {
+    guard bytes.count >= 4, let base = bytes.baseAddress else { return nil }
+    let last = bytes.count - 4
+    var i = 0
+    while i <= last {
+      guard let hit = memchr(base + i, 0x50, last - i + 1) else { return nil }
+      let at = base.distance(to: UnsafeRawPointer(hit))
+      if bytes[at + 1] == 0x4B {
+        let kind = UInt16(bytes[at + 2]) | UInt16(bytes[at + 3]) << 8
+        if kind == 0x0807 || kind == 0x0403 || kind == 0x0201 || kind == 0x0605 || kind == 0x0606 {
+          return (at, kind)
+        }
+      }
+      i = at + 1
+    }
+    return nil
   }
 
   private static func hexByte(_ byte: UInt8) -> String { hexString([byte]) }
@@ -471,4 +493,29 @@ extension Collection where Element == UInt8, Index == Int {
   fileprivate func uint16(at i: Int) -> UInt16 { UInt16(self[i]) | UInt16(self[i + 1]) << 8 }
   fileprivate func uint32(at i: Int) -> UInt32 { UInt32(uint16(at: i)) | UInt32(uint16(at: i + 2)) << 16 }
   fileprivate func uint64(at i: Int) -> UInt64 { UInt64(uint32(at: i)) | UInt64(uint32(at: i + 4)) << 32 }
+}
+
+/// Looks for ``ZipDirectory/streamingSignature(in:)`` in one file's bytes as they come, chunk
+/// by chunk, including a signature split between two chunks.
+struct StreamingSignatureWatch {
+  /// The last bytes seen (at most 3), where a split signature starts.
+  private var carry: [UInt8] = []
+  /// Whether a signature was seen.
+  private(set) var found = false
+
+  mutating func take(_ bytes: UnsafeRawBufferPointer) {
+    guard !found, !bytes.isEmpty else { return }
+    if !carry.isEmpty {
+      let joint = carry + bytes.prefix(3)
+      if joint.withUnsafeBytes({ ZipDirectory.streamingSignature(in: $0) }) != nil {
+        found = true
+        return
+      }
+    }
+    if ZipDirectory.streamingSignature(in: bytes) != nil {
+      found = true
+      return
+    }
+    carry = Array((carry + bytes.suffix(3)).suffix(3))
+  }
 }

@@ -95,6 +95,10 @@ public enum Build {
     public var storedIncompressibleFiles = 0
     /// Those files' bytes.
     public var storedIncompressibleBytes: UInt64 = 0
+    /// Files of a zip that would have been stored but are deflated, because their bytes hold a
+    /// zip signature (a nested zip, for one): a streaming reader finds the end of stored data
+    /// by such a signature, since libarchive puts the sizes after the data.
+    public var deflatedForSignatureFiles = 0
   }
 
   /// True when `path` is a regular file named `.pkg` that starts as a XAR does, or named `.zip`
@@ -263,6 +267,7 @@ public enum Build {
     result.output = output
     result.storedUnshrunkFiles = package.unshrunkCount
     (result.storedIncompressibleFiles, result.storedIncompressibleBytes) = package.storedBySample
+    result.deflatedForSignatureFiles = package.deflatedForSignature
     result.packageSize = written.size
     result.sha256 = written.sha256
     return result

@@ -37,6 +37,7 @@ public struct BuildReport: OperationReport {
     var storedUnshrunkFiles: Int
     var storedIncompressibleFiles: Int
     var storedIncompressibleBytes: UInt64
+    var deflatedForSignatureFiles: Int
     var contentSize: UInt64
     var packageSize: UInt64?
     var sha256: String?
@@ -55,6 +56,7 @@ public struct BuildReport: OperationReport {
       files: result.fileCount, storedFiles: result.storedFiles, storedUnshrunkFiles: result.storedUnshrunkFiles,
       storedIncompressibleFiles: result.storedIncompressibleFiles,
       storedIncompressibleBytes: result.storedIncompressibleBytes,
+      deflatedForSignatureFiles: result.deflatedForSignatureFiles,
       contentSize: result.inspection.contentSize, packageSize: result.packageSize, sha256: result.sha256,
       leftOut: result.leftOut.map(\.path), leftOutCount: result.leftOut.count,
       excluded: result.leftOut.filter { $0.reason == .excluded }.map(\.path), findings: result.inspection.findings)
@@ -85,7 +87,11 @@ public struct BuildReport: OperationReport {
       out += "built \(written)\n"
       out += "  product  \(info?.productIdentifier ?? "?") \(info?.contentVersion.description ?? "?")\n"
       if storedOnly {
-        out += "  files    \(result.fileCount) (all stored: --compression none)\n"
+        let signature = result.deflatedForSignatureFiles
+        out +=
+          signature == 0
+          ? "  files    \(result.fileCount) (all stored: --compression none)\n"
+          : "  files    \(result.fileCount) (\(result.fileCount - signature) stored: --compression none; \(signature) deflated as their bytes hold a zip signature)\n"
       } else {
         let deflated =
           result.fileCount - result.storedFiles - result.storedUnshrunkFiles - result.storedIncompressibleFiles
@@ -97,8 +103,12 @@ public struct BuildReport: OperationReport {
           ? ""
           : ", \(result.storedIncompressibleFiles) stored as a sample would not shrink"
             + " (\(groupedDigits(result.storedIncompressibleBytes)) bytes)"
+        let signature =
+          result.deflatedForSignatureFiles == 0
+          ? ""
+          : "; of the deflated, \(result.deflatedForSignatureFiles) \(result.deflatedForSignatureFiles == 1 ? "holds" : "hold") a zip signature and cannot be stored"
         out +=
-          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk)\(incompressible))\n"
+          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk)\(incompressible)\(signature))\n"
       }
       out += "  content  \(describeBytes(result.inspection.contentSize))\n"
       out += "  package  \(describeBytes(result.packageSize ?? 0))\n"

@@ -38,11 +38,18 @@ package protocol PackageSink: EntrySink {
   /// Files stored as they are because a sample of their bytes did not shrink enough
   /// (`DeflateSample`), and their bytes (known after ``commit(checkingSize:)``).
   var storedBySample: (files: Int, bytes: UInt64) { get }
+  /// Files that would have been stored but are deflated, because their bytes hold a zip
+  /// signature that would end stored data early for a streaming reader (zip only).
+  var deflatedForSignature: Int { get }
   /// Finishes the package and puts it in place, unless `check` (given the size the package will
   /// have) throws; then nothing appears and the error is passed on.
   func commit(checkingSize check: ((UInt64) throws -> Void)?) throws -> WrittenPackage
   /// Drops everything written; nothing appears.
   func discard()
+}
+
+extension PackageSink {
+  package var deflatedForSignature: Int { 0 }
 }
 
 /// What a ``PackageSink`` wrote.

@@ -14,8 +14,8 @@ public enum CompressionLevel: String, CaseIterable, Sendable {
   /// Deflate level 9.
   case best
 
-  /// The deflate level (libdeflate's for files up to ``XARSink/wholeFileLimit``, zlib's for
-  /// larger ones); nil stores everything.
+  /// The deflate level (libdeflate's for a XAR's files up to ``XARSink/wholeFileLimit``, zlib's
+  /// for larger ones and for a zip's); nil stores everything.
   package var zlibLevel: Int32? {
     switch self {
     case .none: return nil
@@ -202,10 +202,16 @@ package final class ZipSink: PackageSink {
   package private(set) var unshrunkCount = 0
   /// Files stored as they are because their sample did not shrink enough, and their bytes.
   package private(set) var storedBySample: (files: Int, bytes: UInt64) = (0, 0)
+  /// Files that would have been stored but are deflated, because their bytes hold a zip
+  /// signature (see ``preview(_:read:)``).
+  package private(set) var deflatedForSignature = 0
   /// The middle sample of a file larger than what is gathered (``preview(_:read:)``).
   private var middle: [UInt8]?
-  /// Measures what libarchive's deflate (zlib, its default level) makes of a file.
-  private lazy var sizer = ZlibDeflater(level: -1)
+  /// Measures what libarchive's deflate (zlib, at the chosen level) makes of a file.
+  private lazy var sizer = ZlibDeflater(level: chooser.level.zlibLevel ?? -1)
+  /// The level of a file deflated with `--compression none` because it holds a zip signature:
+  /// it would not be stored, so it costs as little as deflate can.
+  static let signatureLevel: Int32 = 1
 
   package init(path: String, overwrite: Bool, mtime: XARTimestamp, compression: CompressionLevel) throws {
     self.overwrite = overwrite
@@ -213,7 +219,9 @@ package final class ZipSink: PackageSink {
     chooser = EncodingChooser(level: compression)
     // Discarded by its deinit if the writer cannot start.
     output = try PendingFile(beside: path, mode: 0o644)
-    writer = try ZipWriter(fileDescriptor: output.descriptor.rawValue, path: output.descriptor.path)
+    writer = try ZipWriter(
+      fileDescriptor: output.descriptor.rawValue, path: path,
+      deflateLevel: chooser.level.zlibLevel ?? ZipSink.signatureLevel)
   }
 
   package func begin(_ entry: PackageEntry) throws -> String? {
@@ -225,54 +233,143 @@ package final class ZipSink: PackageSink {
     return nil
   }
 
+  /// For a file larger than what is gathered: its body sample, and, when it may be stored,
+  /// whether its bytes hold a zip signature. libarchive stores a file with its CRC and sizes in a
+  /// data descriptor after the data, so a streaming reader finds the end of stored data by
+  /// looking for a signature: such a file is deflated instead (``ZipDirectory``'s
+  /// `checkStoredData` refuses what a streaming reader would cut short). The entry's header
+  /// comes before its data, so the file is read ahead here.
   package func preview(_ entry: PackageEntry, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int) throws {
-    guard entry.kind == .file, entry.size > XARSink.wholeFileLimit, chooser.level.zlibLevel != nil else { return }
-    middle = EncodingChooser.middleSample(size: entry.size, read: read)
+    guard entry.kind == .file, entry.size > XARSink.wholeFileLimit else { return }
+    if chooser.level.zlibLevel != nil {
+      middle = EncodingChooser.middleSample(size: entry.size, read: read)
+    }
+    guard let lead = ZipSink.readAhead(0..<min(entry.size, UInt64(DeflateSample.leadSize)), read: read) else { return }
+    let choice = lead.withUnsafeBytes { lead in
+      (middle ?? []).withUnsafeBytes { decide(head: lead, middle: $0, size: entry.size) }
+    }
+    guard !choice.compress else { return }
+    var watch = StreamingSignatureWatch()
+    var offset: UInt64 = 0
+    while offset < entry.size, !watch.found {
+      let end = min(entry.size, offset + (1 << 20))
+      guard let chunk = ZipSink.readAhead(offset..<end, read: read) else { return }
+      chunk.withUnsafeBytes { watch.take($0) }
+      offset = end
+    }
+    signatureAhead = watch.found
   }
+
+  /// The bytes at `range` through `read`; nil when a read fails or comes short (the file's own
+  /// read reports it).
+  private static func readAhead(_ range: Range<UInt64>, read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int)
+    -> [UInt8]?
+  {
+    var bytes = [UInt8](repeating: 0, count: Int(range.count))
+    var done = 0
+    while done < bytes.count {
+      let n = bytes.withUnsafeMutableBytes { buffer in
+        (try? read(range.lowerBound + UInt64(done), UnsafeMutableRawBufferPointer(rebasing: buffer[done...]))) ?? 0
+      }
+      guard n > 0 else { return nil }
+      done += n
+    }
+    return bytes
+  }
+
+  /// Whether a file read ahead by ``preview(_:read:)`` holds a zip signature; nil when it was
+  /// not read ahead (then a file too large to gather is deflated rather than stored).
+  private var signatureAhead: Bool?
+  /// Watches the bytes of a large file stored because it held no signature when read ahead.
+  private var storedWatch: StreamingSignatureWatch?
 
   /// A file's first bytes, gathered until the file is whole or ``XARSink/wholeFileLimit`` bytes
   /// have come, so that what to do with it is decided on its bytes.
   private var gathered: [UInt8] = []
 
   package func write(_ bytes: UnsafeRawBufferPointer) throws {
-    guard let entry = pending else { return try writer.writeData(bytes) }
+    guard let entry = pending else {
+      if storedWatch != nil {
+        storedWatch!.take(bytes)
+        if storedWatch!.found { throw changed }
+      }
+      return try writer.writeData(bytes)
+    }
     gathered.append(contentsOf: bytes)
     if UInt64(gathered.count) >= min(entry.size, XARSink.wholeFileLimit) { try startPending() }
+  }
+
+  /// The path of the file being written, for ``changed``.
+  private var current = ""
+
+  /// A file stored because it held no zip signature when read ahead holds one now.
+  private var changed: OperationError {
+    OperationError(
+      "'\(current)' changed while it was read; nothing was written", hint: "build again", code: .inputChanged)
+  }
+
+  /// How the sample decides a file whose first bytes are `head`, with `middle` its body sample
+  /// (``EncodingChooser/middleSample(size:read:)``; empty for a file gathered whole).
+  private func decide(head: UnsafeRawBufferPointer, middle: UnsafeRawBufferPointer, size: UInt64)
+    -> (compress: Bool, storedAsCompressed: Bool, storedBySample: Bool)
+  {
+    let (compress, storedAsCompressed) = chooser.choose(head: head)
+    guard compress, size >= DeflateSample.minimumSize else { return (compress, storedAsCompressed, false) }
+    let shrinks =
+      UInt64(head.count) == size
+      ? DeflateSample.shrinks(head) : DeflateSample.shrinks(lead: head, middle: middle, size: size)
+    return (shrinks, false, !shrinks)
   }
 
   /// Adds the pending file's entry, deflated or stored, and writes what was gathered of it.
   private func startPending() throws {
     guard let entry = pending else { return }
     pending = nil
+    current = entry.path
     defer { gathered.removeAll(keepingCapacity: gathered.capacity <= 1 << 20) }
-    var (compress, storedAsCompressed) = gathered.withUnsafeBytes { chooser.choose(head: $0) }
-    if storedAsCompressed { storedCount += 1 }
     let middle = self.middle ?? []
     self.middle = nil
-    if compress, entry.size >= DeflateSample.minimumSize {
-      let shrinks = gathered.withUnsafeBytes { gathered in
-        UInt64(gathered.count) == entry.size
-          ? DeflateSample.shrinks(gathered)
-          : middle.withUnsafeBytes { DeflateSample.shrinks(lead: gathered, middle: $0, size: entry.size) }
-      }
-      if !shrinks {
-        compress = false
-        storedBySample.files += 1
-        storedBySample.bytes += entry.size
-      }
+    let ahead = signatureAhead
+    signatureAhead = nil
+    let whole = UInt64(gathered.count) == entry.size
+    var (compress, storedAsCompressed, storedBySample) = gathered.withUnsafeBytes { gathered in
+      middle.withUnsafeBytes { decide(head: gathered, middle: $0, size: entry.size) }
     }
     // A file gathered whole is deflated only if that makes it smaller: the entry's data is raw
     // deflate, the zlib stream less its 2-byte header and 4-byte check.
-    if compress, UInt64(gathered.count) == entry.size, sizer.compressWhole(gathered).count - 6 >= gathered.count {
+    var unshrunk = false
+    if compress, whole, sizer.compressWhole(gathered).count - 6 >= gathered.count {
       compress = false
-      unshrunkCount += 1
+      unshrunk = true
     }
+    // Stored data that holds a zip signature would end early for a streaming reader.
+    if !compress, entry.size > 0 {
+      let holdsSignature =
+        whole ? gathered.withUnsafeBytes { ZipDirectory.streamingSignature(in: $0) != nil } : (ahead ?? true)
+      if holdsSignature {
+        compress = true
+        (storedAsCompressed, storedBySample, unshrunk) = (false, false, false)
+        deflatedForSignature += 1
+      }
+    }
+    if storedAsCompressed { storedCount += 1 }
+    if unshrunk { unshrunkCount += 1 }
+    if storedBySample {
+      self.storedBySample.files += 1
+      self.storedBySample.bytes += entry.size
+    }
+    storedWatch = !compress && !whole ? StreamingSignatureWatch() : nil
     try add(entry, compress: compress)
+    if storedWatch != nil {
+      gathered.withUnsafeBytes { storedWatch!.take($0) }
+      if storedWatch!.found { throw changed }
+    }
     try gathered.withUnsafeBytes { try writer.writeData($0) }
   }
 
   package func end(_ entry: PackageEntry) throws {
     try startPending()
+    storedWatch = nil
   }
 
   private func add(_ entry: PackageEntry, compress: Bool) throws {
