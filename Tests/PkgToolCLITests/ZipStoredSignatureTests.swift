@@ -59,6 +59,8 @@ import Testing
     // Noise with no signature, whole and large: stored.
     files["clean.dat"] = Self.noise(1 << 20, seed: 4)
     files["cleanlarge.dat"] = Self.noise(6 << 20, seed: 5)
+    // Nothing to deflate: stored, and counted as empty, not as deflated.
+    files["empty.dat"] = []
     for (name, bytes) in files { try writeFile(dir.appending("Book/Contents/" + name), bytes) }
 
     let built = try pkgtool(
@@ -78,7 +80,11 @@ import Testing
     for name in ["nested.zip", "whole.dat", "large.dat", "split.dat"] {
       #expect(methods["Contents/" + name] == 8, "\(name): \(methods)")
     }
-    for name in ["clean.dat", "cleanlarge.dat"] {
+    if compression != "none" {
+      #expect(text.stdout.contains("(5 deflated, 0 stored as already compressed"), "\(text.stdout)")
+      #expect(text.stdout.contains(", 1 empty"), "\(text.stdout)")
+    }
+    for name in ["clean.dat", "cleanlarge.dat", "empty.dat"] {
       #expect(methods["Contents/" + name] == 0, "\(name): \(methods)")
     }
     // A streaming reader gets every file whole.

@@ -257,6 +257,7 @@ final class InspectionPass {
       findings: findings, contentInfo: contentInfo, entryCount: tally.count, contentSize: tally.contentSize,
       entries: tally.entries, integrityFailed: summary.integrityFailed)
     result.fileCount = tally.files
+    result.emptyFileCount = tally.emptyFiles
     result.assetPackManifest = tally.assetPackManifestBytes.flatMap { AssetPackManifest.parse($0).manifest }
     result.assetPackID = tally.assetPackManifestBytes.flatMap(AssetPackManifest.declaredID(in:))
     result.skippedRules = runner.skippedRules
@@ -274,6 +275,7 @@ struct Tally {
   var entries: [PackageEntry] = []
   var count = 0
   var files = 0
+  var emptyFiles = 0
   /// The sum of file sizes, saturating.
   var contentSize: UInt64 = 0
   /// `ContentInfo.plist`'s bytes, when it was read as a file at the root.
@@ -283,7 +285,10 @@ struct Tally {
 
   mutating func add(_ entry: PackageEntry, recording: Bool) {
     count += 1
-    if entry.kind == .file { files += 1 }
+    if entry.kind == .file {
+      files += 1
+      if entry.size == 0 { emptyFiles += 1 }
+    }
     if recording { entries.append(entry) }
     let (sum, overflow) = contentSize.addingReportingOverflow(entry.size)
     contentSize = overflow ? .max : sum

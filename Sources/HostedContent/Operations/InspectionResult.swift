@@ -28,6 +28,8 @@ public struct InspectionResult: Sendable {
   public var entryCount: Int
   /// How many entries are files.
   public var fileCount = 0
+  /// How many of those files are empty.
+  public var emptyFileCount = 0
   /// Sum of file sizes, saturating.
   public var contentSize: UInt64
   /// Every entry, when asked for (`info --files`, `diff`).

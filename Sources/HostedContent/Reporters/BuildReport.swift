@@ -91,10 +91,12 @@ public struct BuildReport: OperationReport {
         out +=
           signature == 0
           ? "  files    \(result.fileCount) (all stored: --compression none)\n"
-          : "  files    \(result.fileCount) (\(result.fileCount - signature) stored: --compression none; \(signature) deflated as their bytes hold a zip signature)\n"
+          : "  files    \(result.fileCount) (\(result.fileCount - signature) stored: --compression none; \(signature) deflated as \(signature == 1 ? "its" : "their") bytes hold a zip signature)\n"
       } else {
+        // An empty file has nothing to deflate: no sink counts it as stored, nor is it deflated.
+        let empty = result.inspection.emptyFileCount
         let deflated =
-          result.fileCount - result.storedFiles - result.storedUnshrunkFiles - result.storedIncompressibleFiles
+          result.fileCount - result.storedFiles - result.storedUnshrunkFiles - result.storedIncompressibleFiles - empty
         let unshrunk =
           result.storedUnshrunkFiles == 0
           ? "" : ", \(result.storedUnshrunkFiles) stored as deflating made them no smaller"
@@ -108,7 +110,7 @@ public struct BuildReport: OperationReport {
           ? ""
           : "; of the deflated, \(result.deflatedForSignatureFiles) \(result.deflatedForSignatureFiles == 1 ? "holds" : "hold") a zip signature and cannot be stored"
         out +=
-          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk)\(incompressible)\(signature))\n"
+          "  files    \(result.fileCount) (\(deflated) deflated, \(result.storedFiles) stored as already compressed\(unshrunk)\(incompressible)\(empty == 0 ? "" : ", \(empty) empty")\(signature))\n"
       }
       out += "  content  \(describeBytes(result.inspection.contentSize))\n"
       out += "  package  \(describeBytes(result.packageSize ?? 0))\n"

@@ -250,12 +250,15 @@ package final class ZipSink: PackageSink {
     }
     guard !choice.compress else { return }
     var watch = StreamingSignatureWatch()
+    let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    defer { chunk.deallocate() }
     var offset: UInt64 = 0
     while offset < entry.size, !watch.found {
-      let end = min(entry.size, offset + (1 << 20))
-      guard let chunk = ZipSink.readAhead(offset..<end, read: read) else { return }
-      chunk.withUnsafeBytes { watch.take($0) }
-      offset = end
+      let count = Int(min(entry.size - offset, UInt64(chunk.count)))
+      let part = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
+      guard ZipSink.fill(part, at: offset, read: read) else { return }
+      watch.take(UnsafeRawBufferPointer(part))
+      offset += UInt64(count)
     }
     signatureAhead = watch.found
   }
@@ -266,15 +269,23 @@ package final class ZipSink: PackageSink {
     -> [UInt8]?
   {
     var bytes = [UInt8](repeating: 0, count: Int(range.count))
+    let filled = bytes.withUnsafeMutableBytes { fill($0, at: range.lowerBound, read: read) }
+    return filled ? bytes : nil
+  }
+
+  /// Fills `buffer` with the bytes at `offset` through `read`; false when a read fails or comes
+  /// short.
+  private static func fill(
+    _ buffer: UnsafeMutableRawBufferPointer, at offset: UInt64,
+    read: (UInt64, UnsafeMutableRawBufferPointer) throws -> Int
+  ) -> Bool {
     var done = 0
-    while done < bytes.count {
-      let n = bytes.withUnsafeMutableBytes { buffer in
-        (try? read(range.lowerBound + UInt64(done), UnsafeMutableRawBufferPointer(rebasing: buffer[done...]))) ?? 0
-      }
-      guard n > 0 else { return nil }
+    while done < buffer.count {
+      let n = (try? read(offset + UInt64(done), UnsafeMutableRawBufferPointer(rebasing: buffer[done...]))) ?? 0
+      guard n > 0 else { return false }
       done += n
     }
-    return bytes
+    return true
   }
 
   /// Whether a file read ahead by ``preview(_:read:)`` holds a zip signature; nil when it was
@@ -344,12 +355,12 @@ package final class ZipSink: PackageSink {
     }
     // Stored data that holds a zip signature would end early for a streaming reader.
     if !compress, entry.size > 0 {
-      let holdsSignature =
-        whole ? gathered.withUnsafeBytes { ZipDirectory.streamingSignature(in: $0) != nil } : (ahead ?? true)
-      if holdsSignature {
+      // nil: a large file not read ahead, which may hold one (deflated, not counted as one).
+      let holdsSignature = whole ? gathered.withUnsafeBytes { ZipDirectory.streamingSignature(in: $0) != nil } : ahead
+      if holdsSignature != false {
         compress = true
         (storedAsCompressed, storedBySample, unshrunk) = (false, false, false)
-        deflatedForSignature += 1
+        if holdsSignature == true { deflatedForSignature += 1 }
       }
     }
     if storedAsCompressed { storedCount += 1 }
