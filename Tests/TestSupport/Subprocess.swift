@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// What a finished process gave back.
 package struct ProcessResult {
   package var status: Int32
@@ -44,13 +48,39 @@ package func runProcess(
     process.standardInput = FileHandle.nullDevice
   }
   try process.run()
-  process.waitUntilExit()
+  let status = waitForExit(process)
   try out.close()
   try err.close()
   return ProcessResult(
-    status: process.terminationStatus,
+    status: status,
     stdout: String(decoding: try readFile(outPath), as: UTF8.self),
     stderr: String(decoding: try readFile(errPath), as: UTF8.self))
+}
+
+/// Waits for `process` to end and gives its status as `Process.terminationStatus` does.
+///
+/// Foundation on Linux was seen to miss a child's exit: the server suite hung for 20 minutes on
+/// a `<defunct>` pkgtool whose `waitUntilExit` never returned, while PostgreSQL was being
+/// started from another thread. So the kernel is asked too, without reaping the child
+/// (`WNOWAIT`, which leaves it to Foundation): once the child has ended, Foundation gets a
+/// second to notice, and the kernel's status is taken when it does not.
+private func waitForExit(_ process: Process) -> Int32 {
+  #if os(Linux)
+    let pid = id_t(process.processIdentifier)
+    var pause: useconds_t = 200
+    while process.isRunning {
+      var info = siginfo_t()
+      if waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid != 0 {
+        for _ in 0..<200 where process.isRunning { usleep(5000) }
+        if process.isRunning { return info._sifields._sigchld.si_status }
+        break
+      }
+      usleep(pause)
+      pause = min(pause * 2, 5000)
+    }
+  #endif
+  process.waitUntilExit()
+  return process.terminationStatus
 }
 
 /// The path of `bsdtar`, the independent implementation tests check against.
